@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Overflow-checked int64 arithmetic, usable in constant expressions.
+#ifndef RELAXVM_BASE_CHECKED_MATH_HPP
+#define RELAXVM_BASE_CHECKED_MATH_HPP
+
+#include <cstdint>
+
+namespace relaxvm::detail {
+
+/// Writes a+b to out and returns true, or returns false on overflow.
+constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_add_overflow(a, b, &out);
+}
+constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_sub_overflow(a, b, &out);
+}
+constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_CHECKED_MATH_HPP

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// relaxvm: configuration detected once; every macro can be predefined by the user.
+#ifndef RELAXVM_BASE_CONFIG_HPP
+#define RELAXVM_BASE_CONFIG_HPP
+
+#if __cplusplus < 202002L
+#error "relaxvm requires C++20 (g++ 12 or clang 16 with -std=c++20)"
+#endif
+
+#define RELAXVM_VERSION_MAJOR 0
+#define RELAXVM_VERSION_MINOR 1
+#define RELAXVM_VERSION_PATCH 0
+#define RELAXVM_VERSION_STRING "0.1.0"
+
+// Exceptions: the throwing API forms throw relaxvm::error when 1; when 0 they call RELAXVM_ON_ERROR.
+#ifdef RELAXVM_USE_EXCEPTIONS
+// Use the provided definition.
+#elif defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define RELAXVM_USE_EXCEPTIONS 1
+#else
+#define RELAXVM_USE_EXCEPTIONS 0
+#endif
+
+// A hosted build may use <string>, <cstdio> and the heap; a freestanding one may not.
+#ifdef RELAXVM_HOSTED
+// Use the provided definition.
+#elif defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0
+#define RELAXVM_HOSTED 0
+#else
+#define RELAXVM_HOSTED 1
+#endif
+
+// 1: every reference count is atomic (like std::shared_ptr).
+// 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
+#ifndef RELAXVM_ATOMIC_REFCOUNT
+#define RELAXVM_ATOMIC_REFCOUNT 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RELAXVM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RELAXVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RELAXVM_NOINLINE __attribute__((noinline))
+#define RELAXVM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RELAXVM_LIKELY(x) (x)
+#define RELAXVM_UNLIKELY(x) (x)
+#define RELAXVM_NOINLINE
+#define RELAXVM_ALWAYS_INLINE inline
+#endif
+
+#define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
+#define RELAXVM_DETAIL_CONCAT(a, b) RELAXVM_DETAIL_CONCAT_IMPL(a, b)
+
+#endif  // RELAXVM_BASE_CONFIG_HPP

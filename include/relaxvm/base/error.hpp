@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// Errors: relaxvm::error (a std::exception in hosted builds), result<T>, and the hook that the
+// throwing API forms call when exceptions are disabled.
+#ifndef RELAXVM_BASE_ERROR_HPP
+#define RELAXVM_BASE_ERROR_HPP
+
+#include <cstdint>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <string>  // error messages; issue 4 gives freestanding builds a fixed buffer instead
+
+#include "config.hpp"
+#include "text.hpp"
+
+#if RELAXVM_HOSTED
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#endif
+
+namespace relaxvm {
+
+/// The reference's error classes: a wrong kind of object is `type`, a wrong ndim/dtype/size or a
+/// malformed input is `value`, a shape value mismatch at run time is `runtime`, a broken invariant
+/// of relaxvm itself is `internal`.
+enum class error_kind : std::uint8_t { type, value, runtime, internal };
+
+constexpr std::string_view to_string(error_kind k) noexcept {
+  switch (k) {
+    case error_kind::type: return "TypeError";
+    case error_kind::value: return "ValueError";
+    case error_kind::runtime: return "RuntimeError";
+    case error_kind::internal: return "InternalError";
+  }
+  return "UnknownError";
+}
+
+/// An error with its kind and a message that says what is wrong, where, and what to do.
+class error
+#if RELAXVM_HOSTED
+    : public std::exception
+#endif
+{
+ public:
+  error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
+
+  error_kind kind() const noexcept { return kind_; }
+  std::string_view message() const noexcept { return message_; }
+  const char* what() const noexcept
+#if RELAXVM_HOSTED
+      override
+#endif
+  {
+    return message_.c_str();
+  }
+  /// Adds a line of context (where the error happened) below the message.
+  void add_context(std::string_view line) {
+    message_ += "\n  ";
+    message_ += line;
+  }
+
+ private:
+  error_kind kind_;
+  std::string message_;
+};
+
+namespace detail {
+
+template <class... Parts>
+error make_error(error_kind kind, const Parts&... parts) {
+  text t = cat(parts...);
+  return error(kind, t.view());
+}
+template <class... Parts>
+error type_error(const Parts&... parts) {
+  return make_error(error_kind::type, parts...);
+}
+template <class... Parts>
+error value_error(const Parts&... parts) {
+  return make_error(error_kind::value, parts...);
+}
+template <class... Parts>
+error runtime_error(const Parts&... parts) {
+  return make_error(error_kind::runtime, parts...);
+}
+template <class... Parts>
+error internal_error(const Parts&... parts) {
+  return make_error(error_kind::internal, parts...);
+}
+
+#if RELAXVM_HOSTED
+[[noreturn]] inline void default_error_handler(const error& e) noexcept {
+  std::fprintf(stderr, "relaxvm: unhandled %.*s: %s\n", static_cast<int>(to_string(e.kind()).size()),
+               to_string(e.kind()).data(), e.what());
+  std::abort();
+}
+#else
+[[noreturn]] inline void default_error_handler(const error&) noexcept { __builtin_trap(); }
+#endif
+
+}  // namespace detail
+}  // namespace relaxvm
+
+/// Called by the throwing API forms when exceptions are disabled, and by result<T>::value() on an
+/// error. It must not return. Predefine it to route errors to your own handler.
+#ifndef RELAXVM_ON_ERROR
+#define RELAXVM_ON_ERROR(err) ::relaxvm::detail::default_error_handler(err)
+#endif
+
+namespace relaxvm {
+namespace detail {
+/// Throws `e`, or hands it to RELAXVM_ON_ERROR when exceptions are disabled.
+[[noreturn]] inline void raise(const error& e) {
+#if RELAXVM_USE_EXCEPTIONS
+  throw e;
+#else
+  RELAXVM_ON_ERROR(e);
+  __builtin_trap();  // RELAXVM_ON_ERROR must not return
+#endif
+}
+}  // namespace detail
+
+/// Either a T or an error. The non-throwing form of every fallible operation returns one.
+template <class T>
+class [[nodiscard]] result {
+  static_assert(!std::is_reference_v<T>, "relaxvm::result<T> holds values, not references");
+
+ public:
+  using value_type = T;
+
+  template <class U = T>
+    requires std::is_constructible_v<T, U&&> && (!std::is_same_v<std::remove_cvref_t<U>, result>) &&
+             (!std::is_same_v<std::remove_cvref_t<U>, relaxvm::error>)
+  result(U&& v) : ok_(true) {  // NOLINT(google-explicit-constructor): implicit like std::expected
+    ::new (&value_) T(std::forward<U>(v));
+  }
+  result(relaxvm::error e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
+  result(const result& o) : ok_(o.ok_) {
+    if (ok_) ::new (&value_) T(o.value_);
+    else ::new (&error_) relaxvm::error(o.error_);
+  }
+  result(result&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : ok_(o.ok_) {
+    if (ok_) ::new (&value_) T(std::move(o.value_));
+    else ::new (&error_) relaxvm::error(std::move(o.error_));
+  }
+  result& operator=(result o) {
+    destroy();
+    ok_ = o.ok_;
+    if (ok_) ::new (&value_) T(std::move(o.value_));
+    else ::new (&error_) relaxvm::error(std::move(o.error_));
+    return *this;
+  }
+  ~result() { destroy(); }
+
+  bool ok() const noexcept { return ok_; }
+  explicit operator bool() const noexcept { return ok_; }
+
+  /// The value; throws (or calls RELAXVM_ON_ERROR) when this holds an error.
+  T& value() & {
+    if (!ok_) detail::raise(error_);
+    return value_;
+  }
+  const T& value() const& {
+    if (!ok_) detail::raise(error_);
+    return value_;
+  }
+  T&& value() && {
+    if (!ok_) detail::raise(error_);
+    return std::move(value_);
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  /// The error; only meaningful when !ok().
+  const relaxvm::error& error() const& noexcept { return error_; }
+  relaxvm::error&& error() && noexcept { return std::move(error_); }
+
+ private:
+  void destroy() noexcept {
+    if (ok_) value_.~T();
+    else error_.~error();
+  }
+  union {
+    T value_;
+    relaxvm::error error_;
+  };
+  bool ok_;
+};
+
+/// The result of an operation that returns nothing.
+template <>
+class [[nodiscard]] result<void> {
+ public:
+  using value_type = void;
+  result() noexcept {}
+  result(relaxvm::error e) : has_error_(true) { ::new (&error_) relaxvm::error(std::move(e)); }
+  result(const result& o) : has_error_(o.has_error_) {
+    if (has_error_) ::new (&error_) relaxvm::error(o.error_);
+  }
+  result(result&& o) noexcept : has_error_(o.has_error_) {
+    if (has_error_) ::new (&error_) relaxvm::error(std::move(o.error_));
+  }
+  result& operator=(result o) {
+    destroy();
+    has_error_ = o.has_error_;
+    if (has_error_) ::new (&error_) relaxvm::error(std::move(o.error_));
+    return *this;
+  }
+  ~result() { destroy(); }
+
+  bool ok() const noexcept { return !has_error_; }
+  explicit operator bool() const noexcept { return !has_error_; }
+  void value() const {
+    if (has_error_) detail::raise(error_);
+  }
+  const relaxvm::error& error() const& noexcept { return error_; }
+  relaxvm::error&& error() && noexcept { return std::move(error_); }
+
+ private:
+  void destroy() noexcept {
+    if (has_error_) error_.~error();
+  }
+  union {
+    char unused_ = 0;
+    relaxvm::error error_;
+  };
+  bool has_error_ = false;
+};
+
+using status = result<void>;
+
+}  // namespace relaxvm
+
+/// Inside a function returning result<U> or status: evaluates a status expression and returns
+/// its error, if any, from the enclosing function.
+#define RELAXVM_TRY(...)                                                         \
+  do {                                                                           \
+    auto&& relaxvm_try_status_ = (__VA_ARGS__);                                  \
+    if (!relaxvm_try_status_.ok()) return std::move(relaxvm_try_status_).error(); \
+  } while (false)
+
+/// Inside a function returning result<U> or status: `RELAXVM_TRY_ASSIGN(auto x, f());` declares
+/// x from f()'s value, or returns f()'s error from the enclosing function.
+#define RELAXVM_TRY_ASSIGN(decl, ...)                                                          \
+  auto&& RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__) = (__VA_ARGS__);                        \
+  if (!RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__).ok())                                     \
+    return std::move(RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__)).error();                   \
+  decl = std::move(*RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__))
+
+#endif  // RELAXVM_BASE_ERROR_HPP

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// A growable character buffer usable in constant expressions. std::string is not (clang 16 with
+// libstdc++ 12), and the verifier's messages must be computed at compile time too.
+#ifndef RELAXVM_BASE_TEXT_HPP
+#define RELAXVM_BASE_TEXT_HPP
+
+#include <charconv>  // to_chars for doubles (run time only)
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace relaxvm::detail {
+
+class text {
+ public:
+  constexpr text() = default;
+  constexpr explicit text(std::string_view s) { append(s); }
+
+  constexpr text& append(std::string_view s) {
+    chars_.insert(chars_.end(), s.begin(), s.end());
+    return *this;
+  }
+  constexpr text& append(char c) {
+    chars_.push_back(c);
+    return *this;
+  }
+  constexpr text& append_int(std::int64_t v) {
+    char digits[20]{};
+    int n = 0;
+    // Work on the negative side so INT64_MIN needs no special case.
+    std::int64_t x = v < 0 ? v : -v;
+    do {
+      digits[n++] = static_cast<char>('0' - (x % 10));
+      x /= 10;
+    } while (x != 0);
+    if (v < 0) chars_.push_back('-');
+    while (n > 0) chars_.push_back(digits[--n]);
+    return *this;
+  }
+  constexpr text& append_uint(std::uint64_t v) {
+    char digits[20]{};
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + (v % 10));
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) chars_.push_back(digits[--n]);
+    return *this;
+  }
+  /// Appends `c` until the text is `width` characters long (std::setw with std::left).
+  constexpr text& pad_to(std::size_t width, char c = ' ') {
+    while (chars_.size() < width) chars_.push_back(c);
+    return *this;
+  }
+
+  constexpr text& operator<<(std::string_view s) { return append(s); }
+  constexpr text& operator<<(const char* s) { return append(std::string_view(s)); }
+  constexpr text& operator<<(char c) { return append(c); }
+  constexpr text& operator<<(bool b) { return append(b ? std::string_view("true") : "false"); }
+  template <std::signed_integral T>
+  constexpr text& operator<<(T v) {
+    return append_int(static_cast<std::int64_t>(v));
+  }
+  template <std::unsigned_integral T>
+    requires(!std::same_as<T, bool> && !std::same_as<T, char>)
+  constexpr text& operator<<(T v) {
+    return append_uint(static_cast<std::uint64_t>(v));
+  }
+  constexpr text& operator<<(const text& t) { return append(t.view()); }
+
+  constexpr std::string_view view() const noexcept {
+    return std::string_view(chars_.data(), chars_.size());
+  }
+  constexpr std::size_t size() const noexcept { return chars_.size(); }
+  constexpr bool empty() const noexcept { return chars_.empty(); }
+  constexpr void clear() noexcept { chars_.clear(); }
+
+ private:
+  std::vector<char> chars_;
+};
+
+/// Appends the shortest text that reads back as exactly `v` ("2.5", "1e+20", "-0", "nan", "inf").
+/// Run time only: std::to_chars is not constexpr for floating point in C++20.
+inline void append_double(text& out, double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
+/// A vector of n copies of `value`. Use this instead of vector(n, value), resize() or assign(n, v)
+/// in constexpr code: libstdc++ 12 fills those by assigning to elements not yet constructed,
+/// which clang 16 rejects during constant evaluation.
+template <class T>
+constexpr std::vector<T> filled(std::size_t n, const T& value) {
+  std::vector<T> v;
+  v.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) v.push_back(value);
+  return v;
+}
+
+/// Concatenates the arguments into a text: cat("expected ", 3, " arguments").
+template <class... Args>
+constexpr text cat(const Args&... args) {
+  text t;
+  (t << ... << args);
+  return t;
+}
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_TEXT_HPP

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Core builtins: vm.builtin.print, vm.builtin.copy, vm.builtin.null_value.
+#ifndef RELAXVM_BUILTINS_CORE_HPP
+#define RELAXVM_BUILTINS_CORE_HPP
+
+#include <cstdio>
+#include <span>
+
+#include "../base/text.hpp"
+#include "../runtime/context.hpp"
+#include "../runtime/print.hpp"
+#include "../runtime/registry.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm::builtins {
+
+/// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline. With
+/// %vm first it writes where vm_options::print says; without, to standard output.
+inline value print(std::span<const value> args) {
+  vm_context* ctx = nullptr;
+  if (!args.empty() && args[0].kind() == value_kind::context) {
+    ctx = args[0].raw_context();
+    args = args.subspan(1);
+  }
+  detail::text t;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i) t << ' ';
+    detail::append_value(t, args[i]);
+  }
+  t << '\n';
+  if (ctx) {
+    ctx->print(t.view());
+  } else {
+    std::fwrite(t.view().data(), 1, t.size(), stdout);
+    std::fflush(stdout);
+  }
+  return value();
+}
+
+inline void register_core(basic_registry& reg) {
+  reg.def_packed("vm.builtin.print", &print);
+  // Identity: materializes immediates and constants into registers; copies the reference, not data.
+  reg.def("vm.builtin.copy", [](const value& v) { return v; });
+  reg.def("vm.builtin.null_value", []() { return value(); });
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_CORE_HPP

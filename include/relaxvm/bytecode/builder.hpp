@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: Apache-2.0
+// exec_builder: emits functions, instructions and constants, then formalizes and verifies them.
+// Everything here is constexpr, so the same builder code runs at run time (get()) and at compile
+// time (build() in static_executable.hpp). Misuse never throws while building: the first error is
+// kept and reported by finish(), get() or the compiler.
+#ifndef RELAXVM_BYTECODE_BUILDER_HPP
+#define RELAXVM_BYTECODE_BUILDER_HPP
+
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../base/device.hpp"
+#include "../base/dtype.hpp"
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+#include "formalize.hpp"
+#include "instruction.hpp"
+#include "layout.hpp"
+#include "opcode.hpp"
+#include "verify.hpp"
+
+namespace relaxvm {
+
+class executable;  // io/executable.hpp; get() names it only when instantiated
+class exec_builder;
+
+/// Customization point: how a C++ value becomes a constant. Specialize with
+/// `static std::int64_t add(exec_builder&, const T&)`; runtime/constant.hpp does so for values,
+/// shapes, strings and tensors.
+template <class T>
+struct constant_traits;
+
+/// What finish() produces: the formalized layout, the verifier's report, and the first error.
+struct build_output {
+  exec_layout layout;
+  verify_report report;
+  detail::text message;  ///< empty when ok
+  constexpr bool ok() const { return message.empty(); }
+};
+
+class exec_builder {
+ public:
+  /// Ends its function when it goes out of scope.
+  class [[nodiscard]] function_scope {
+   public:
+    constexpr explicit function_scope(exec_builder* b) : b_(b) {}
+    constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+    function_scope(const function_scope&) = delete;
+    function_scope& operator=(const function_scope&) = delete;
+    function_scope& operator=(function_scope&&) = delete;
+    constexpr ~function_scope() { end(); }
+    /// Ends the function now, before the scope does.
+    constexpr void end() {
+      if (b_) std::exchange(b_, nullptr)->end_function();
+    }
+
+   private:
+    exec_builder* b_;
+  };
+
+  constexpr exec_builder() = default;
+
+  // ---- functions -------------------------------------------------------------------------
+
+  /// Opens function `name` whose first `num_inputs` registers hold its arguments.
+  constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
+                                    std::initializer_list<std::string_view> param_names = {}) {
+    return function(name, num_inputs, std::span<const std::string_view>(param_names.begin(), param_names.size()));
+  }
+  constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
+                                    std::span<const std::string_view> param_names) {
+    begin_function(name, num_inputs, param_names);
+    return function_scope(this);
+  }
+
+  constexpr void begin_function(std::string_view name, std::int64_t num_inputs,
+                                std::span<const std::string_view> param_names = {}) {
+    if (!error_.empty()) return;
+    if (current_ >= 0) {
+      fail() << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
+             << "' is still open; end it first (its scope object ends it)";
+      return;
+    }
+    if (name.empty()) {
+      fail() << "a function needs a non-empty name";
+      return;
+    }
+    if (num_inputs < 0 || num_inputs > max_register_file_size) {
+      fail() << "function '" << name << "' has " << num_inputs << " inputs; use 0 to " << max_register_file_size;
+      return;
+    }
+    if (!param_names.empty() && static_cast<std::int64_t>(param_names.size()) != num_inputs) {
+      fail() << "function '" << name << "' has " << num_inputs << " inputs but " << param_names.size()
+             << " parameter names; give one name per input, or none";
+      return;
+    }
+    std::int64_t idx = find_function(name);
+    if (idx >= 0 && state_[static_cast<std::size_t>(idx)] != entry_state::referenced) {
+      fail() << "function '" << name << "' is "
+             << (state_[static_cast<std::size_t>(idx)] == entry_state::defined ? "defined twice"
+                                                                                 : "already declared as a packed function");
+      return;
+    }
+    if (idx < 0) idx = add_entry(name, entry_state::defined);
+    state_[static_cast<std::size_t>(idx)] = entry_state::defined;
+    func_info& f = layout_.funcs[static_cast<std::size_t>(idx)];
+    f.kind = func_kind::vm;
+    f.num_args = num_inputs;
+    f.register_file_size = num_inputs;
+    f.start = f.end = static_cast<std::int64_t>(layout_.instr_offset.size());
+    f.params_begin = static_cast<std::int64_t>(layout_.param_names.size());
+    f.params_count = static_cast<std::int64_t>(param_names.size());
+    for (std::string_view p : param_names) layout_.param_names.push_back(layout_.add_chars(p));
+    current_ = idx;
+  }
+
+  constexpr void end_function() {
+    if (!error_.empty()) return;
+    if (current_ < 0) {
+      fail() << "end_function() without an open function";
+      return;
+    }
+    func_info& f = layout_.funcs[current_u()];
+    f.end = static_cast<std::int64_t>(layout_.instr_offset.size());
+    if (f.end == f.start) {
+      fail() << "function '" << layout_.view().name(current_u()) << "' has no instructions; end it with emit_ret";
+      return;
+    }
+    current_ = -1;
+  }
+
+  /// Declares a function without defining it; packed functions are resolved by name from the
+  /// registry when a VM is made. Returns its index in the function table.
+  constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed) {
+    if (!error_.empty()) return 0;
+    std::int64_t idx = find_function(name);
+    if (kind == func_kind::vm) return idx >= 0 ? idx : add_entry(name, entry_state::referenced);
+    if (idx < 0) return add_entry(name, entry_state::packed);
+    if (state_[static_cast<std::size_t>(idx)] == entry_state::defined) {
+      fail() << "function '" << name << "' is already defined as a vm function";
+      return idx;
+    }
+    state_[static_cast<std::size_t>(idx)] = entry_state::packed;
+    return idx;
+  }
+
+  // ---- arguments -------------------------------------------------------------------------
+
+  /// Register `i` of the current frame.
+  constexpr arg r(std::int64_t i) {
+    if (i < 0 || (i >= begin_special_register && i != void_register && i != vm_register)) {
+      fail() << "register " << i << " is out of range; registers are 0 to 2^54-1";
+      return arg::reg(0);
+    }
+    return arg::reg(i);
+  }
+  /// An integer immediate (inline constant) in +-(2^55-1).
+  constexpr arg imm(std::int64_t v) {
+    if (v < arg_value_min || v > arg_value_max) {
+      fail() << "immediate " << v << " is outside +-(2^55-1); use add_int() and c() instead";
+      return arg::imm(0);
+    }
+    return arg::imm(v);
+  }
+  /// Constant `i` of the pool (an index from add_*()).
+  constexpr arg c(std::int64_t i) {
+    if (i < 0 || i > arg_value_max) {
+      fail() << "constant index " << i << " is out of range";
+      return arg::constant(0);
+    }
+    return arg::constant(i);
+  }
+  /// Function `name` as a value (a closure argument, or the target of emit_call(arg, ...)).
+  /// It may be defined later; a name never defined is a packed function.
+  constexpr arg f(std::string_view name) {
+    if (name.empty()) {
+      fail() << "f(\"\"): a function needs a non-empty name";
+      return arg::func(0);
+    }
+    std::int64_t idx = find_function(name);
+    if (idx < 0) idx = add_entry(name, entry_state::referenced);
+    return arg::func(idx);
+  }
+  /// The VM context register: the first argument of builtins that take `ctx`.
+  constexpr arg vm_state() const { return arg::reg(vm_register); }
+  /// The void register: null as an argument, "discard" as a destination.
+  constexpr arg void_arg() const { return arg::reg(void_register); }
+
+  // ---- instructions ----------------------------------------------------------------------
+
+  /// call `func`(args...) -> dst. `func` is a packed function, or a vm function (then the VM
+  /// pushes a frame: recursion works). No destination, or void_arg(), discards the result.
+  constexpr void emit_call(std::string_view func, std::initializer_list<arg> args = {},
+                           arg dst = arg::reg(void_register)) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+  }
+  constexpr void emit_call(std::string_view func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
+    if (!in_function("emit_call")) return;
+    emit_call(f(func), args, dst);
+  }
+  constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+  }
+  constexpr void emit_call(arg func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
+    if (!in_function("emit_call")) return;
+    if (func.kind() != arg_kind::func_idx) {
+      fail_here() << "emit_call: the callee must be a function (f(name)), not another kind of argument";
+      return;
+    }
+    if (dst.kind() != arg_kind::reg) {
+      fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
+      return;
+    }
+    begin_instruction();
+    push(static_cast<std::int64_t>(opcode::call));
+    push(dst.value());
+    push(func.value());
+    push(static_cast<std::int64_t>(args.size()));
+    for (const arg& a : args) push(a.data);
+  }
+  /// ret result
+  constexpr void emit_ret(arg result) {
+    if (!in_function("emit_ret")) return;
+    if (result.kind() != arg_kind::reg) {
+      fail_here() << "emit_ret: the result must be a register; copy a constant into one with vm.builtin.copy";
+      return;
+    }
+    begin_instruction();
+    push(static_cast<std::int64_t>(opcode::ret));
+    push(result.value());
+  }
+  /// goto: pc += pc_offset (relative to this instruction).
+  constexpr void emit_goto(std::int64_t pc_offset) {
+    if (!in_function("emit_goto")) return;
+    begin_instruction();
+    push(static_cast<std::int64_t>(opcode::goto_));
+    push(pc_offset);
+  }
+  /// If cond != 0 fall through, else pc += false_offset (relative to this instruction).
+  constexpr void emit_if(arg cond, std::int64_t false_offset) {
+    if (!in_function("emit_if")) return;
+    if (cond.kind() != arg_kind::reg) {
+      fail_here() << "emit_if: the condition must be a register";
+      return;
+    }
+    begin_instruction();
+    push(static_cast<std::int64_t>(opcode::if_));
+    push(cond.value());
+    push(false_offset);
+  }
+
+  /// Index, within the open function, of the next instruction emitted: use it to compute jump
+  /// offsets, or to patch() a jump once its target is known.
+  constexpr std::int64_t next_instruction() const {
+    if (current_ < 0) return 0;
+    return static_cast<std::int64_t>(layout_.instr_offset.size()) - layout_.funcs[current_u()].start;
+  }
+  /// Sets word `word` of instruction `instr` (relative to the open function) to `value`, e.g. the
+  /// offset of a goto (word 1) or an If (word 2) emitted before its target was known.
+  constexpr void patch(std::int64_t instr, std::int64_t word, std::int64_t value) {
+    if (!in_function("patch")) return;
+    const std::int64_t global = layout_.funcs[current_u()].start + instr;
+    if (instr < 0 || global >= static_cast<std::int64_t>(layout_.instr_offset.size())) {
+      fail_here() << "patch: instruction " << instr << " does not exist in this function";
+      return;
+    }
+    const std::int64_t off = layout_.instr_offset[static_cast<std::size_t>(global)];
+    const std::int64_t end = global + 1 < static_cast<std::int64_t>(layout_.instr_offset.size())
+                                 ? layout_.instr_offset[static_cast<std::size_t>(global + 1)]
+                                 : static_cast<std::int64_t>(layout_.instr_data.size());
+    if (word < 1 || word >= end - off) {
+      fail_here() << "patch: instruction " << instr << " has no word " << word
+                  << " (word 0 is the opcode and cannot be patched)";
+      return;
+    }
+    layout_.instr_data[static_cast<std::size_t>(off + word)] = value;
+  }
+
+  // ---- constants (equal constants share one index) ---------------------------------------
+
+  constexpr std::int64_t add_int(std::int64_t v) { return add_scalar(const_kind::int64, v); }
+  constexpr std::int64_t add_float(double v) { return add_scalar(const_kind::float64, std::bit_cast<std::int64_t>(v)); }
+  constexpr std::int64_t add_bool(bool v) { return add_scalar(const_kind::boolean, v ? 1 : 0); }
+  constexpr std::int64_t add_dtype(dtype t) { return add_scalar(const_kind::dtype, t.pack()); }
+  constexpr std::int64_t add_device(device d) { return add_scalar(const_kind::device, d.pack()); }
+
+  constexpr std::int64_t add_shape(std::initializer_list<std::int64_t> dims) {
+    return add_shape(std::span<const std::int64_t>(dims.begin(), dims.size()));
+  }
+  constexpr std::int64_t add_shape(std::span<const std::int64_t> dims) {
+    const pool_marks m = marks();
+    const_info c{const_kind::shape};
+    c.dims_offset = add_dims(dims);
+    c.ndim = static_cast<std::int64_t>(dims.size());
+    return intern(c, m);
+  }
+
+  constexpr std::int64_t add_string(std::string_view s) {
+    const pool_marks m = marks();
+    const str_ref r = layout_.add_chars(s);
+    const_info c{const_kind::string};
+    c.data_offset = r.offset;
+    c.data_size = r.size;
+    return intern(c, m);
+  }
+
+  /// A tensor constant from raw little-endian bytes; bytes.size() must match shape and dtype.
+  constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes) {
+    if (!error_.empty()) return 0;
+    std::int64_t numel = 1;
+    for (std::int64_t d : shape) {
+      if (d < 0 || !detail::checked_mul(numel, d, numel)) {
+        fail() << "add_tensor: dimensions must be 0 or more and their product must fit in int64";
+        return 0;
+      }
+    }
+    std::int64_t nbytes = 0;
+    if (!t.valid_for_tensor() || !detail::checked_mul(numel, t.bytes(), nbytes) ||
+        nbytes != static_cast<std::int64_t>(bytes.size())) {
+      fail() << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
+             << to_text(t) << " elements";
+      return 0;
+    }
+    const pool_marks m = marks();
+    const_info c{const_kind::tensor};
+    c.scalar = t.pack();
+    c.dims_offset = add_dims(shape);
+    c.ndim = static_cast<std::int64_t>(shape.size());
+    while (layout_.bytes.size() % tensor_data_alignment != 0) layout_.bytes.push_back(0);
+    c.data_offset = static_cast<std::int64_t>(layout_.bytes.size());
+    c.data_size = nbytes;
+    layout_.bytes.insert(layout_.bytes.end(), bytes.begin(), bytes.end());
+    return intern(c, m);
+  }
+  constexpr std::int64_t add_tensor(dtype t, std::initializer_list<std::int64_t> shape,
+                                    std::initializer_list<std::uint8_t> bytes) {
+    return add_tensor(t, std::span<const std::int64_t>(shape.begin(), shape.size()),
+                      std::span<const std::uint8_t>(bytes.begin(), bytes.size()));
+  }
+  /// A tensor constant from typed elements: add_tensor<float>({1, 2, 3, 4}, {2, 2}).
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  constexpr std::int64_t add_tensor(std::span<const T> data, std::span<const std::int64_t> shape) {
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(data.size() * sizeof(T));
+    for (const T& x : data) {
+      if constexpr (std::is_same_v<T, bool>) {
+        bytes.push_back(x ? 1 : 0);
+      } else {
+        auto raw = std::bit_cast<std::array<std::uint8_t, sizeof(T)>>(x);
+        if constexpr (std::endian::native == std::endian::big)
+          for (std::size_t i = sizeof(T); i-- > 0;) bytes.push_back(raw[i]);
+        else
+          bytes.insert(bytes.end(), raw.begin(), raw.end());
+      }
+    }
+    return add_tensor(dtype_of<T>(), shape, bytes);
+  }
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  constexpr std::int64_t add_tensor(std::initializer_list<T> data, std::initializer_list<std::int64_t> shape) {
+    return add_tensor(std::span<const T>(data.begin(), data.size()),
+                      std::span<const std::int64_t>(shape.begin(), shape.size()));
+  }
+
+  /// Adds any value that has a constant_traits specialization (integers, floating point, bool,
+  /// dtype, device, strings here; rv::value, rv::shape and rv::tensor in runtime/constant.hpp).
+  template <class T>
+  constexpr std::int64_t add_constant(const T& v) {
+    return constant_traits<std::remove_cvref_t<T>>::add(*this, v);
+  }
+
+  /// Records that a value could not become a constant (constant_traits for runtime values calls
+  /// this); get() then reports it.
+  constexpr void reject_constant(std::string_view what) {
+    fail() << "add_constant: " << what
+           << " cannot be a constant; constants are int64, float64, bool, dtype, device, shape, string or "
+              "compact host tensors";
+  }
+
+  /// Equal constants share one index unless this is switched off (as_cpp() does so to rebuild
+  /// executables that contain duplicates).
+  constexpr void set_constant_dedup(bool on) { dedup_ = on; }
+  /// Gives the open function at least `n` registers, whatever formalization computes.
+  constexpr void reserve_registers(std::int64_t n) {
+    if (!in_function("reserve_registers")) return;
+    reserved_registers_[current_u()] = n;
+  }
+
+  // ---- finishing -------------------------------------------------------------------------
+
+  /// Formalizes and verifies a copy of what was built.
+  constexpr build_output finish() const {
+    build_output out;
+    if (!error_.empty()) {
+      out.message << "exec_builder: " << error_;
+      return out;
+    }
+    if (current_ >= 0) {
+      out.message << "exec_builder: function '" << layout_.view().name(current_u())
+                  << "' is still open; end it (its scope object does) before finishing";
+      return out;
+    }
+    out.layout = layout_;
+    formalize(out.layout);
+    for (std::size_t i = 0; i < out.layout.funcs.size(); ++i)
+      if (reserved_registers_[i] > out.layout.funcs[i].register_file_size)
+        out.layout.funcs[i].register_file_size = reserved_registers_[i];
+    out.report = verify(out.layout.view());
+    if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
+    return out;
+  }
+
+  /// The finished executable; throws relaxvm::error (kind value) when building or verification
+  /// failed (or calls RELAXVM_ON_ERROR without exceptions).
+  template <class E = executable>
+  E get() const {
+    build_output out = finish();
+    if (!out.ok()) detail::raise(error(error_kind::value, out.message.view()));
+    return E(std::move(out));
+  }
+  /// The non-throwing form of get().
+  template <class E = executable>
+  result<E> try_get() const {
+    build_output out = finish();
+    if (!out.ok()) return error(error_kind::value, out.message.view());
+    return E(std::move(out));
+  }
+
+  /// False once a builder call has failed; finish() reports the first failure.
+  constexpr bool ok() const { return error_.empty(); }
+  /// What was built so far, before formalization.
+  constexpr const exec_layout& layout() const { return layout_; }
+
+ private:
+  enum class entry_state : std::uint8_t { referenced, packed, defined };
+
+  constexpr std::size_t current_u() const { return static_cast<std::size_t>(current_); }
+
+  // The first failure is kept; later ones are written to a scratch text and dropped.
+  constexpr detail::text& fail() {
+    if (error_.empty()) return error_;
+    dropped_.clear();
+    return dropped_;
+  }
+  // Names the function and instruction being emitted.
+  constexpr detail::text& fail_here() {
+    detail::text& t = fail();
+    t << "function '" << layout_.view().name(current_u()) << "', instruction " << next_instruction() << ": ";
+    return t;
+  }
+  constexpr bool in_function(std::string_view what) {
+    if (!error_.empty()) return false;
+    if (current_ < 0) {
+      fail() << what << " outside a function; open one with function(name, num_inputs) first";
+      return false;
+    }
+    return true;
+  }
+
+  constexpr std::int64_t find_function(std::string_view name) const { return layout_.view().find(name); }
+  constexpr std::int64_t add_entry(std::string_view name, entry_state s) {
+    func_info f;
+    f.name = layout_.add_chars(name);
+    layout_.funcs.push_back(f);
+    state_.push_back(s);
+    reserved_registers_.push_back(0);
+    return static_cast<std::int64_t>(layout_.funcs.size()) - 1;
+  }
+
+  constexpr void begin_instruction() {
+    layout_.instr_offset.push_back(static_cast<std::int64_t>(layout_.instr_data.size()));
+  }
+  constexpr void push(std::int64_t w) { layout_.instr_data.push_back(w); }
+
+  constexpr std::int64_t push_constant(const const_info& c) {
+    layout_.constants.push_back(c);
+    return static_cast<std::int64_t>(layout_.constants.size()) - 1;
+  }
+  constexpr std::int64_t add_scalar(const_kind k, std::int64_t v) {
+    const_info c{k};
+    c.scalar = v;
+    return intern(c, marks());
+  }
+  struct pool_marks {
+    std::size_t chars, i64s, bytes;
+  };
+  constexpr pool_marks marks() const { return {layout_.chars.size(), layout_.i64s.size(), layout_.bytes.size()}; }
+  // Adds `c`, whose data was just appended to the pools after `m`; if an equal constant exists,
+  // the pools go back to `m` and the existing index is returned.
+  constexpr std::int64_t intern(const const_info& c, pool_marks m) {
+    if (dedup_) {
+      const exec_view v = layout_.view();
+      for (std::size_t i = 0; i < layout_.constants.size(); ++i) {
+        if (same_constant(v, layout_.constants[i], v, c)) {
+          layout_.chars.resize(m.chars);
+          layout_.i64s.resize(m.i64s);
+          layout_.bytes.resize(m.bytes);
+          return static_cast<std::int64_t>(i);
+        }
+      }
+    }
+    return push_constant(c);
+  }
+  constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
+    const auto off = static_cast<std::int64_t>(layout_.i64s.size());
+    layout_.i64s.insert(layout_.i64s.end(), dims.begin(), dims.end());
+    return off;
+  }
+  exec_layout layout_;
+  std::vector<entry_state> state_;              // parallel to layout_.funcs
+  std::vector<std::int64_t> reserved_registers_;  // parallel to layout_.funcs
+  bool dedup_ = true;
+  std::int64_t current_ = -1;       // the open function, or -1
+  detail::text error_;              // the first failure, or empty
+  detail::text dropped_;            // later failures
+};
+
+// ---- constant_traits for the types the bytecode layer knows ----------------------------------
+
+template <std::integral T>
+  requires(!std::same_as<T, bool>)
+struct constant_traits<T> {
+  static constexpr std::int64_t add(exec_builder& b, T v) { return b.add_int(static_cast<std::int64_t>(v)); }
+};
+template <std::floating_point T>
+struct constant_traits<T> {
+  static constexpr std::int64_t add(exec_builder& b, T v) { return b.add_float(static_cast<double>(v)); }
+};
+template <>
+struct constant_traits<bool> {
+  static constexpr std::int64_t add(exec_builder& b, bool v) { return b.add_bool(v); }
+};
+template <>
+struct constant_traits<dtype> {
+  static constexpr std::int64_t add(exec_builder& b, dtype v) { return b.add_dtype(v); }
+};
+template <>
+struct constant_traits<device> {
+  static constexpr std::int64_t add(exec_builder& b, device v) { return b.add_device(v); }
+};
+template <>
+struct constant_traits<std::string_view> {
+  static constexpr std::int64_t add(exec_builder& b, std::string_view v) { return b.add_string(v); }
+};
+template <std::size_t N>
+struct constant_traits<char[N]> {
+  static constexpr std::int64_t add(exec_builder& b, const char (&v)[N]) {
+    return b.add_string(std::string_view(v, N - 1));
+  }
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_BYTECODE_BUILDER_HPP

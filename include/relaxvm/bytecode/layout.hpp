@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+// The executable's layout: function table, constant pool and instruction stream, held in pools
+// of plain data so that the same layout lives in vectors (built at run time or loaded) or in
+// fixed-size arrays (built at compile time, placed in read-only memory).
+#ifndef RELAXVM_BYTECODE_LAYOUT_HPP
+#define RELAXVM_BYTECODE_LAYOUT_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace relaxvm {
+
+/// A range of characters in the layout's character pool.
+struct str_ref {
+  std::int64_t offset = 0;
+  std::int64_t size = 0;
+  friend constexpr bool operator==(const str_ref&, const str_ref&) = default;
+};
+
+/// packed: resolved by name from the registry when the VM is made. vm: interpreted bytecode.
+enum class func_kind : std::int32_t { packed = 0, vm = 1 };
+
+/// Packed functions keep num_args = -2 ("not known"), as in the reference.
+inline constexpr std::int64_t unknown_num_args = -2;
+
+struct func_info {
+  func_kind kind = func_kind::packed;
+  str_ref name;
+  std::int64_t start = 0;  ///< first instruction (vm functions)
+  std::int64_t end = 0;    ///< one past the last instruction
+  std::int64_t num_args = unknown_num_args;
+  std::int64_t register_file_size = 0;
+  std::int64_t params_begin = 0;  ///< into param_names
+  std::int64_t params_count = 0;  ///< 0, or num_args
+  friend constexpr bool operator==(const func_info&, const func_info&) = default;
+};
+
+/// Kinds of constants. The numbers are this library's in-memory tags; the binary format writes
+/// its own tag table (see io/binary.hpp), so they may change without breaking saved files.
+enum class const_kind : std::uint8_t { int64 = 1, float64, boolean, dtype, device, shape, string, tensor };
+
+constexpr std::string_view to_string(const_kind k) {
+  switch (k) {
+    case const_kind::int64: return "int64";
+    case const_kind::float64: return "float64";
+    case const_kind::boolean: return "bool";
+    case const_kind::dtype: return "dtype";
+    case const_kind::device: return "device";
+    case const_kind::shape: return "shape";
+    case const_kind::string: return "string";
+    case const_kind::tensor: return "tensor";
+  }
+  return "unknown";
+}
+
+/// Tensor data in the byte pool starts at multiples of this.
+inline constexpr std::int64_t tensor_data_alignment = 64;
+
+struct const_info {
+  const_kind kind = const_kind::int64;
+  /// int64: the value; float64: its bits; bool: 0/1; dtype/device: packed; tensor: packed dtype.
+  std::int64_t scalar = 0;
+  std::int64_t dims_offset = 0;  ///< shape, tensor: into i64s
+  std::int64_t ndim = 0;
+  std::int64_t data_offset = 0;  ///< string: into chars; tensor: into bytes
+  std::int64_t data_size = 0;
+  friend constexpr bool operator==(const const_info&, const const_info&) = default;
+};
+
+/// A read-only view of a layout; everything that reads executables works on this.
+struct exec_view {
+  std::span<const func_info> funcs;
+  std::span<const str_ref> param_names;
+  std::span<const char> chars;
+  std::span<const const_info> constants;
+  std::span<const std::int64_t> i64s;
+  std::span<const std::uint8_t> bytes;
+  std::span<const std::int64_t> instr_offset;
+  std::span<const std::int64_t> instr_data;
+
+  /// The characters of `r`; the verifier has checked that it is inside the pool.
+  constexpr std::string_view str(str_ref r) const {
+    return std::string_view(chars.data() + r.offset, static_cast<std::size_t>(r.size));
+  }
+  constexpr std::string_view name(std::size_t func) const { return str(funcs[func].name); }
+  constexpr std::string_view param_name(const func_info& f, std::int64_t i) const {
+    return str(param_names[static_cast<std::size_t>(f.params_begin + i)]);
+  }
+  constexpr std::int64_t num_instructions() const {
+    return static_cast<std::int64_t>(instr_offset.size());
+  }
+  /// Index of the function called `name`, or -1.
+  constexpr std::int64_t find(std::string_view name_) const {
+    for (std::size_t i = 0; i < funcs.size(); ++i)
+      if (str(funcs[i].name) == name_) return static_cast<std::int64_t>(i);
+    return -1;
+  }
+};
+
+/// True when two constants (of the same or different layouts) hold the same value.
+constexpr bool same_constant(const exec_view& va, const const_info& a, const exec_view& vb, const const_info& b) {
+  if (a.kind != b.kind || a.scalar != b.scalar || a.ndim != b.ndim || a.data_size != b.data_size) return false;
+  for (std::int64_t k = 0; k < a.ndim; ++k)
+    if (va.i64s[static_cast<std::size_t>(a.dims_offset + k)] != vb.i64s[static_cast<std::size_t>(b.dims_offset + k)])
+      return false;
+  for (std::int64_t k = 0; k < a.data_size; ++k) {
+    if (a.kind == const_kind::string) {
+      if (va.chars[static_cast<std::size_t>(a.data_offset + k)] != vb.chars[static_cast<std::size_t>(b.data_offset + k)])
+        return false;
+    } else if (va.bytes[static_cast<std::size_t>(a.data_offset + k)] != vb.bytes[static_cast<std::size_t>(b.data_offset + k)]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A layout in vectors: what the builder makes and the loader reads.
+struct exec_layout {
+  std::vector<func_info> funcs;
+  std::vector<str_ref> param_names;
+  std::vector<char> chars;
+  std::vector<const_info> constants;
+  std::vector<std::int64_t> i64s;
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::int64_t> instr_offset;
+  std::vector<std::int64_t> instr_data;
+
+  constexpr exec_view view() const {
+    return {funcs, param_names, chars, constants, i64s, bytes, instr_offset, instr_data};
+  }
+  constexpr str_ref add_chars(std::string_view s) {
+    str_ref r{static_cast<std::int64_t>(chars.size()), static_cast<std::int64_t>(s.size())};
+    chars.insert(chars.end(), s.begin(), s.end());
+    return r;
+  }
+};
+
+/// Sizes of each pool: the shape of a static layout.
+struct layout_sizes {
+  std::size_t funcs = 0, param_names = 0, chars = 0, constants = 0, i64s = 0, bytes = 0, instr_offset = 0,
+              instr_data = 0;
+  friend constexpr bool operator==(const layout_sizes&, const layout_sizes&) = default;
+};
+
+constexpr layout_sizes sizes_of(const exec_layout& l) {
+  return {l.funcs.size(), l.param_names.size(), l.chars.size(),        l.constants.size(),
+          l.i64s.size(),  l.bytes.size(),       l.instr_offset.size(), l.instr_data.size()};
+}
+
+/// A layout in fixed-size arrays: a literal type, so it can be a constexpr variable in flash.
+template <layout_sizes S>
+struct static_layout {
+  std::array<func_info, S.funcs> funcs{};
+  std::array<str_ref, S.param_names> param_names{};
+  std::array<char, S.chars> chars{};
+  std::array<const_info, S.constants> constants{};
+  std::array<std::int64_t, S.i64s> i64s{};
+  alignas(tensor_data_alignment) std::array<std::uint8_t, S.bytes> bytes{};
+  std::array<std::int64_t, S.instr_offset> instr_offset{};
+  std::array<std::int64_t, S.instr_data> instr_data{};
+
+  constexpr exec_view view() const {
+    return {funcs, param_names, chars, constants, i64s, bytes, instr_offset, instr_data};
+  }
+};
+
+namespace detail {
+template <class T, std::size_t N>
+constexpr void copy_into(std::array<T, N>& out, const std::vector<T>& in) {
+  for (std::size_t i = 0; i < N; ++i) out[i] = in[i];
+}
+}  // namespace detail
+
+template <layout_sizes S>
+constexpr static_layout<S> to_static_layout(const exec_layout& l) {
+  static_layout<S> s;
+  detail::copy_into(s.funcs, l.funcs);
+  detail::copy_into(s.param_names, l.param_names);
+  detail::copy_into(s.chars, l.chars);
+  detail::copy_into(s.constants, l.constants);
+  detail::copy_into(s.i64s, l.i64s);
+  detail::copy_into(s.bytes, l.bytes);
+  detail::copy_into(s.instr_offset, l.instr_offset);
+  detail::copy_into(s.instr_data, l.instr_data);
+  return s;
+}
+
+/// Copies any layout view into vectors.
+constexpr exec_layout to_layout(const exec_view& v) {
+  exec_layout l;
+  l.funcs.assign(v.funcs.begin(), v.funcs.end());
+  l.param_names.assign(v.param_names.begin(), v.param_names.end());
+  l.chars.assign(v.chars.begin(), v.chars.end());
+  l.constants.assign(v.constants.begin(), v.constants.end());
+  l.i64s.assign(v.i64s.begin(), v.i64s.end());
+  l.bytes.assign(v.bytes.begin(), v.bytes.end());
+  l.instr_offset.assign(v.instr_offset.begin(), v.instr_offset.end());
+  l.instr_data.assign(v.instr_data.begin(), v.instr_data.end());
+  return l;
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_BYTECODE_LAYOUT_HPP

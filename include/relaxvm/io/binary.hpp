@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: Apache-2.0
+// The binary executable format (docs/format.md): save a layout to bytes, and read bytes back into
+// a layout with every size and offset checked. Verification of the result is the caller's step.
+#ifndef RELAXVM_IO_BINARY_HPP
+#define RELAXVM_IO_BINARY_HPP
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+#include "../bytecode/layout.hpp"
+
+namespace relaxvm::binary {
+
+inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
+inline constexpr std::uint32_t format_major = 1;
+inline constexpr std::uint32_t format_minor = 0;
+inline constexpr std::uint32_t tag_table_version = 1;
+
+enum section_id : std::uint32_t { functions = 1, constant_tags = 2, constants = 3, code = 4 };
+inline constexpr std::uint32_t section_required = 1;
+inline constexpr std::size_t header_size = 24;
+inline constexpr std::size_t section_entry_size = 24;
+
+/// The tags this writer uses, and the kind names that give them meaning.
+struct tag_entry {
+  std::uint8_t tag;
+  const_kind kind;
+};
+inline constexpr tag_entry write_tags[] = {
+    {1, const_kind::int64}, {2, const_kind::float64}, {3, const_kind::boolean}, {4, const_kind::dtype},
+    {5, const_kind::device}, {6, const_kind::shape}, {7, const_kind::string}, {8, const_kind::tensor},
+};
+
+namespace detail {
+
+class writer {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<std::byte>(v)); }
+  void u16(std::uint16_t v) { le(v, 2); }
+  void u32(std::uint32_t v) { le(v, 4); }
+  void u64(std::uint64_t v) { le(v, 8); }
+  void i32(std::int32_t v) { le(static_cast<std::uint32_t>(v), 4); }
+  void i64(std::int64_t v) { le(static_cast<std::uint64_t>(v), 8); }
+  void str(std::string_view s) {
+    u64(s.size());
+    for (char c : s) out_.push_back(static_cast<std::byte>(c));
+  }
+  void raw(std::span<const std::uint8_t> b) {
+    for (std::uint8_t x : b) out_.push_back(static_cast<std::byte>(x));
+  }
+  void patch_u64(std::size_t at, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+  }
+  std::size_t size() const { return out_.size(); }
+  std::vector<std::byte>& bytes() { return out_; }
+
+ private:
+  void le(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xFF));
+  }
+  std::vector<std::byte> out_;
+};
+
+/// Reads little-endian fields from one section, naming the section and the item on failure.
+class reader {
+ public:
+  reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section)
+      : all_(all), pos_(begin), end_(end), section_(section) {}
+
+  /// What is being read, for messages ("constant 3's shape").
+  relaxvm::detail::text item;
+
+  bool u8(std::uint8_t& v) { return le(v, 1); }
+  bool u16(std::uint16_t& v) { return le(v, 2); }
+  bool u32(std::uint32_t& v) { return le(v, 4); }
+  bool u64(std::uint64_t& v) { return le(v, 8); }
+  bool i32(std::int32_t& v) {
+    std::uint32_t u = 0;
+    if (!le(u, 4)) return false;
+    v = static_cast<std::int32_t>(u);
+    return true;
+  }
+  bool i64(std::int64_t& v) {
+    std::uint64_t u = 0;
+    if (!le(u, 8)) return false;
+    v = static_cast<std::int64_t>(u);
+    return true;
+  }
+  /// A count of items of at least `min_item_size` bytes each: never more than the bytes left.
+  bool count(std::uint64_t& n, std::size_t min_item_size) {
+    if (!u64(n)) return false;
+    if (min_item_size > 0 && n > remaining() / min_item_size) {
+      fail_text() << "claims " << n << " entries of at least " << min_item_size << " bytes, but only "
+                  << remaining() << " bytes remain";
+      return false;
+    }
+    return true;
+  }
+  bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
+    if (n > remaining()) return cut(n);
+    out = all_.subspan(pos_, static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  bool str(std::string_view& s) {
+    std::uint64_t n = 0;
+    std::span<const std::byte> b;
+    if (!u64(n) || !bytes(n, b)) return false;
+    s = std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
+    return true;
+  }
+  std::size_t remaining() const { return end_ - pos_; }
+  std::size_t position() const { return pos_; }
+  bool at_end() {
+    if (pos_ == end_) return true;
+    item.clear();
+    fail_text() << (end_ - pos_) << " bytes at offset " << pos_ << " follow the last entry";
+    return false;
+  }
+
+  /// Starts a failure message naming the section and the item; returns the text to complete.
+  relaxvm::detail::text& fail_text() {
+    if (!failed_) {
+      failed_ = true;
+      message_ << "load: the " << section_ << " section";
+      if (!item.empty()) message_ << ", reading " << item << ',';
+      message_ << ' ';
+      return message_;
+    }
+    dropped_.clear();
+    return dropped_;
+  }
+  relaxvm::error error() const { return relaxvm::error(error_kind::value, message_.view()); }
+
+ private:
+  template <class T>
+  bool le(T& v, int n) {
+    if (remaining() < static_cast<std::size_t>(n)) return cut(static_cast<std::uint64_t>(n));
+    std::uint64_t x = 0;
+    for (int i = 0; i < n; ++i)
+      x |= static_cast<std::uint64_t>(std::to_integer<std::uint8_t>(all_[pos_ + static_cast<std::size_t>(i)])) << (8 * i);
+    pos_ += static_cast<std::size_t>(n);
+    v = static_cast<T>(x);
+    return true;
+  }
+  bool cut(std::uint64_t needed) {
+    fail_text() << "is cut off: it needs " << needed << " bytes at offset " << pos_ << " but the section ends at "
+                << end_;
+    return false;
+  }
+
+  std::span<const std::byte> all_;
+  std::size_t pos_;
+  std::size_t end_;
+  std::string_view section_;
+  bool failed_ = false;
+  relaxvm::detail::text message_;
+  relaxvm::detail::text dropped_;
+};
+
+inline void write_dtype(writer& w, std::int64_t packed) {
+  const dtype t = dtype::unpack(packed);
+  w.u8(t.code);
+  w.u8(t.bits);
+  w.u16(t.lanes);
+}
+
+inline void write_functions(writer& w, const exec_view& v) {
+  w.u64(v.funcs.size());
+  for (const func_info& f : v.funcs) {
+    w.u8(static_cast<std::uint8_t>(f.kind));
+    w.str(v.str(f.name));
+    w.i64(f.start);
+    w.i64(f.end);
+    w.i64(f.num_args);
+    w.i64(f.register_file_size);
+    w.u64(static_cast<std::uint64_t>(f.params_count));
+    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+  }
+}
+
+inline void write_tags_section(writer& w) {
+  w.u32(tag_table_version);
+  w.u64(std::size(write_tags));
+  for (const tag_entry& t : write_tags) {
+    w.u8(t.tag);
+    w.str(to_string(t.kind));
+  }
+}
+
+inline std::uint8_t tag_of(const_kind k) {
+  for (const tag_entry& t : write_tags)
+    if (t.kind == k) return t.tag;
+  return 0;
+}
+
+inline void write_constants(writer& w, const exec_view& v) {
+  w.u64(v.constants.size());
+  for (const const_info& c : v.constants) {
+    w.u8(tag_of(c.kind));
+    switch (c.kind) {
+      case const_kind::int64:
+      case const_kind::float64: w.i64(c.scalar); break;
+      case const_kind::boolean: w.u8(static_cast<std::uint8_t>(c.scalar)); break;
+      case const_kind::dtype: write_dtype(w, c.scalar); break;
+      case const_kind::device: {
+        const device d = device::unpack(c.scalar);
+        w.i32(static_cast<std::int32_t>(d.device_type));
+        w.i32(d.device_id);
+        break;
+      }
+      case const_kind::shape:
+      case const_kind::tensor:
+        if (c.kind == const_kind::tensor) write_dtype(w, c.scalar);
+        w.u64(static_cast<std::uint64_t>(c.ndim));
+        for (std::int64_t k = 0; k < c.ndim; ++k) w.i64(v.i64s[static_cast<std::size_t>(c.dims_offset + k)]);
+        if (c.kind == const_kind::tensor) {
+          w.u64(static_cast<std::uint64_t>(c.data_size));
+          w.raw(v.bytes.subspan(static_cast<std::size_t>(c.data_offset), static_cast<std::size_t>(c.data_size)));
+        }
+        break;
+      case const_kind::string: w.str(v.str({c.data_offset, c.data_size})); break;
+    }
+  }
+}
+
+inline void write_code(writer& w, const exec_view& v) {
+  w.u64(v.instr_offset.size());
+  for (std::int64_t x : v.instr_offset) w.i64(x);
+  w.u64(v.instr_data.size());
+  for (std::int64_t x : v.instr_data) w.i64(x);
+}
+
+struct section {
+  std::uint32_t id = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+inline std::string_view section_name(std::uint32_t id) {
+  switch (id) {
+    case functions: return "functions";
+    case constant_tags: return "constant tags";
+    case constants: return "constants";
+    case code: return "code";
+    default: return "unknown";
+  }
+}
+
+inline status read_functions(reader& r, exec_layout& l) {
+  std::uint64_t n = 0;
+  if (!r.count(n, 1 + 8 + 4 * 8 + 8)) return r.error();
+  l.funcs.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    r.item = relaxvm::detail::cat("function ", i);
+    std::uint8_t kind = 0;
+    std::string_view name;
+    func_info f;
+    std::uint64_t params = 0;
+    if (!r.u8(kind) || !r.str(name) || !r.i64(f.start) || !r.i64(f.end) || !r.i64(f.num_args) ||
+        !r.i64(f.register_file_size) || !r.count(params, 8))
+      return r.error();
+    if (kind > 1) {
+      r.fail_text() << "has kind " << static_cast<int>(kind) << "; expected 0 (packed) or 1 (vm)";
+      return r.error();
+    }
+    f.kind = static_cast<func_kind>(kind);
+    f.name = l.add_chars(name);
+    f.params_begin = static_cast<std::int64_t>(l.param_names.size());
+    f.params_count = static_cast<std::int64_t>(params);
+    for (std::uint64_t p = 0; p < params; ++p) {
+      std::string_view pn;
+      if (!r.str(pn)) return r.error();
+      l.param_names.push_back(l.add_chars(pn));
+    }
+    l.funcs.push_back(f);
+  }
+  r.item.clear();
+  if (!r.at_end()) return r.error();
+  return {};
+}
+
+struct tag_map {
+  std::array<std::uint8_t, 256> kind{};  // 0: unknown tag; else the const_kind's number
+  std::array<std::uint8_t, 256> listed{};
+};
+
+inline result<tag_map> read_tags(reader& r) {
+  tag_map m;
+  std::uint32_t version = 0;
+  if (!r.u32(version)) return r.error();
+  if (version != tag_table_version) {
+    r.fail_text() << "has table version " << version << "; this relaxvm reads version " << tag_table_version;
+    return r.error();
+  }
+  std::uint64_t n = 0;
+  if (!r.count(n, 1 + 8)) return r.error();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    r.item = relaxvm::detail::cat("tag entry ", i);
+    std::uint8_t tag = 0;
+    std::string_view name;
+    if (!r.u8(tag) || !r.str(name)) return r.error();
+    if (m.listed[tag]) {
+      r.fail_text() << "lists tag " << static_cast<int>(tag) << " twice";
+      return r.error();
+    }
+    m.listed[tag] = 1;
+    for (const tag_entry& t : write_tags)
+      if (to_string(t.kind) == name) m.kind[tag] = static_cast<std::uint8_t>(t.kind);
+  }
+  r.item.clear();
+  if (!r.at_end()) return r.error();
+  return m;
+}
+
+inline bool read_dtype(reader& r, std::int64_t& packed) {
+  dtype t;
+  if (!r.u8(t.code) || !r.u8(t.bits) || !r.u16(t.lanes)) return false;
+  packed = t.pack();
+  return true;
+}
+
+inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
+  std::uint64_t n = 0;
+  if (!r.count(n, 1 + 1)) return r.error();
+  l.constants.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    r.item = relaxvm::detail::cat("constant ", i);
+    std::uint8_t tag = 0;
+    if (!r.u8(tag)) return r.error();
+    if (!tags.listed[tag]) {
+      r.fail_text() << "has tag " << static_cast<int>(tag) << ", which the constant tags section does not list";
+      return r.error();
+    }
+    if (tags.kind[tag] == 0) {
+      r.fail_text() << "has tag " << static_cast<int>(tag)
+                    << ", a kind of constant this relaxvm does not support (written by a newer version?)";
+      return r.error();
+    }
+    const_info c{static_cast<const_kind>(tags.kind[tag])};
+    switch (c.kind) {
+      case const_kind::int64:
+      case const_kind::float64:
+        if (!r.i64(c.scalar)) return r.error();
+        break;
+      case const_kind::boolean: {
+        std::uint8_t b = 0;
+        if (!r.u8(b)) return r.error();
+        c.scalar = b;
+        break;
+      }
+      case const_kind::dtype:
+        if (!read_dtype(r, c.scalar)) return r.error();
+        break;
+      case const_kind::device: {
+        std::int32_t type = 0, id = 0;
+        if (!r.i32(type) || !r.i32(id)) return r.error();
+        if (!is_known_device_type(type) || id < 0) {
+          r.fail_text() << "device type " << type << " id " << id << " is not a valid DLPack device";
+          return r.error();
+        }
+        c.scalar = device(static_cast<DLDeviceType>(type), id).pack();
+        break;
+      }
+      case const_kind::shape:
+      case const_kind::tensor: {
+        if (c.kind == const_kind::tensor && !read_dtype(r, c.scalar)) return r.error();
+        std::uint64_t ndim = 0;
+        if (!r.count(ndim, 8)) return r.error();
+        c.dims_offset = static_cast<std::int64_t>(l.i64s.size());
+        c.ndim = static_cast<std::int64_t>(ndim);
+        for (std::uint64_t k = 0; k < ndim; ++k) {
+          std::int64_t d = 0;
+          if (!r.i64(d)) return r.error();
+          l.i64s.push_back(d);
+        }
+        if (c.kind == const_kind::tensor) {
+          std::uint64_t nbytes = 0;
+          std::span<const std::byte> data;
+          if (!r.u64(nbytes) || !r.bytes(nbytes, data)) return r.error();
+          while (l.bytes.size() % tensor_data_alignment != 0) l.bytes.push_back(0);
+          c.data_offset = static_cast<std::int64_t>(l.bytes.size());
+          c.data_size = static_cast<std::int64_t>(nbytes);
+          for (std::byte b : data) l.bytes.push_back(std::to_integer<std::uint8_t>(b));
+        }
+        break;
+      }
+      case const_kind::string: {
+        std::string_view s;
+        if (!r.str(s)) return r.error();
+        const str_ref ref = l.add_chars(s);
+        c.data_offset = ref.offset;
+        c.data_size = ref.size;
+        break;
+      }
+    }
+    l.constants.push_back(c);
+  }
+  r.item.clear();
+  if (!r.at_end()) return r.error();
+  return {};
+}
+
+inline status read_code(reader& r, exec_layout& l) {
+  std::uint64_t n = 0;
+  r.item = relaxvm::detail::text("the instruction offsets");
+  if (!r.count(n, 8)) return r.error();
+  l.instr_offset.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::int64_t x = 0;
+    if (!r.i64(x)) return r.error();
+    l.instr_offset.push_back(x);
+  }
+  r.item = relaxvm::detail::text("the instruction words");
+  if (!r.count(n, 8)) return r.error();
+  l.instr_data.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::int64_t x = 0;
+    if (!r.i64(x)) return r.error();
+    l.instr_data.push_back(x);
+  }
+  r.item.clear();
+  if (!r.at_end()) return r.error();
+  return {};
+}
+
+}  // namespace detail
+
+/// Writes a (verified) layout in the format of docs/format.md.
+inline std::vector<std::byte> save(const exec_view& v) {
+  detail::writer w;
+  for (std::uint8_t b : magic) w.u8(b);
+  w.u32(format_major);
+  w.u32(format_minor);
+  constexpr std::uint32_t ids[] = {functions, constant_tags, constants, code};
+  w.u32(std::size(ids));
+  w.u32(0);
+  const std::size_t table = w.size();
+  for (std::uint32_t id : ids) {
+    w.u32(id);
+    w.u32(section_required);
+    w.u64(0);  // offset and size, patched below
+    w.u64(0);
+  }
+  for (std::size_t k = 0; k < std::size(ids); ++k) {
+    const std::size_t begin = w.size();
+    switch (ids[k]) {
+      case functions: detail::write_functions(w, v); break;
+      case constant_tags: detail::write_tags_section(w); break;
+      case constants: detail::write_constants(w, v); break;
+      case code: detail::write_code(w, v); break;
+    }
+    w.patch_u64(table + k * section_entry_size + 8, begin);
+    w.patch_u64(table + k * section_entry_size + 16, w.size() - begin);
+  }
+  return std::move(w.bytes());
+}
+
+/// Reads bytes written by save() into a layout, checking every size and offset; it does not run
+/// the verifier (executable::try_load does).
+inline result<exec_layout> read(std::span<const std::byte> bytes) {
+  using relaxvm::detail::value_error;
+  if (bytes.size() < header_size)
+    return value_error("load: ", bytes.size(), " bytes are too few for an executable (the header alone is ",
+                       header_size, " bytes)");
+  for (std::size_t i = 0; i < magic.size(); ++i)
+    if (std::to_integer<std::uint8_t>(bytes[i]) != magic[i])
+      return value_error("load: not a relaxvm executable (wrong magic bytes)");
+  detail::reader h(bytes, magic.size(), bytes.size(), "header");
+  std::uint32_t major = 0, minor = 0, count = 0, reserved = 0;
+  if (!h.u32(major) || !h.u32(minor) || !h.u32(count) || !h.u32(reserved)) return h.error();
+  if (major != format_major)
+    return value_error("load: format version ", major, ".", minor, " is not supported; this relaxvm reads version ",
+                       format_major, ".x");
+  if (count > (bytes.size() - header_size) / section_entry_size)
+    return value_error("load: the header lists ", count, " sections but the file is too short for their table");
+  std::vector<detail::section> sections;
+  std::uint64_t expected = header_size + std::uint64_t{count} * section_entry_size;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    detail::section s;
+    if (!h.u32(s.id) || !h.u32(s.flags) || !h.u64(s.offset) || !h.u64(s.size)) return h.error();
+    if (s.offset != expected)
+      return value_error("load: section ", k, " (", detail::section_name(s.id), ") starts at offset ", s.offset,
+                         " but must follow the previous one at ", expected);
+    if (s.size > bytes.size() - s.offset)
+      return value_error("load: section ", k, " (", detail::section_name(s.id), ") needs ", s.size,
+                         " bytes from offset ", s.offset, " but the file has ", bytes.size(), " bytes");
+    expected = s.offset + s.size;
+    sections.push_back(s);
+  }
+  if (expected != bytes.size())
+    return value_error("load: ", bytes.size() - expected, " bytes after the last section belong to no section");
+
+  const detail::section* found[5] = {};
+  for (const detail::section& s : sections) {
+    if (s.id >= functions && s.id <= code) {
+      if (found[s.id])
+        return value_error("load: the ", detail::section_name(s.id), " section appears twice");
+      found[s.id] = &s;
+    } else if (s.flags & section_required) {
+      return value_error("load: section id ", s.id, " is required but unknown to this relaxvm (written by a newer version?)");
+    }
+  }
+  for (std::uint32_t id = functions; id <= code; ++id)
+    if (!found[id]) return value_error("load: the ", detail::section_name(id), " section is missing");
+
+  auto reader_for = [&](std::uint32_t id) {
+    const detail::section& s = *found[id];
+    return detail::reader(bytes, static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.offset + s.size),
+                          detail::section_name(id));
+  };
+  exec_layout l;
+  {
+    detail::reader r = reader_for(functions);
+    RELAXVM_TRY(detail::read_functions(r, l));
+  }
+  detail::tag_map tags;
+  {
+    detail::reader r = reader_for(constant_tags);
+    RELAXVM_TRY_ASSIGN(tags, detail::read_tags(r));
+  }
+  {
+    detail::reader r = reader_for(constants);
+    RELAXVM_TRY(detail::read_constants(r, tags, l));
+  }
+  {
+    detail::reader r = reader_for(code);
+    RELAXVM_TRY(detail::read_code(r, l));
+  }
+  return l;
+}
+
+}  // namespace relaxvm::binary
+
+#endif  // RELAXVM_IO_BINARY_HPP

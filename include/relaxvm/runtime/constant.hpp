@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Constants between the two worlds: runtime values into an exec_builder's constant pool
+// (constant_traits), and an executable's constants back into values (materialize_constant).
+#ifndef RELAXVM_RUNTIME_CONSTANT_HPP
+#define RELAXVM_RUNTIME_CONSTANT_HPP
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+
+#include "../bytecode/builder.hpp"
+#include "../bytecode/layout.hpp"
+#include "object.hpp"
+#include "shape.hpp"
+#include "string.hpp"
+#include "tensor.hpp"
+#include "value.hpp"
+
+namespace relaxvm {
+
+template <>
+struct constant_traits<shape> {
+  static std::int64_t add(exec_builder& b, const shape& s) { return b.add_shape(s.dims()); }
+};
+template <>
+struct constant_traits<string> {
+  static std::int64_t add(exec_builder& b, const string& s) { return b.add_string(s.view()); }
+};
+template <>
+struct constant_traits<std::string> {
+  static std::int64_t add(exec_builder& b, const std::string& s) { return b.add_string(s); }
+};
+/// The tensor's data is copied into the executable; it must be a compact host tensor.
+template <>
+struct constant_traits<tensor> {
+  static std::int64_t add(exec_builder& b, const tensor& t) {
+    if (!t.defined() || t.device().device_type != kDLCPU || !t.is_contiguous()) {
+      b.reject_constant(!t.defined() ? "an undefined tensor" : "a tensor that is not a compact host tensor");
+      return 0;
+    }
+    const auto* p = static_cast<const std::uint8_t*>(t.raw_data());
+    return b.add_tensor(t.dtype(), t.shape().dims(), std::span<const std::uint8_t>(p, static_cast<std::size_t>(t.nbytes())));
+  }
+};
+/// Values of the kinds an executable can hold: int64, float64, bool, dtype, device, shape, string,
+/// tensor. Any other kind is a builder error.
+template <>
+struct constant_traits<value> {
+  static std::int64_t add(exec_builder& b, const value& v) {
+    switch (v.kind()) {
+      case value_kind::int64: return b.add_int(v.raw_int());
+      case value_kind::float64: return b.add_float(v.raw_double());
+      case value_kind::boolean: return b.add_bool(v.raw_int() != 0);
+      case value_kind::dtype: return b.add_dtype(dtype::unpack(v.raw_int()));
+      case value_kind::device: return b.add_device(device::unpack(v.raw_int()));
+      case value_kind::shape: return constant_traits<shape>::add(b, v.as<shape>());
+      case value_kind::string: return b.add_string(v.as<std::string_view>());
+      case value_kind::tensor: return constant_traits<tensor>::add(b, v.as<tensor>());
+      default: b.reject_constant(to_string(v.kind())); return 0;
+    }
+  }
+};
+
+/// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without
+/// copying and are read-only; `owner` keeps those bytes alive.
+inline value materialize_constant(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+  switch (c.kind) {
+    case const_kind::int64: return value(c.scalar);
+    case const_kind::float64: return value(std::bit_cast<double>(c.scalar));
+    case const_kind::boolean: return value(c.scalar != 0);
+    case const_kind::dtype: return value(dtype::unpack(c.scalar));
+    case const_kind::device: return value(device::unpack(c.scalar));
+    case const_kind::shape:
+      return value(shape(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset), static_cast<std::size_t>(c.ndim))));
+    case const_kind::string: return value(v.str({c.data_offset, c.data_size}));
+    case const_kind::tensor: {
+      shape s(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset), static_cast<std::size_t>(c.ndim)));
+      void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
+      // The verifier checked dtype, shape and size, so this cannot fail.
+      return value(tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true).value());
+    }
+  }
+  return value();
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_CONSTANT_HPP

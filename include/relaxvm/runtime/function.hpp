@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// Functions as values. A closure is either a packed function (C++ code behind one calling
+// convention) or a VM function of some executable; both may carry captured arguments, which are
+// passed after the call's own (the reference's make_closure order).
+//
+// The packed calling convention is the hot path of the VM:
+//   bool invoke(const closure_object& self, const value* args, uint32_t nargs, value& ret,
+//               std::optional<error>& err)
+// Arguments are borrowed (no reference counting); on success the result is written to `ret` and
+// the function returns true; on failure it stores an error in `err` and returns false.
+// make_typed() adapts an ordinary C++ callable to it, checking every argument.
+#ifndef RELAXVM_RUNTIME_FUNCTION_HPP
+#define RELAXVM_RUNTIME_FUNCTION_HPP
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+#include "object.hpp"
+#include "string.hpp"
+#include "value.hpp"
+
+namespace relaxvm {
+
+struct closure_object;
+
+using packed_invoke = bool (*)(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                               std::optional<error>& err);
+
+struct closure_object : object {
+  static constexpr std::string_view type_name = "relaxvm.closure";
+  enum class kind_t : std::uint8_t { packed, vm };
+
+  closure_object(kind_t k, std::string_view n) : fn_kind(k), name(n) {}
+  void share_children() noexcept {
+    if (auto* s = name.get()) s->share();
+    if (target) target->share();
+    for (const value& v : bound) v.share();
+  }
+
+  /// The packed function that runs (itself, or the closure it was bound from).
+  const closure_object& callee() const noexcept { return target ? *target : *this; }
+
+  kind_t fn_kind;
+  relaxvm::string name;
+  packed_invoke invoke = nullptr;      ///< packed functions
+  object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
+  std::int64_t func_index = -1;        ///< vm functions: index in the function table
+  const void* program = nullptr;       ///< vm functions: the executable they belong to
+  std::vector<value> bound;            ///< captured arguments, passed after the call's own
+};
+
+/// A packed function that owns a callable of type F.
+template <class F>
+struct typed_closure : closure_object {
+  static constexpr std::string_view type_name = "relaxvm.closure";
+  typed_closure(std::string_view n, F fn) : closure_object(kind_t::packed, n), f(std::move(fn)) {}
+  mutable F f;
+};
+
+class closure {
+ public:
+  using object_type = closure_object;
+  static constexpr value_kind kind = value_kind::closure;
+
+  closure() noexcept = default;
+  explicit closure(object_ref<closure_object> o) noexcept : obj_(std::move(o)) {}
+  closure(detail::borrow_t b, closure_object* o) noexcept : obj_(b, o) {}
+
+  bool defined() const noexcept { return static_cast<bool>(obj_); }
+  std::string_view name() const noexcept { return obj_->name.view(); }
+  bool is_packed() const noexcept { return obj_->fn_kind == closure_object::kind_t::packed; }
+  bool is_vm_function() const noexcept { return obj_->fn_kind == closure_object::kind_t::vm; }
+  std::span<const value> bound() const noexcept { return obj_->bound; }
+
+  /// A new closure that calls this one with `captured` appended after the call's arguments
+  /// (and after any values this one already captured).
+  closure bind(std::span<const value> captured) const {
+    auto c = make_object<closure_object>(obj_->fn_kind, obj_->name.view());
+    c->invoke = obj_->invoke;
+    c->func_index = obj_->func_index;
+    c->program = obj_->program;
+    if (is_packed()) c->target = obj_->target ? obj_->target : obj_;
+    c->bound.reserve(obj_->bound.size() + captured.size());
+    c->bound.assign(obj_->bound.begin(), obj_->bound.end());
+    c->bound.insert(c->bound.end(), captured.begin(), captured.end());
+    return closure(std::move(c));
+  }
+
+  /// Calls a packed function (vm functions are called through their virtual_machine).
+  result<value> try_call(std::span<const value> args) const {
+    if (!obj_) return detail::value_error("closure: calling an undefined closure");
+    if (is_vm_function())
+      return detail::value_error("closure '", name(),
+                                 "' is a vm function: call it through its virtual_machine (invoke_closure)");
+    value ret;
+    std::optional<error> err;
+    const closure_object& fn = obj_->callee();
+    bool ok;
+    if (obj_->bound.empty()) {
+      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err);
+    } else {
+      std::vector<value> all;
+      all.reserve(args.size() + obj_->bound.size());
+      for (const value& v : args) all.push_back(value::borrow(v));
+      for (const value& v : obj_->bound) all.push_back(value::borrow(v));
+      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
+    }
+    if (!ok) return std::move(*err);
+    return ret;
+  }
+  template <class... Args>
+  value operator()(Args&&... args) const {
+    std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+    return try_call(a).value();
+  }
+
+  void share() const noexcept {
+    if (obj_) obj_->share();
+  }
+  closure_object* get() const noexcept { return obj_.get(); }
+  object* detach() noexcept { return obj_.release(); }
+  friend bool operator==(const closure& a, const closure& b) noexcept { return a.obj_ == b.obj_; }
+
+ private:
+  object_ref<closure_object> obj_;
+};
+
+// ---- typed adapters ----------------------------------------------------------------------
+
+namespace detail {
+
+template <class... T>
+struct type_list {};
+
+template <class F>
+struct signature : signature<decltype(&std::remove_cvref_t<F>::operator())> {};
+template <class R, class... A>
+struct signature<R (*)(A...)> {
+  using ret = R;
+  using args = type_list<A...>;
+};
+template <class R, class... A>
+struct signature<R (*)(A...) noexcept> : signature<R (*)(A...)> {};
+template <class R, class... A>
+struct signature<R(A...)> : signature<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature<R (C::*)(A...)> : signature<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature<R (C::*)(A...) const> : signature<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature<R (C::*)(A...) noexcept> : signature<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature<R (C::*)(A...) const noexcept> : signature<R (*)(A...)> {};
+
+template <class T>
+inline constexpr bool is_result_v = false;
+template <class T>
+inline constexpr bool is_result_v<result<T>> = true;
+
+template <class D>
+concept convertible_from_value = requires(const value& v) {
+  value_traits<D>::check(v);
+  value_traits<D>::get(v);
+};
+
+/// How one parameter of type P is obtained from a (checked) value.
+template <class P>
+struct arg_holder {
+  using D = std::remove_cvref_t<P>;
+  static_assert(convertible_from_value<D>,
+                "relaxvm::make_typed: a parameter type has no conversion from relaxvm::value; use an integer, "
+                "floating point, bool, dtype, device, shape, string, std::string(_view), tensor, tuple, closure, "
+                "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
+  static constexpr std::string_view name = value_traits<D>::name;
+  static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
+  explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
+  D x;
+  D& get() noexcept { return x; }
+};
+template <object_handle H>
+struct arg_holder_handle {
+  static constexpr std::string_view name = to_string(H::kind);
+  static bool check(const value& v) noexcept { return v.kind() == H::kind; }
+  explicit arg_holder_handle(const value& v) noexcept : b(v.get_object()) {}
+  borrowed<H> b;
+  const H& get() const noexcept { return b.get(); }
+};
+template <object_handle H>
+struct arg_holder<H> : arg_holder_handle<H> {
+  using arg_holder_handle<H>::arg_holder_handle;
+};
+template <object_handle H>
+struct arg_holder<const H&> : arg_holder_handle<H> {
+  using arg_holder_handle<H>::arg_holder_handle;
+};
+template <object_handle H>
+struct arg_holder<const H> : arg_holder_handle<H> {
+  using arg_holder_handle<H>::arg_holder_handle;
+};
+template <class V>
+  requires std::is_same_v<std::remove_cvref_t<V>, value>
+struct arg_holder<V> {
+  static constexpr std::string_view name = "any value";
+  static bool check(const value&) noexcept { return true; }
+  explicit arg_holder(const value& v) noexcept : p(&v) {}
+  const value* p;
+  const value& get() const noexcept { return *p; }
+};
+template <>
+struct arg_holder<vm_context&> {
+  static constexpr std::string_view name = "the vm context (%vm)";
+  static bool check(const value& v) noexcept { return v.kind() == value_kind::context; }
+  explicit arg_holder(const value& v) noexcept : p(v.raw_context()) {}
+  vm_context* p;
+  vm_context& get() const noexcept { return *p; }
+};
+
+template <class P>
+inline constexpr bool is_rest_v = std::is_same_v<std::remove_cvref_t<P>, std::span<const value>>;
+
+/// Writes a C++ result into `ret`, or its error into `err`.
+template <class R>
+bool store_result(R&& r, value& ret, std::optional<error>& err) {
+  using D = std::remove_cvref_t<R>;
+  if constexpr (is_result_v<D>) {
+    if (!r.ok()) {
+      err.emplace(std::forward<R>(r).error());
+      return false;
+    }
+    if constexpr (std::is_void_v<typename D::value_type>) {
+      ret.reset();
+      return true;
+    } else {
+      return store_result(*std::forward<R>(r), ret, err);
+    }
+  } else {
+    ret = value(std::forward<R>(r));
+    return true;
+  }
+}
+
+template <class... P>
+constexpr bool last_is_rest() {
+  if constexpr (sizeof...(P) == 0) return false;
+  else return is_rest_v<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+}
+
+template <class F, class R, class Args>
+struct typed_invoker;
+
+template <class F, class R, class... P>
+struct typed_invoker<F, R, type_list<P...>> {
+  static constexpr std::size_t n = sizeof...(P);
+  static constexpr bool variadic = last_is_rest<P...>();
+  static constexpr std::size_t fixed = variadic ? n - 1 : n;
+
+  static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                     std::optional<error>& err) {
+    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    if (variadic ? nargs < fixed : nargs != fixed) {
+      err.emplace(type_error(fn.name.view(), ": expects ", variadic ? "at least " : "", fixed, " argument",
+                             fixed == 1 ? "" : "s", " but got ", nargs));
+      return false;
+    }
+    return call(fn, args, nargs, ret, err, std::make_index_sequence<fixed>());
+  }
+
+  template <std::size_t I>
+  static bool check_one(const closure_object& self, const value* args, std::optional<error>& err) {
+    using P_ = std::tuple_element_t<I, std::tuple<P...>>;
+    if (arg_holder<P_>::check(args[I])) return true;
+    text got = args[I].describe();
+    err.emplace(type_error(self.name.view(), ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
+    return false;
+  }
+
+  template <std::size_t... I>
+  static bool call(const typed_closure<F>& fn, const value* args, std::uint32_t nargs, value& ret,
+                   std::optional<error>& err, std::index_sequence<I...>) {
+    if (!(check_one<I>(fn, args, err) && ...)) return false;
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+#endif
+      // The holders are temporaries of the full expression: borrowed arguments live until the
+      // result is stored.
+      if constexpr (std::is_void_v<R>) {
+        if constexpr (variadic)
+          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+               std::span<const value>(args + fixed, nargs - fixed));
+        else
+          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
+        ret.reset();
+        return true;
+      } else if constexpr (variadic) {
+        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+                                 std::span<const value>(args + fixed, nargs - fixed)),
+                            ret, err);
+      } else {
+        (void)nargs;
+        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...), ret, err);
+      }
+#if RELAXVM_USE_EXCEPTIONS
+    } catch (const error& e) {
+      err.emplace(e);
+    } catch (const std::exception& e) {
+      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+    } catch (...) {
+      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+    }
+    return false;
+#endif
+  }
+};
+
+/// Raw packed functions: f(std::span<const value>) returning value, result<value> or void.
+template <class F>
+struct raw_invoker {
+  static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                     std::optional<error>& err) {
+    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    std::span<const value> a(args, nargs);
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+#endif
+      using R = decltype(fn.f(a));
+      if constexpr (std::is_void_v<R>) {
+        fn.f(a);
+        ret.reset();
+        return true;
+      } else {
+        return store_result(fn.f(a), ret, err);
+      }
+#if RELAXVM_USE_EXCEPTIONS
+    } catch (const error& e) {
+      err.emplace(e);
+    } catch (const std::exception& e) {
+      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+    } catch (...) {
+      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+    }
+    return false;
+#endif
+  }
+};
+
+}  // namespace detail
+
+/// A packed function that checks and converts each argument to the parameter types of `f`
+/// (integers, floating point, bool, dtype, device, shape, string, std::string(_view), tensor,
+/// tuple, closure, value, vm_context&, object_ref<T>; a trailing std::span<const value> takes the
+/// remaining arguments). `f` returns void, a value-convertible type, or result<T>.
+template <class F>
+closure make_typed(std::string_view name, F f) {
+  using sig = detail::signature<F>;
+  auto c = make_object<typed_closure<F>>(name, std::move(f));
+  c->invoke = &detail::typed_invoker<F, typename sig::ret, typename sig::args>::invoke;
+  return closure(object_ref<closure_object>(c));
+}
+
+/// A packed function that sees its arguments as they are: f(std::span<const value>).
+template <class F>
+closure make_packed(std::string_view name, F f) {
+  auto c = make_object<typed_closure<F>>(name, std::move(f));
+  c->invoke = &detail::raw_invoker<F>::invoke;
+  return closure(object_ref<closure_object>(c));
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_FUNCTION_HPP

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// The object model: intrusively reference-counted objects identified by a type descriptor (no RTTI).
+//
+// Reference counts are plain integers unless the object is shared (share(), or
+// RELAXVM_ATOMIC_REFCOUNT=1), because an atomic increment and decrement cost about 11 ns on the
+// machines we measure, several times a whole VM call. docs/threads.md says what this means for
+// threads.
+#ifndef RELAXVM_RUNTIME_OBJECT_HPP
+#define RELAXVM_RUNTIME_OBJECT_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "../base/config.hpp"
+
+namespace relaxvm {
+
+class object;
+
+/// What every object of one C++ type shares: its name, how to destroy it, and how to share what
+/// it refers to.
+struct object_type {
+  std::string_view name;
+  void (*destroy)(object*) noexcept;
+  void (*share_children)(object*) noexcept = nullptr;
+};
+
+namespace detail {
+template <class T>
+void destroy_object(object* o) noexcept;
+template <class T>
+struct type_of_impl;
+}  // namespace detail
+
+/// The descriptor of object type T. T names itself with `static constexpr std::string_view
+/// type_name`; it may define `void share_children() noexcept` if it holds other objects.
+template <class T>
+inline constexpr object_type type_of = detail::type_of_impl<T>::value;
+
+/// Base of every heap object a value can refer to. Objects are created by make_object<T>().
+class object {
+ public:
+  object(const object&) = delete;
+  object& operator=(const object&) = delete;
+
+  const object_type* type() const noexcept { return type_; }
+  std::string_view type_name() const noexcept { return type_->name; }
+  template <class T>
+  bool is() const noexcept {
+    return type_ == &type_of<T>;
+  }
+
+  /// The current number of references (for tests and diagnostics).
+  std::uint32_t use_count() const noexcept {
+    return atomic_rc() ? std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(refcount_)).load()
+                       : refcount_;
+  }
+  bool is_shared() const noexcept { return (flags_ & flag_shared) != 0; }
+
+  /// Makes this object's reference count (and those of the objects it holds) atomic, so that
+  /// handles to it may be copied and dropped on several threads at once. Call it before the
+  /// object is visible to a second thread.
+  void share() noexcept {
+    if (is_shared()) return;
+    flags_ |= flag_shared;
+    if (type_->share_children) type_->share_children(this);
+  }
+
+  void retain() noexcept {
+    if (atomic_rc()) std::atomic_ref<std::uint32_t>(refcount_).fetch_add(1, std::memory_order_relaxed);
+    else ++refcount_;
+  }
+  void release() noexcept {
+    if (atomic_rc()) {
+      if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) type_->destroy(this);
+    } else if (--refcount_ == 0) {
+      type_->destroy(this);
+    }
+  }
+
+ protected:
+  object() = default;
+  ~object() = default;
+
+ private:
+  template <class T, class... Args>
+  friend T* make_raw_object(Args&&... args);
+  template <class T, class... Args>
+  friend T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
+
+  static constexpr std::uint32_t flag_shared = 1;
+  bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
+
+  alignas(4) std::uint32_t refcount_ = 1;
+  std::uint32_t flags_ = 0;
+  const object_type* type_ = nullptr;
+};
+
+/// Creates a T (derived from object) with one reference, owned by the caller.
+template <class T, class... Args>
+T* make_raw_object(Args&&... args) {
+  static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
+  T* p = new T(std::forward<Args>(args)...);
+  p->type_ = &type_of<T>;
+  return p;
+}
+
+/// Like make_raw_object, with `tail_bytes` of storage after the object (for shapes, strings,
+/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block.
+template <class T, class... Args>
+T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+  static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
+  void* mem = ::operator new(sizeof(T) + tail_bytes);
+  T* p = ::new (mem) T(std::forward<Args>(args)...);
+  p->type_ = &type_of<T>;
+  return p;
+}
+
+namespace detail {
+template <class T>
+void destroy_object(object* o) noexcept {
+  T* p = static_cast<T*>(o);
+  p->~T();
+  ::operator delete(static_cast<void*>(p));
+}
+template <class T>
+concept has_share_children = requires(T& t) { t.share_children(); };
+template <class T>
+void share_children_of(object* o) noexcept {
+  static_cast<T*>(o)->share_children();
+}
+template <class T>
+constexpr void (*share_children_fn())(object*) noexcept {
+  if constexpr (has_share_children<T>) return &share_children_of<T>;
+  else return nullptr;
+}
+template <class T>
+struct type_of_impl {
+  static constexpr object_type value{T::type_name, &destroy_object<T>, share_children_fn<T>()};
+};
+struct borrow_t {
+  explicit borrow_t() = default;
+};
+inline constexpr borrow_t borrow{};
+}  // namespace detail
+
+/// An owning, reference-counting pointer to an object of type T.
+template <class T>
+class object_ref {
+ public:
+  using element_type = T;
+
+  constexpr object_ref() noexcept = default;
+  constexpr object_ref(std::nullptr_t) noexcept {}  // NOLINT
+  /// Takes over the reference `p` already holds (from make_raw_object).
+  static object_ref adopt(T* p) noexcept {
+    object_ref r;
+    r.ptr_ = p;
+    return r;
+  }
+  /// Adds a reference to `p`.
+  static object_ref retain(T* p) noexcept {
+    if (p) p->retain();
+    return adopt(p);
+  }
+  /// A reference that does not count: the VM uses these for arguments it lends to a callee.
+  object_ref(detail::borrow_t, T* p) noexcept : ptr_(p) {}
+
+  object_ref(const object_ref& o) noexcept : ptr_(o.ptr_) {
+    if (ptr_) ptr_->retain();
+  }
+  object_ref(object_ref&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
+  template <class U>
+    requires std::is_convertible_v<U*, T*>
+  object_ref(const object_ref<U>& o) noexcept : ptr_(o.get()) {  // NOLINT: upcast
+    if (ptr_) ptr_->retain();
+  }
+  object_ref& operator=(const object_ref& o) noexcept {
+    if (o.ptr_) o.ptr_->retain();
+    reset_to(o.ptr_);
+    return *this;
+  }
+  object_ref& operator=(object_ref&& o) noexcept {
+    if (this != &o) reset_to(std::exchange(o.ptr_, nullptr));
+    return *this;
+  }
+  ~object_ref() {
+    if (ptr_) ptr_->release();
+  }
+
+  T* get() const noexcept { return ptr_; }
+  T* operator->() const noexcept { return ptr_; }
+  T& operator*() const noexcept { return *ptr_; }
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+  /// Gives up the reference without releasing it.
+  T* release() noexcept { return std::exchange(ptr_, nullptr); }
+  void reset() noexcept { reset_to(nullptr); }
+
+  friend bool operator==(const object_ref& a, const object_ref& b) noexcept { return a.ptr_ == b.ptr_; }
+
+ private:
+  void reset_to(T* p) noexcept {
+    T* old = std::exchange(ptr_, p);
+    if (old) old->release();
+  }
+  T* ptr_ = nullptr;
+};
+
+/// make_object<T>(args...): a new T with one reference.
+template <class T, class... Args>
+object_ref<T> make_object(Args&&... args) {
+  return object_ref<T>::adopt(make_raw_object<T>(std::forward<Args>(args)...));
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_OBJECT_HPP

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// basic_registry: names to packed functions. A VM looks every name up once, when it is made;
+// after that a call is an index into a table. relaxvm::registry (builtins/registry.hpp) is a
+// basic_registry that starts with every vm.builtin.*.
+#ifndef RELAXVM_RUNTIME_REGISTRY_HPP
+#define RELAXVM_RUNTIME_REGISTRY_HPP
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../base/error.hpp"
+#include "function.hpp"
+
+namespace relaxvm {
+
+class basic_registry {
+ public:
+  /// Registers a typed C++ callable (see make_typed): arguments are checked and converted.
+  template <class F>
+  basic_registry& def(std::string_view name, F&& f) {
+    try_add(name, make_typed(name, std::forward<F>(f))).value();
+    return *this;
+  }
+  /// Registers a raw packed function: f(std::span<const value>) -> value (or result<value>).
+  template <class F>
+  basic_registry& def_packed(std::string_view name, F&& f) {
+    try_add(name, make_packed(name, std::forward<F>(f))).value();
+    return *this;
+  }
+  /// Registers an existing closure under `name`. A name can be registered once; remove() it first
+  /// to replace it.
+  status try_add(std::string_view name, closure c) {
+    if (name.empty()) return detail::value_error("registry: a function needs a non-empty name");
+    if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
+    if (!c.is_packed())
+      return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
+    auto [it, inserted] = funcs_.try_emplace(std::string(name), std::move(c));
+    if (!inserted)
+      return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
+    return {};
+  }
+  basic_registry& add(std::string_view name, closure c) {
+    try_add(name, std::move(c)).value();
+    return *this;
+  }
+
+  /// The function registered as `name`, or nullptr.
+  const closure* find(std::string_view name) const {
+    auto it = funcs_.find(name);
+    return it == funcs_.end() ? nullptr : &it->second;
+  }
+  result<closure> try_get(std::string_view name) const {
+    if (const closure* c = find(name)) return *c;
+    return detail::value_error("registry: no function is registered as '", name, "'");
+  }
+  closure get(std::string_view name) const { return try_get(name).value(); }
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  /// Removes `name`; returns whether it was there. VMs already made keep what they resolved.
+  bool remove(std::string_view name) {
+    auto it = funcs_.find(name);
+    if (it == funcs_.end()) return false;
+    funcs_.erase(it);
+    return true;
+  }
+  std::size_t size() const { return funcs_.size(); }
+  std::vector<std::string_view> names() const {
+    std::vector<std::string_view> out;
+    out.reserve(funcs_.size());
+    for (const auto& [name, fn] : funcs_) out.push_back(name);
+    return out;
+  }
+
+ private:
+  std::map<std::string, closure, std::less<>> funcs_;
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_REGISTRY_HPP

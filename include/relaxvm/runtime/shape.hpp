@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// shape: an immutable list of int64 dimensions (the reference's ShapeTuple). The empty shape ()
+// needs no allocation.
+#ifndef RELAXVM_RUNTIME_SHAPE_HPP
+#define RELAXVM_RUNTIME_SHAPE_HPP
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "../base/checked_math.hpp"
+#include "../base/text.hpp"
+#include "object.hpp"
+#include "value_kind.hpp"
+
+namespace relaxvm {
+
+struct shape_object : object {
+  static constexpr std::string_view type_name = "relaxvm.shape";
+  explicit shape_object(std::int64_t n) : size(n) {}
+  std::int64_t size;
+  std::int64_t* dims() noexcept { return reinterpret_cast<std::int64_t*>(this + 1); }
+  const std::int64_t* dims() const noexcept { return reinterpret_cast<const std::int64_t*>(this + 1); }
+};
+static_assert(sizeof(shape_object) % alignof(std::int64_t) == 0);
+
+class shape {
+ public:
+  using object_type = shape_object;
+  static constexpr value_kind kind = value_kind::shape;
+
+  /// The empty shape ().
+  shape() noexcept = default;
+  shape(std::initializer_list<std::int64_t> dims) : shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  explicit shape(std::span<const std::int64_t> dims) {
+    if (dims.empty()) return;
+    shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
+                                                              static_cast<std::int64_t>(dims.size()));
+    for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
+    obj_ = object_ref<shape_object>::adopt(o);
+  }
+  shape(detail::borrow_t b, shape_object* o) noexcept : obj_(b, o) {}
+
+  std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
+  bool empty() const noexcept { return size() == 0; }
+  const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
+  std::int64_t operator[](std::int64_t i) const noexcept { return data()[i]; }
+  const std::int64_t* begin() const noexcept { return data(); }
+  const std::int64_t* end() const noexcept { return data() + size(); }
+  std::span<const std::int64_t> dims() const noexcept {
+    return {data(), static_cast<std::size_t>(size())};
+  }
+
+  /// The product of the dimensions; false when it overflows int64 or a dimension is negative.
+  bool numel(std::int64_t& out) const noexcept {
+    out = 1;
+    for (std::int64_t d : dims())
+      if (d < 0 || !detail::checked_mul(out, d, out)) return false;
+    return true;
+  }
+
+  friend bool operator==(const shape& a, const shape& b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::int64_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
+  shape_object* get() const noexcept { return obj_.get(); }
+  /// Gives up this handle's reference (for value).
+  object* detach() noexcept { return obj_.release(); }
+
+ private:
+  object_ref<shape_object> obj_;
+};
+
+namespace detail {
+/// "[32, 16]"
+inline void append_shape(text& out, std::span<const std::int64_t> dims) {
+  out << '[';
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i) out << ", ";
+    out << dims[i];
+  }
+  out << ']';
+}
+inline text cat_shape(std::span<const std::int64_t> dims) {
+  text t;
+  append_shape(t, dims);
+  return t;
+}
+}  // namespace detail
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_SHAPE_HPP

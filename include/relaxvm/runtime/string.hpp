@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// string: an immutable, reference-counted string (NUL-terminated for C interop).
+#ifndef RELAXVM_RUNTIME_STRING_HPP
+#define RELAXVM_RUNTIME_STRING_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "object.hpp"
+#include "value_kind.hpp"
+
+namespace relaxvm {
+
+struct string_object : object {
+  static constexpr std::string_view type_name = "relaxvm.string";
+  explicit string_object(std::size_t n) : size(n) {}
+  std::size_t size;
+  char* chars() noexcept { return reinterpret_cast<char*>(this + 1); }
+  const char* chars() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+};
+
+class string {
+ public:
+  using object_type = string_object;
+  static constexpr value_kind kind = value_kind::string;
+
+  string() : string(std::string_view()) {}
+  string(std::string_view s) {  // NOLINT: implicit, like std::string from a literal
+    string_object* o = make_raw_object_with_tail<string_object>(s.size() + 1, s.size());
+    if (!s.empty()) std::memcpy(o->chars(), s.data(), s.size());
+    o->chars()[s.size()] = '\0';
+    obj_ = object_ref<string_object>::adopt(o);
+  }
+  string(const char* s) : string(std::string_view(s)) {}        // NOLINT
+  string(const std::string& s) : string(std::string_view(s)) {}  // NOLINT
+  string(detail::borrow_t b, string_object* o) noexcept : obj_(b, o) {}
+
+  std::string_view view() const noexcept { return {obj_->chars(), obj_->size}; }
+  const char* c_str() const noexcept { return obj_->chars(); }
+  std::size_t size() const noexcept { return obj_->size; }
+  operator std::string_view() const noexcept { return view(); }  // NOLINT
+  std::string str() const { return std::string(view()); }
+
+  friend bool operator==(const string& a, std::string_view b) noexcept { return a.view() == b; }
+
+  string_object* get() const noexcept { return obj_.get(); }
+  object* detach() noexcept { return obj_.release(); }
+
+ private:
+  object_ref<string_object> obj_;
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_STRING_HPP

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+// tensor: an n-dimensional array over DLPack's DLTensor. Zero-copy exchange with other frameworks
+// through to_dlpack()/from_dlpack(), honouring DLPack's ownership rules.
+#ifndef RELAXVM_RUNTIME_TENSOR_HPP
+#define RELAXVM_RUNTIME_TENSOR_HPP
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "../base/checked_math.hpp"
+#include "../base/device.hpp"
+#include "../base/dtype.hpp"
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+#include "object.hpp"
+#include "shape.hpp"
+#include "value_kind.hpp"
+
+namespace relaxvm {
+
+/// Data of tensors made by empty() and from() is aligned to this many bytes.
+inline constexpr std::size_t tensor_alignment = 64;
+
+struct tensor_object : object {
+  static constexpr std::string_view type_name = "relaxvm.tensor";
+  tensor_object() = default;
+  ~tensor_object() {
+    if (own_data) ::operator delete(own_data, std::align_val_t{tensor_alignment});
+  }
+  void share_children() noexcept {
+    if (owner) owner->share();
+    if (auto* s = dims.get()) s->share();
+    if (auto* s = strides.get()) s->share();
+  }
+
+  DLTensor dl{};          ///< dl.shape and dl.strides point into `dims` and `strides`
+  shape dims;
+  shape strides;          ///< empty when the tensor is compact (dl.strides == nullptr)
+  std::int64_t numel = 0;
+  object_ref<object> owner;  ///< keeps foreign data alive (DLPack, an executable, a storage)
+  void* own_data = nullptr;  ///< data this tensor allocated itself
+  bool read_only = false;
+};
+
+namespace detail {
+
+/// Keeps a DLManagedTensor until the last tensor viewing it is gone, then calls its deleter once.
+struct dlpack_owner : object {
+  static constexpr std::string_view type_name = "relaxvm.dlpack_owner";
+  explicit dlpack_owner(DLManagedTensor* m) : managed(m) {}
+  ~dlpack_owner() {
+    if (managed->deleter) managed->deleter(managed);
+  }
+  DLManagedTensor* managed;
+};
+
+/// What to_dlpack() hands out: the consumer's deleter call drops our reference.
+struct dlpack_export {
+  DLManagedTensor managed;
+  tensor_object* keep;
+  static void deleter(DLManagedTensor* self) {
+    auto* e = static_cast<dlpack_export*>(self->manager_ctx);
+    e->keep->release();
+    delete e;
+  }
+};
+
+#if RELAXVM_HOSTED
+/// Keeps a shared_ptr alive for tensors that view memory it owns (an executable's constants).
+struct keep_alive_owner : object {
+  static constexpr std::string_view type_name = "relaxvm.keep_alive";
+  explicit keep_alive_owner(std::shared_ptr<const void> p) : keep(std::move(p)) {}
+  std::shared_ptr<const void> keep;
+};
+#endif
+
+inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, std::int64_t& numel,
+                                  std::int64_t& nbytes, std::string_view what) {
+  if (!t.valid_for_tensor())
+    return value_error(what, ": ", to_text(t), " is not a valid tensor element type");
+  numel = 1;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) return value_error(what, ": dimension ", i, " is ", dims[i], "; dimensions must be 0 or more");
+    if (!checked_mul(numel, dims[i], numel))
+      return value_error(what, ": the element count of shape ", cat_shape(dims), " overflows int64");
+  }
+  if (!checked_mul(numel, t.bytes(), nbytes))
+    return value_error(what, ": ", numel, " elements of ", to_text(t), " overflow int64 bytes");
+  return {};
+}
+
+}  // namespace detail
+
+class tensor {
+ public:
+  using object_type = tensor_object;
+  static constexpr value_kind kind = value_kind::tensor;
+
+  /// An undefined tensor (no object).
+  tensor() noexcept = default;
+  tensor(detail::borrow_t b, tensor_object* o) noexcept : obj_(b, o) {}
+  explicit tensor(object_ref<tensor_object> o) noexcept : obj_(std::move(o)) {}
+
+  /// A new uninitialized host tensor; `d` must be a CPU device (any id).
+  static result<tensor> try_empty(const relaxvm::shape& s, relaxvm::dtype t,
+                                  relaxvm::device d = relaxvm::device::cpu()) {
+    if (d.device_type != kDLCPU)
+      return detail::value_error("tensor::empty: cannot allocate on ", to_text(d),
+                                 "; relaxvm allocates host (cpu) memory only");
+    std::int64_t numel = 0, nbytes = 0;
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+    auto o = make_object<tensor_object>();
+    o->own_data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment});
+    init(*o, o->own_data, s, t, d, numel);
+    return tensor(std::move(o));
+  }
+  static tensor empty(const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d = relaxvm::device::cpu()) {
+    return try_empty(s, t, d).value();
+  }
+
+  /// A new host tensor holding a copy of `data` (row-major); data.size() must equal the element
+  /// count of `s`.
+  template <class T>
+  static result<tensor> try_from(std::span<const T> data, const relaxvm::shape& s) {
+    std::int64_t numel = 0;
+    if (!s.numel(numel) || numel != static_cast<std::int64_t>(data.size()))
+      return detail::value_error("tensor::from: ", data.size(), " values do not fill shape ",
+                                 detail::cat_shape(s.dims()));
+    RELAXVM_TRY_ASSIGN(tensor t, try_empty(s, dtype_of<T>()));
+    if (!data.empty()) std::memcpy(t.raw_data(), data.data(), data.size() * sizeof(T));
+    return t;
+  }
+  template <class T>
+  static tensor from(std::span<const T> data, const relaxvm::shape& s) {
+    return try_from<T>(data, s).value();
+  }
+  template <class T>
+  static tensor from(std::initializer_list<T> data, const relaxvm::shape& s) {
+    return try_from<T>(std::span<const T>(data.begin(), data.size()), s).value();
+  }
+  /// A 0-d tensor holding `v`.
+  template <class T>
+  static tensor scalar(T v) {
+    return from<T>(std::span<const T>(&v, 1), relaxvm::shape());
+  }
+
+  /// A tensor over memory it does not own; `owner` (may be null) keeps that memory alive.
+  static result<tensor> try_view(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
+                                 object_ref<object> owner, bool read_only) {
+    std::int64_t numel = 0, nbytes = 0;
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
+    if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+    auto o = make_object<tensor_object>();
+    init(*o, data, s, t, d, numel);
+    o->owner = std::move(owner);
+    o->read_only = read_only;
+    return tensor(std::move(o));
+  }
+
+  /// Takes ownership of a DLPack tensor without copying its data; its deleter is called once, when
+  /// the last tensor viewing it is gone. On error `m` is left untouched and still belongs to the
+  /// caller.
+  static result<tensor> try_from_dlpack(DLManagedTensor* m) {
+    if (m == nullptr) return detail::value_error("from_dlpack: the DLManagedTensor pointer is null");
+    const DLTensor& dl = m->dl_tensor;
+    if (m->deleter == &detail::dlpack_export::deleter) {
+      // One of ours coming back: the same object, not a wrapper around a wrapper.
+      auto* e = static_cast<detail::dlpack_export*>(m->manager_ctx);
+      if (dl.data == e->keep->dl.data && dl.byte_offset == e->keep->dl.byte_offset && dl.ndim == e->keep->dl.ndim) {
+        tensor t(object_ref<tensor_object>::retain(e->keep));
+        m->deleter(m);
+        return t;
+      }
+    }
+    if (dl.ndim < 0) return detail::value_error("from_dlpack: ndim is ", dl.ndim);
+    if (dl.ndim > 0 && dl.shape == nullptr) return detail::value_error("from_dlpack: ndim is ", dl.ndim, " but shape is null");
+    relaxvm::shape s(std::span<const std::int64_t>(dl.shape, static_cast<std::size_t>(dl.ndim)));
+    std::int64_t numel = 0, nbytes = 0;
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), dl.dtype, numel, nbytes, "from_dlpack"));
+    if (dl.data == nullptr && nbytes > 0) return detail::value_error("from_dlpack: data is null for ", nbytes, " bytes");
+    auto o = make_object<tensor_object>();
+    init(*o, dl.data, s, dl.dtype, dl.device, numel);
+    o->dl.byte_offset = dl.byte_offset;
+    if (dl.strides != nullptr) {
+      o->strides = relaxvm::shape(std::span<const std::int64_t>(dl.strides, static_cast<std::size_t>(dl.ndim)));
+      o->dl.strides = const_cast<std::int64_t*>(o->strides.data());
+    }
+    o->owner = make_object<detail::dlpack_owner>(m);
+    return tensor(std::move(o));
+  }
+  static tensor from_dlpack(DLManagedTensor* m) { return try_from_dlpack(m).value(); }
+
+  /// A DLPack view of this tensor that keeps it alive until the consumer calls the deleter.
+  result<DLManagedTensor*> try_to_dlpack() const {
+    if (!obj_) return detail::value_error("to_dlpack: the tensor is undefined");
+    auto* e = new detail::dlpack_export{};
+    e->managed.dl_tensor = obj_->dl;
+    e->managed.manager_ctx = e;
+    e->managed.deleter = &detail::dlpack_export::deleter;
+    e->keep = obj_.get();
+    e->keep->retain();
+    return &e->managed;
+  }
+  DLManagedTensor* to_dlpack() const { return try_to_dlpack().value(); }
+
+  bool defined() const noexcept { return static_cast<bool>(obj_); }
+  const relaxvm::shape& shape() const noexcept { return obj_->dims; }
+  std::int64_t ndim() const noexcept { return obj_->dl.ndim; }
+  relaxvm::dtype dtype() const noexcept { return obj_->dl.dtype; }
+  relaxvm::device device() const noexcept { return obj_->dl.device; }
+  std::int64_t numel() const noexcept { return obj_->numel; }
+  std::int64_t nbytes() const noexcept { return obj_->numel * dtype().bytes(); }
+  std::uint64_t byte_offset() const noexcept { return obj_->dl.byte_offset; }
+  /// Explicit strides, or an empty shape when the tensor is compact row-major.
+  const relaxvm::shape& strides() const noexcept { return obj_->strides; }
+  bool is_contiguous() const noexcept {
+    if (obj_->strides.empty()) return true;
+    std::int64_t expected = 1;
+    for (std::int64_t i = ndim() - 1; i >= 0; --i) {
+      if (shape()[i] != 1 && obj_->strides[i] != expected) return false;
+      expected *= shape()[i];
+    }
+    return true;
+  }
+  /// True for tensors that view memory they must not write, such as an executable's constants.
+  bool read_only() const noexcept { return obj_->read_only; }
+  const DLTensor& dl() const noexcept { return obj_->dl; }
+  /// The first element's address (data + byte_offset).
+  void* raw_data() const noexcept {
+    return static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset;
+  }
+
+  /// The data as T*, checking that T matches the dtype.
+  template <class T>
+  result<T*> try_data() const {
+    if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
+    if (dtype_of<T>() != dtype())
+      return detail::type_error("tensor::data<", to_text(dtype_of<T>()), ">: the tensor holds ", to_text(dtype()));
+    return static_cast<T*>(raw_data());
+  }
+  template <class T>
+  T* data() const {
+    return try_data<T>().value();
+  }
+
+  /// A compact host copy with its own (writable) data.
+  result<tensor> try_copy() const {
+    if (!obj_) return detail::value_error("tensor::copy: the tensor is undefined");
+    if (!is_contiguous()) return detail::value_error("tensor::copy: strided tensors are not supported yet");
+    RELAXVM_TRY_ASSIGN(tensor t, try_empty(shape(), dtype()));
+    if (nbytes() > 0) std::memcpy(t.raw_data(), raw_data(), static_cast<std::size_t>(nbytes()));
+    return t;
+  }
+  tensor copy() const { return try_copy().value(); }
+
+  /// Lets handles to this tensor be used from several threads (see object::share).
+  void share() const noexcept {
+    if (obj_) obj_->share();
+  }
+  tensor_object* get() const noexcept { return obj_.get(); }
+  object* detach() noexcept { return obj_.release(); }
+  friend bool operator==(const tensor& a, const tensor& b) noexcept { return a.obj_ == b.obj_; }
+
+ private:
+  static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
+                   std::int64_t numel) {
+    o.dims = s;
+    o.numel = numel;
+    o.dl.data = data;
+    o.dl.device = d;
+    o.dl.ndim = static_cast<int>(s.size());
+    o.dl.dtype = t;
+    o.dl.shape = const_cast<std::int64_t*>(o.dims.data());
+    o.dl.strides = nullptr;
+    o.dl.byte_offset = 0;
+  }
+
+  object_ref<tensor_object> obj_;
+};
+
+namespace detail {
+
+inline void append_element(text& out, const void* p, dtype t) {
+  auto load = [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, p, sizeof(x));
+    return x;
+  };
+  if (t.is_bool()) out << (load(std::uint8_t{}) != 0);
+  else if (t == dtype::float32()) append_double(out, static_cast<double>(load(float{})));
+  else if (t == dtype::float64()) append_double(out, load(double{}));
+  else if (t == dtype::int8()) out << load(std::int8_t{});
+  else if (t == dtype::int16()) out << load(std::int16_t{});
+  else if (t == dtype::int32()) out << load(std::int32_t{});
+  else if (t == dtype::int64()) out << load(std::int64_t{});
+  else if (t == dtype::uint8()) out << load(std::uint8_t{});
+  else if (t == dtype::uint16()) out << load(std::uint16_t{});
+  else if (t == dtype::uint32()) out << load(std::uint32_t{});
+  else if (t == dtype::uint64()) out << load(std::uint64_t{});
+  else out << '?';
+}
+
+/// "tensor([[1, 2], [3, 4]], shape=[2, 2], dtype=float32, device=cpu:0)"; at most `limit`
+/// elements are written.
+inline void append_tensor(text& out, const tensor& t, std::int64_t limit = 64) {
+  if (!t.defined()) {
+    out << "tensor(undefined)";
+    return;
+  }
+  out << "tensor(";
+  const std::int64_t n = t.ndim();
+  if (t.device().device_type == kDLCPU && t.is_contiguous()) {
+    const auto* base = static_cast<const unsigned char*>(t.raw_data());
+    const std::int64_t esize = t.dtype().bytes();
+    std::int64_t written = 0;
+    // Walk the elements in row-major order, opening and closing brackets at dimension edges.
+    std::int64_t idx[64] = {};
+    if (n > 64) {
+      out << "...";
+    } else if (t.numel() == 0) {
+      for (std::int64_t d = 0; d < n; ++d) out << '[';
+      for (std::int64_t d = 0; d < n; ++d) out << ']';
+    } else {
+      for (std::int64_t d = 0; d < n; ++d) out << '[';
+      for (std::int64_t e = 0; e < t.numel(); ++e) {
+        if (written == limit) {
+          out << "...";
+          break;
+        }
+        append_element(out, base + e * esize, t.dtype());
+        ++written;
+        std::int64_t d = n - 1;
+        while (d >= 0 && ++idx[d] == t.shape()[d]) {
+          idx[d] = 0;
+          out << ']';
+          --d;
+        }
+        if (d >= 0) {
+          out << ", ";
+          for (std::int64_t k = d + 1; k < n; ++k) out << '[';
+        }
+      }
+    }
+  } else {
+    out << "...";
+  }
+  out << ", shape=";
+  append_shape(out, t.shape().dims());
+  out << ", dtype=" << to_text(t.dtype()) << ", device=" << to_text(t.device()) << ')';
+}
+
+}  // namespace detail
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_TENSOR_HPP

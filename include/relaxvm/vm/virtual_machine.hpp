@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: Apache-2.0
+// virtual_machine: runs an executable. Packed functions are resolved by name when the VM is made;
+// after that a Call is an index into a table, with borrowed arguments and no allocation.
+//
+// VM-to-VM calls push a frame and continue in the same loop: recursion does not grow the C++
+// stack, and its depth is limited by vm_options::max_call_depth. Frames live on a segmented stack of
+// values (segments never move, so register pointers stay valid) and are recycled. After any error
+// the frames of the failed call are cleared and the VM is ready for the next call.
+#ifndef RELAXVM_VM_VIRTUAL_MACHINE_HPP
+#define RELAXVM_VM_VIRTUAL_MACHINE_HPP
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+#include "../bytecode/instruction.hpp"
+#include "../bytecode/layout.hpp"
+#include "../bytecode/opcode.hpp"
+#include "../io/executable.hpp"
+#include "../runtime/constant.hpp"
+#include "../runtime/context.hpp"
+#include "../runtime/function.hpp"
+#include "../runtime/registry.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm {
+
+/// What the instrument hook is told about one Call.
+struct call_event {
+  std::string_view callee;      ///< the called function's name
+  std::int64_t callee_index;    ///< its index in the function table
+  bool callee_is_vm_function;   ///< bytecode (true) or packed (false)
+  std::string_view caller;      ///< the function making the call
+  std::int64_t instruction;     ///< the Call's index within the caller
+  bool before;                  ///< true before the call, false after it
+  std::span<const value> args;  ///< the arguments (valid during the hook only)
+  const value* result;          ///< after the call: its result; before: nullptr
+};
+
+enum class instrument_action { proceed, skip };
+
+/// Called before and after every Call. Returning skip from the "before" call skips the callee
+/// (and the "after" call); the destination register then receives null.
+using instrument_fn = std::function<instrument_action(const call_event&)>;
+
+struct vm_options {
+  /// Frames (VM function calls) alive at once, across re-entrant invocations.
+  std::int64_t max_call_depth = 4096;
+  /// Where vm.builtin.print writes; standard output when empty.
+  std::function<void(std::string_view)> print;
+};
+
+class virtual_machine;
+
+namespace detail {
+
+class vm_impl final : public vm_context {
+ public:
+  struct func_entry {
+    func_kind kind = func_kind::packed;
+    std::string_view name;
+    // packed
+    const closure_object* callee = nullptr;  // what runs
+    std::span<const value> bound;            // captured values of a registered closure
+    // vm
+    std::int64_t start = 0, num_args = 0, register_file_size = 0;
+    std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
+    std::int64_t params_begin = 0, params_count = 0;
+  };
+
+  static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+    std::unique_ptr<vm_impl> vm(new vm_impl(exe, std::move(opts)));
+    RELAXVM_TRY(vm->resolve(reg));
+    return vm;
+  }
+
+  // ---- vm_context ----
+  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
+    if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
+    const closure_object& o = *c.get();
+    if (o.fn_kind == closure_object::kind_t::vm) {
+      if (o.program != program_id())
+        return value_error("invoke_closure: closure '", o.name.view(),
+                           "' belongs to another executable than this VM's");
+      return invoke_vm(o.func_index, args, o.bound);
+    }
+    return call_packed(o.callee(), args, o.bound);
+  }
+  void print(std::string_view text) override {
+    if (opts_.print) {
+      opts_.print(text);
+    } else {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  device host_device() const override { return device::cpu(); }
+
+  // ---- entry points ----
+  std::int64_t find(std::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? -1 : it->second;
+  }
+
+  result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
+    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound);
+    return invoke_vm(fi, args, {});
+  }
+
+  const func_entry& entry(std::int64_t fi) const { return funcs_[static_cast<std::size_t>(fi)]; }
+  std::string_view param_name(const func_entry& f, std::int64_t i) const {
+    return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
+  }
+  const executable& exec() const { return exe_; }
+  vm_options& options() { return opts_; }
+  void set_instrument(instrument_fn fn) { instrument_ = std::move(fn); }
+  std::size_t depth() const { return frames_.size(); }
+
+ private:
+  struct frame {
+    const func_entry* fn;
+    std::int64_t func_index;
+    value* regs;
+    value* ret;   // return slot of packed calls made by this frame
+    value* args;  // argument scratch of calls made by this frame
+    std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
+    std::int64_t caller_dst;  // where the caller wants the result
+    std::size_t segment, offset;
+    bool instrumented;        // the hook saw "before" for this frame and expects "after"
+  };
+  struct segment {
+    std::unique_ptr<value[]> data;
+    std::size_t size = 0;
+  };
+  static constexpr std::size_t segment_slots = 4096;
+
+  vm_impl(const executable& exe, vm_options opts)
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)) {}
+
+  const void* program_id() const { return keep_alive_.get(); }
+
+  status resolve(const basic_registry& reg) {
+    keep_alive_ = exe_.keep_alive();
+    funcs_.resize(view_.funcs.size());
+    func_values_.resize(view_.funcs.size());
+    std::vector<std::int64_t> missing;
+    for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
+      const func_info& fi = view_.funcs[i];
+      func_entry& e = funcs_[i];
+      e.kind = fi.kind;
+      e.name = view_.name(i);
+      by_name_.emplace(e.name, static_cast<std::int64_t>(i));
+      if (fi.kind == func_kind::packed) {
+        const closure* c = reg.find(e.name);
+        if (!c) {
+          missing.push_back(static_cast<std::int64_t>(i));
+          continue;
+        }
+        func_values_[i] = value(*c);
+        e.callee = &c->get()->callee();
+        e.bound = c->bound();
+        continue;
+      }
+      e.start = fi.start;
+      e.num_args = fi.num_args;
+      e.register_file_size = fi.register_file_size;
+      e.params_begin = fi.params_begin;
+      e.params_count = fi.params_count;
+      std::int64_t max_args = 0;
+      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+        const instruction in = decode(view_, pc);
+        if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
+      }
+      e.frame_slots = fi.register_file_size + 1 + max_args;
+      auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
+      clo->func_index = static_cast<std::int64_t>(i);
+      clo->program = program_id();
+      func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
+    }
+    if (!missing.empty()) return missing_functions(missing);
+    // Constants become values once, here; tensor constants view the executable's bytes.
+    object_ref<object> owner = make_object<keep_alive_owner>(keep_alive_);
+    consts_.reserve(view_.constants.size());
+    for (const const_info& c : view_.constants) consts_.push_back(materialize_constant(view_, c, owner));
+    return {};
+  }
+
+  error missing_functions(const std::vector<std::int64_t>& missing) const {
+    text t;
+    t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
+      << " not in the registry:";
+    for (std::int64_t m : missing) {
+      t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
+      // Name the first instruction that needs it, so the user can tell where it comes from.
+      for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
+        const func_info& fi = view_.funcs[f];
+        if (fi.kind != func_kind::vm) continue;
+        std::int64_t found = -1;
+        for (std::int64_t pc = fi.start; pc < fi.end && found < 0; ++pc) {
+          const instruction in = decode(view_, pc);
+          if (in.op != opcode::call) continue;
+          if (in.func_idx == m) found = pc;
+          for (std::int64_t k = 0; k < in.num_args && found < 0; ++k)
+            if (in.arg_at(k).kind() == arg_kind::func_idx && in.arg_at(k).value() == m) found = pc;
+        }
+        if (found >= 0) {
+          t << ", needed by ";
+          append_location(t, view_, static_cast<std::int64_t>(f), found);
+          break;
+        }
+      }
+    }
+    t << "\nregister them (registry::def) before making the VM";
+    return error(error_kind::value, t.view());
+  }
+
+  // ---- frames ----
+  value* alloc_slots(std::size_t n, std::size_t& seg, std::size_t& off) {
+    if (segments_.empty()) segments_.push_back({std::make_unique<value[]>(std::max(n, segment_slots)), std::max(n, segment_slots)});
+    if (top_ + n > segments_[seg_].size) {
+      ++seg_;
+      top_ = 0;
+      if (seg_ == segments_.size()) segments_.push_back({});
+      if (segments_[seg_].size < n) {
+        const std::size_t size = std::max(n, segment_slots);
+        segments_[seg_] = {std::make_unique<value[]>(size), size};
+      }
+    }
+    seg = seg_;
+    off = top_;
+    top_ += n;
+    return segments_[seg_].data.get() + off;
+  }
+
+  status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
+                    std::int64_t return_pc, std::int64_t caller_dst) {
+    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    if (static_cast<std::int64_t>(frames_.size()) >= opts_.max_call_depth)
+      return runtime_error("call depth limit of ", opts_.max_call_depth, " frames reached calling function '", f.name,
+                           "'; raise vm_options::max_call_depth if the recursion is intended");
+    const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
+    if (given != f.num_args) return arity_error(f, given);
+    std::size_t seg = 0, off = 0;
+    value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
+    std::size_t k = 0;
+    for (const value& a : args) slots[k++] = value::borrow(a);
+    for (const value& a : bound) slots[k++] = value::borrow(a);
+    value* ret = slots + f.register_file_size;
+    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, seg, off, false});
+    return {};
+  }
+
+  void pop_frame() {
+    const frame& fr = frames_.back();
+    for (std::int64_t i = 0; i < fr.fn->frame_slots; ++i) fr.regs[i].reset();
+    seg_ = fr.segment;
+    top_ = fr.offset;
+    frames_.pop_back();
+  }
+
+  error arity_error(const func_entry& f, std::int64_t given) const {
+    text t;
+    t << "Invoking function " << f.name << " expects " << f.num_args << " arguments";
+    if (f.params_count > 0) {
+      t << " (";
+      for (std::int64_t i = 0; i < f.params_count; ++i) t << (i ? ", " : "") << param_name(f, i);
+      t << ')';
+    }
+    t << ", but " << given << " arguments were provided.";
+    return error(error_kind::value, t.view());
+  }
+
+  result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
+    value ret;
+    bool ok;
+    if (bound.empty()) {
+      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
+    } else {
+      std::vector<value> all;
+      all.reserve(args.size() + bound.size());
+      for (const value& v : args) all.push_back(value::borrow(v));
+      for (const value& v : bound) all.push_back(value::borrow(v));
+      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err_);
+    }
+    if (!ok) return take_error();
+    return ret;
+  }
+
+  result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
+    const std::size_t base = frames_.size();
+    RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
+    return run(base);
+  }
+
+  error take_error() {
+    if (!err_) return internal_error("a packed function failed without reporting an error");
+    error e = std::move(*err_);
+    err_.reset();
+    return e;
+  }
+
+  // Adds where it happened (the failing instruction, then each caller) and clears the frames of
+  // this invocation.
+  error fail(error e, std::int64_t pc, std::size_t base) {
+    bool top = true;
+    while (frames_.size() > base) {
+      const frame& fr = frames_.back();
+      text t(top ? "in " : "called from ");
+      append_location(t, view_, fr.func_index, pc);
+      e.add_context(t.view());
+      pc = fr.return_pc;
+      top = false;
+      pop_frame();
+    }
+    return e;
+  }
+
+  // Calls the instrument hook; false when it threw (the error is in err_).
+  bool instrument(const call_event& ev, instrument_action& action) {
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+      action = instrument_(ev);
+    } catch (const error& e) {
+      err_.emplace(e);
+      return false;
+    } catch (const std::exception& e) {
+      err_.emplace(runtime_error("instrument hook: ", e.what()));
+      return false;
+    } catch (...) {
+      err_.emplace(runtime_error("instrument hook: an unknown exception was thrown"));
+      return false;
+    }
+#else
+    action = instrument_(ev);
+#endif
+    return true;
+  }
+
+  call_event event(const frame& fr, std::int64_t pc, std::int64_t callee, bool before, std::span<const value> args,
+                   const value* result) const {
+    const func_entry& c = funcs_[static_cast<std::size_t>(callee)];
+    return call_event{c.name, callee, c.kind == func_kind::vm, fr.fn->name, pc - fr.fn->start, before, args, result};
+  }
+
+  // Runs until the frame at index `base` returns.
+  result<value> run(std::size_t base) {
+    const std::int64_t* const data = view_.instr_data.data();
+    const std::int64_t* const offsets = view_.instr_offset.data();
+    // `fr` points into frames_, which moves when it grows: re-derive it after anything that can
+    // push frames (a VM call, or a packed function or hook that re-enters the VM). `regs` points
+    // into the value stack, whose segments never move.
+    frame* fr = &frames_.back();
+    value* regs = fr->regs;
+    std::int64_t pc = fr->fn->start;
+    for (;;) {
+      const std::int64_t* w = data + offsets[pc];
+      switch (static_cast<opcode>(w[0])) {
+        case opcode::call: {
+          const std::int64_t dst = w[1];
+          const std::int64_t fi = w[2];
+          const auto n = static_cast<std::uint32_t>(w[3]);
+          value* argv = fr->args;
+          for (std::uint32_t k = 0; k < n; ++k) load_arg(argv[k], arg::from_data(w[4 + k]), regs);
+          const func_entry& callee = funcs_[static_cast<std::size_t>(fi)];
+          const std::span<const value> args(argv, n);
+          if (RELAXVM_UNLIKELY(static_cast<bool>(instrument_))) {
+            instrument_action action = instrument_action::proceed;
+            const bool ok = instrument(event(*fr, pc, fi, true, args, nullptr), action);
+            fr = &frames_.back();  // the hook may have re-entered the VM and moved the frames
+            if (!ok) return fail(take_error(), pc, base);
+            if (action == instrument_action::skip) {
+              if (dst != void_register) regs[dst].reset();
+              ++pc;
+              break;
+            }
+            if (callee.kind == func_kind::vm) {
+              if (status s = push_frame(fi, args, {}, pc, dst); !s.ok()) return fail(std::move(s).error(), pc, base);
+              fr = &frames_.back();
+              fr->instrumented = true;
+              regs = fr->regs;
+              pc = callee.start;
+              break;
+            }
+            value& ret = *fr->ret;
+            const bool called = call_with_bound(callee, args, ret);
+            fr = &frames_.back();
+            if (!called) return fail(take_error(), pc, base);
+            const bool after = instrument(event(*fr, pc, fi, false, args, &ret), action);
+            fr = &frames_.back();
+            if (!after) return fail(take_error(), pc, base);
+            if (dst != void_register) regs[dst] = std::move(ret);
+            else ret.reset();
+            ++pc;
+            break;
+          }
+          if (callee.kind == func_kind::packed) {
+            value& ret = *fr->ret;  // in the value stack, which never moves
+            const bool called = call_with_bound(callee, args, ret);
+            // A packed function may re-enter the VM (invoke_closure), which can move frames_.
+            fr = &frames_.back();
+            if (RELAXVM_UNLIKELY(!called)) return fail(take_error(), pc, base);
+            if (dst != void_register) regs[dst] = std::move(ret);
+            else ret.reset();
+            ++pc;
+          } else {
+            if (status s = push_frame(fi, args, {}, pc, dst); RELAXVM_UNLIKELY(!s.ok()))
+              return fail(std::move(s).error(), pc, base);
+            fr = &frames_.back();
+            regs = fr->regs;
+            pc = callee.start;
+          }
+          break;
+        }
+        case opcode::ret: {
+          const std::int64_t r = w[1];
+          value result;
+          if (r != void_register) {
+            value& src = regs[r];
+            result = src.is_borrowed() ? value(src) : std::move(src);  // the frame dies: move what it owns
+          }
+          const bool instrumented = fr->instrumented;
+          const std::int64_t dst = fr->caller_dst;
+          const std::int64_t return_pc = fr->return_pc;
+          const std::int64_t fi = fr->func_index;
+          pop_frame();
+          if (frames_.size() == base) return result;
+          fr = &frames_.back();
+          regs = fr->regs;
+          pc = return_pc;
+          if (instrumented) {
+            // The caller's argument scratch still holds the arguments of this call.
+            instrument_action action = instrument_action::proceed;
+            const auto n = static_cast<std::size_t>(decode(view_, pc).num_args);
+            const bool ok = instrument(event(*fr, pc, fi, false, std::span<const value>(fr->args, n), &result), action);
+            fr = &frames_.back();
+            if (!ok) return fail(take_error(), pc, base);
+          }
+          if (dst != void_register) regs[dst] = std::move(result);
+          ++pc;
+          break;
+        }
+        case opcode::goto_: pc += w[1]; break;
+        case opcode::if_: {
+          const value& c = regs[w[1]];
+          if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
+            return fail(type_error("If: the condition must be an int64 or a bool, but register %", w[1], " holds ",
+                                   c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
+                        pc, base);
+          pc += c.raw_int() != 0 ? 1 : w[2];
+          break;
+        }
+      }
+    }
+  }
+
+  bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
+    if (RELAXVM_LIKELY(callee.bound.empty()))
+      return callee.callee->invoke(*callee.callee, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
+    result<value> r = call_packed(*callee.callee, args, callee.bound);
+    if (!r.ok()) {
+      err_.emplace(std::move(r).error());
+      return false;
+    }
+    ret = std::move(*r);
+    return true;
+  }
+
+  RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
+    const std::int64_t v = a.value();
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
+        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
+        else slot = value();
+        break;
+      case arg_kind::imm: slot = value(v); break;
+      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
+      case arg_kind::func_idx: slot = value::borrow(func_values_[static_cast<std::size_t>(v)]); break;
+    }
+  }
+
+  executable exe_;
+  exec_view view_;
+  vm_options opts_;
+  std::shared_ptr<const void> keep_alive_;
+  std::vector<func_entry> funcs_;
+  std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
+  std::vector<value> consts_;
+  std::unordered_map<std::string_view, std::int64_t> by_name_;
+  std::vector<frame> frames_;
+  std::vector<segment> segments_;
+  std::size_t seg_ = 0, top_ = 0;
+  std::optional<error> err_;
+  instrument_fn instrument_;
+};
+
+}  // namespace detail
+
+/// A function of a virtual_machine, found once by name: vm["main"](x, y).
+class vm_function {
+ public:
+  vm_function(detail::vm_impl* vm, std::int64_t index) : vm_(vm), index_(index) {}
+
+  result<value> try_call(std::span<const value> args) const { return vm_->invoke_index(index_, args); }
+  template <class... Args>
+  value operator()(Args&&... args) const {
+    std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+    return try_call(a).value();
+  }
+  std::string_view name() const { return vm_->entry(index_).name; }
+  std::int64_t index() const { return index_; }
+
+ private:
+  detail::vm_impl* vm_;
+  std::int64_t index_;
+};
+
+class virtual_machine {
+ public:
+  /// Resolves every packed function of `exe` in `reg`; throws relaxvm::error (kind value)
+  /// naming each one that is missing and the instruction that needs it.
+  virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
+      : impl_(detail::vm_impl::create(exe, reg, std::move(opts)).value()) {}
+  /// The non-throwing form of the constructor.
+  static result<virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
+    RELAXVM_TRY_ASSIGN(auto impl, detail::vm_impl::create(exe, reg, std::move(opts)));
+    return virtual_machine(std::move(impl));
+  }
+
+  /// Calls function `name` (a vm function, or a packed function of the executable).
+  result<value> try_invoke(std::string_view name, std::span<const value> args) {
+    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
+    return f.try_call(args);
+  }
+  value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
+  value invoke(std::string_view name, std::initializer_list<value> args) {
+    return try_invoke(name, std::span<const value>(args.begin(), args.size())).value();
+  }
+
+  result<vm_function> try_function(std::string_view name) const {
+    const std::int64_t i = impl_->find(name);
+    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
+    return vm_function(impl_.get(), i);
+  }
+  vm_function function(std::string_view name) const { return try_function(name).value(); }
+  vm_function operator[](std::string_view name) const { return function(name); }
+
+  /// Calls a closure made by this VM's program (or any packed closure).
+  result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
+    return impl_->invoke_closure(c, args);
+  }
+  value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
+
+  /// Number of arguments of vm function `name` (the reference returns the number of parameter
+  /// names instead, 0 for functions built without them).
+  result<std::int64_t> try_function_arity(std::string_view name) const {
+    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
+    const auto& e = impl_->entry(f.index());
+    if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
+    return e.num_args;
+  }
+  std::int64_t function_arity(std::string_view name) const { return try_function_arity(name).value(); }
+  /// The parameter names of vm function `name` (empty when it was built without them).
+  result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
+    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
+    const auto& e = impl_->entry(f.index());
+    std::vector<std::string_view> out;
+    for (std::int64_t i = 0; i < e.params_count; ++i) out.push_back(impl_->param_name(e, i));
+    return out;
+  }
+  std::vector<std::string_view> param_names(std::string_view name) const {
+    return try_param_names(name).value();
+  }
+
+  /// Installs (or with an empty function, removes) the hook called around every Call.
+  void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
+
+  const executable& exec() const { return impl_->exec(); }
+  vm_options& options() { return impl_->options(); }
+  /// The context builtins see (for calling builtins directly from C++).
+  vm_context& context() { return *impl_; }
+
+ private:
+  explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+  std::unique_ptr<detail::vm_impl> impl_;
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_VIRTUAL_MACHINE_HPP

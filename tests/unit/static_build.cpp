@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// bytecode/static_executable.hpp: programs built and verified at compile time.
+#include <doctest/doctest.h>
+
+#include <relaxvm.hpp>
+#include <string>
+
+namespace rv = relaxvm;
+
+namespace {
+
+constexpr auto builder_fn = [](rv::exec_builder& b) {
+  auto fn = b.function("main", 2, {"x", "k"});
+  b.emit_call("test.scale", {b.r(0), b.r(1), b.c(b.add_shape({2, 2}))}, b.r(9));
+  b.emit_call("test.scale", {b.r(9), b.c(b.add_int(3)), b.c(b.add_shape({2, 2}))}, b.r(8));
+  b.emit_ret(b.r(8));
+};
+
+// A namespace-scope constexpr executable: a literal type, so it can live in read-only memory.
+constexpr auto prog = rv::build(builder_fn);
+
+constexpr float weights[] = {0.5f, -1.0f, 2.0f, 4.0f};
+constexpr auto with_weights = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 0);
+  b.emit_call("vm.builtin.copy", {b.c(b.add_tensor(std::span<const float>(weights), std::array<std::int64_t, 2>{2, 2}))},
+              b.r(0));
+  b.emit_ret(b.r(0));
+});
+
+rv::registry make_registry() {
+  rv::registry reg;
+  reg.def("test.scale", [](const rv::tensor& x, std::int64_t k, const rv::shape& s) -> rv::result<rv::tensor> {
+    if (x.shape() != s) return rv::detail::value_error("test.scale: shape mismatch");
+    rv::tensor out = rv::tensor::empty(x.shape(), x.dtype());
+    for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<float>()[i] * static_cast<float>(k);
+    return out;
+  });
+  return reg;
+}
+
+}  // namespace
+
+TEST_CASE("build() verifies and formalizes at compile time") {
+  static_assert(decltype(prog)::sizes.funcs == 2);
+  static_assert(prog.view().funcs[0].register_file_size == 4);  // r9, r8 became %2, %3
+  static_assert(prog.view().funcs[0].kind == rv::func_kind::vm);
+  static_assert(prog.view().name(1) == "test.scale");
+  static_assert(prog.view().constants.size() == 2);  // the shape is shared
+  static_assert(prog.num_warnings == 0);
+  static_assert(std::is_trivially_destructible_v<decltype(prog)>);
+}
+
+TEST_CASE("a static executable equals the one the builder makes at run time") {
+  rv::exec_builder b;
+  builder_fn(b);
+  rv::executable dynamic = b.get();
+  rv::executable from_static = prog;
+  CHECK(from_static == dynamic);
+  CHECK(from_static.as_text() == dynamic.as_text());
+}
+
+TEST_CASE("a static executable runs on the same interpreter") {
+  rv::registry reg = make_registry();
+  rv::virtual_machine vm(prog, reg);
+  rv::tensor x = rv::tensor::from<float>({1, 2, 3, 4}, {2, 2});
+  rv::tensor y = vm["main"](x, 2).as<rv::tensor>();
+  CHECK(y.data<float>()[3] == 24.0f);
+}
+
+TEST_CASE("tensor constants from constexpr arrays") {
+  static_assert(with_weights.view().constants[0].kind == rv::const_kind::tensor);
+  static_assert(with_weights.view().constants[0].data_size == 16);
+  rv::registry reg;
+  rv::virtual_machine vm(with_weights, reg);
+  rv::tensor w = vm.invoke("main", {}).as<rv::tensor>();
+  CHECK(w.read_only());
+  CHECK(w.shape() == rv::shape{2, 2});
+  CHECK(w.data<float>()[1] == -1.0f);
+  CHECK(w.data<float>()[3] == 4.0f);
+}
+
+TEST_CASE("build() accepts what as_cpp() prints") {
+  constexpr auto again = rv::build([](rv::exec_builder& b) {
+    b.declare_function("main", rv::func_kind::vm);
+    b.declare_function("test.scale");
+    b.add_shape({2, 2});
+    b.add_int(3);
+    {
+      auto fn = b.function("main", 2, {"x", "k"});
+      b.emit_call("test.scale", {b.r(0), b.r(1), b.c(0)}, b.r(2));
+      b.emit_call("test.scale", {b.r(2), b.c(1), b.c(0)}, b.r(3));
+      b.emit_ret(b.r(3));
+    }
+  });
+  CHECK(rv::executable(again) == rv::executable(prog));
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
+# LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
+# unit tests also built with -fno-exceptions -fno-rtti, the single-header tests, the compile-fail
+# tests, the examples and a short benchmark run. Installs the Debian packages it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+jobs=$(nproc)
+
+run() {  # name, compiler, extra meson options...
+  local dir=build-$1 cxx=$2
+  shift 2
+  if [ ! -d "$dir" ]; then
+    CXX=$cxx meson setup "$dir" "$@" >/dev/null
+  fi
+  echo "== $dir: build"
+  ninja -C "$dir" -j "$jobs"
+  echo "== $dir: test"
+  meson test -C "$dir" --num-processes "$jobs" --print-errorlogs
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+if [ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
+fi
+
+run gcc g++
+run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all
+echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan)"

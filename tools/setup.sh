@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages only, everything relaxvm needs to build and test.
+# Safe to run again: nothing is installed when everything is there. llvm-16 provides the symbolizer
+# that makes sanitizer reports readable.
+set -euo pipefail
+packages=(
+  meson ninja-build python3 pkg-config
+  g++ clang-16 libclang-rt-16-dev llvm-16
+  doctest-dev libdlpack-dev xtensor-dev libboost1.81-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
