@@ -6,13 +6,15 @@
 //   Call, (tensor, tensor) -> tensor: 1,000 Calls to one that returns its first tensor
 //   invoke an empty function:        vm_function::try_call on a function that only returns
 //
-// Each is timed as the median of many runs, next to the same work done as direct calls through a
-// function pointer, with the ratio. Usage: bench_dispatch [--quick]
+// Each is timed next to the same work done as direct calls through a function pointer, with the
+// ratio. Every run times all six bodies one after another, so that a noisy neighbour slows them
+// alike; each figure is the median over the runs. Usage: bench_dispatch [--quick]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <relaxvm.hpp>
 #include <string>
 #include <vector>
@@ -33,19 +35,23 @@ std::int64_t (*volatile identity_ptr)(std::int64_t) = &identity;
 rv::tensor (*volatile first_ptr)(const rv::tensor&, const rv::tensor&) = &first;
 void (*volatile nothing_ptr)() = &nothing;
 
-template <class F>
-double median_ns(int runs, int ops_per_run, F&& body) {
-  std::vector<double> per_op;
-  per_op.reserve(static_cast<std::size_t>(runs));
-  for (int r = 0; r < runs; ++r) {
+// One measured body: what it runs, and how many operations that is.
+struct body {
+  std::function<void()> run;
+  int ops;
+  std::vector<double> ns_per_op;
+  void time_once() {
     const auto t0 = clock_type::now();
-    body();
+    run();
     const auto t1 = clock_type::now();
-    per_op.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / ops_per_run);
+    ns_per_op.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / ops);
   }
-  std::nth_element(per_op.begin(), per_op.begin() + runs / 2, per_op.end());
-  return per_op[static_cast<std::size_t>(runs / 2)];
-}
+  double median() {
+    std::nth_element(ns_per_op.begin(), ns_per_op.begin() + static_cast<std::ptrdiff_t>(ns_per_op.size() / 2),
+                     ns_per_op.end());
+    return ns_per_op[ns_per_op.size() / 2];
+  }
+};
 
 rv::executable program() {
   rv::exec_builder b;
@@ -76,12 +82,6 @@ std::string cpu_name() {
   return "unknown cpu";
 }
 
-struct row {
-  const char* what;
-  double vm_ns;
-  double direct_ns;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,34 +106,50 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  struct row {
+    const char* what;
+    body vm, direct;
+  };
   std::vector<row> rows;
   rows.push_back({"Call, int64 -> int64",
-                  median_ns(runs, calls_per_function, [&] { sink += calls_int.try_call(int_args)->raw_int(); }),
-                  median_ns(runs, calls_per_function, [&] {
-                    std::int64_t x = 7;
-                    for (int i = 0; i < calls_per_function; ++i) x = identity_ptr(x);
-                    sink += x;
-                  })});
+                  {[&] { sink += calls_int.try_call(int_args)->raw_int(); }, calls_per_function, {}},
+                  {[&] {
+                     std::int64_t x = 7;
+                     for (int i = 0; i < calls_per_function; ++i) x = identity_ptr(x);
+                     sink += x;
+                   },
+                   calls_per_function, {}}});
   rows.push_back({"Call, (tensor, tensor) -> tensor",
-                  median_ns(runs, calls_per_function, [&] { sink += calls_tensor.try_call(tensor_args).ok(); }),
-                  median_ns(runs, calls_per_function, [&] {
-                    rv::tensor x = a;
-                    for (int i = 0; i < calls_per_function; ++i) x = first_ptr(x, b);
-                    sink += x.defined();
-                  })});
+                  {[&] { sink += calls_tensor.try_call(tensor_args).ok(); }, calls_per_function, {}},
+                  {[&] {
+                     rv::tensor x = a;
+                     for (int i = 0; i < calls_per_function; ++i) x = first_ptr(x, b);
+                     sink += x.defined();
+                   },
+                   calls_per_function, {}}});
   rows.push_back({"invoke an empty function",
-                  median_ns(runs, invokes_per_run, [&] {
-                    for (int i = 0; i < invokes_per_run; ++i) sink += empty.try_call({}).ok();
-                  }),
-                  median_ns(runs, invokes_per_run, [&] {
-                    for (int i = 0; i < invokes_per_run; ++i) nothing_ptr();
-                  })});
+                  {[&] {
+                     for (int i = 0; i < invokes_per_run; ++i) sink += empty.try_call({}).ok();
+                   },
+                   invokes_per_run, {}},
+                  {[&] {
+                     for (int i = 0; i < invokes_per_run; ++i) nothing_ptr();
+                   },
+                   invokes_per_run, {}}});
+  for (int r = 0; r < runs; ++r) {
+    for (row& x : rows) {
+      x.vm.time_once();
+      x.direct.time_once();
+    }
+  }
 
   std::printf("relaxvm %s dispatch benchmark: median of %d runs\n", RELAXVM_VERSION_STRING, runs);
   std::printf("machine: %s; compiler: %s\n\n", cpu_name().c_str(), __VERSION__);
   std::printf("%-34s %12s %12s %8s\n", "", "relaxvm", "direct call", "ratio");
-  for (const row& r : rows)
-    std::printf("%-34s %9.2f ns %9.2f ns %7.1fx\n", r.what, r.vm_ns, r.direct_ns, r.vm_ns / r.direct_ns);
+  for (row& r : rows) {
+    const double vm_ns = r.vm.median(), direct_ns = r.direct.median();
+    std::printf("%-34s %9.2f ns %9.2f ns %7.1fx\n", r.what, vm_ns, direct_ns, vm_ns / direct_ns);
+  }
   std::printf("\nApache TVM's Relax VM on the same kind of machine (issue 2): 59 ns, 267 ns and 248 ns; a direct call 1.4 ns.\n");
   return sink == 42 ? 2 : 0;  // keeps `sink` observable
 }

@@ -2925,24 +2925,24 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   return {};
 }
 
-inline status read_code(reader& r, exec_layout& l) {
+// A u64 count, then that many i64s.
+inline bool read_i64s(reader& r, std::vector<std::int64_t>& out) {
   std::uint64_t n = 0;
+  if (!r.count(n, 8)) return false;
+  out.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::int64_t x = 0;
+    if (!r.i64(x)) return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
+inline status read_code(reader& r, exec_layout& l) {
   r.item = relaxvm::detail::text("the instruction offsets");
-  if (!r.count(n, 8)) return r.error();
-  l.instr_offset.reserve(static_cast<std::size_t>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::int64_t x = 0;
-    if (!r.i64(x)) return r.error();
-    l.instr_offset.push_back(x);
-  }
+  if (!read_i64s(r, l.instr_offset)) return r.error();
   r.item = relaxvm::detail::text("the instruction words");
-  if (!r.count(n, 8)) return r.error();
-  l.instr_data.reserve(static_cast<std::size_t>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::int64_t x = 0;
-    if (!r.i64(x)) return r.error();
-    l.instr_data.push_back(x);
-  }
+  if (!read_i64s(r, l.instr_data)) return r.error();
   r.item.clear();
   if (!r.at_end()) return r.error();
   return {};
@@ -4379,7 +4379,8 @@ class value {
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {
     if (holds_object(kind_) && p_.obj) p_.obj->retain();
   }
-  value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
+  // The interpreter moves, borrows and drops values on every Call: these stay inline.
+  RELAXVM_ALWAYS_INLINE value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
     o.kind_ = value_kind::null;
     o.borrowed_ = false;
   }
@@ -4391,7 +4392,7 @@ class value {
     borrowed_ = false;
     return *this;
   }
-  value& operator=(value&& o) noexcept {
+  RELAXVM_ALWAYS_INLINE value& operator=(value&& o) noexcept {
     if (this != &o) {
       drop();
       p_ = o.p_;
@@ -4402,10 +4403,10 @@ class value {
     }
     return *this;
   }
-  ~value() { drop(); }
+  RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
   /// Makes this null, dropping any reference.
-  void reset() noexcept {
+  RELAXVM_ALWAYS_INLINE void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
@@ -4453,7 +4454,7 @@ class value {
   vm_context* raw_context() const noexcept { return p_.ctx; }
 
   /// A bit copy that neither adds nor drops a reference; valid while `o` is.
-  static value borrow(const value& o) noexcept {
+  RELAXVM_ALWAYS_INLINE static value borrow(const value& o) noexcept {
     value v;
     v.p_ = o.p_;
     v.kind_ = o.kind_;
@@ -4462,7 +4463,7 @@ class value {
   }
 
  private:
-  void drop() noexcept {
+  RELAXVM_ALWAYS_INLINE void drop() noexcept {
     if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->release();
   }
 
@@ -4738,6 +4739,25 @@ struct closure_object : object {
   std::vector<value> bound;            ///< captured arguments, passed after the call's own
 };
 
+namespace detail {
+// The cold half of invoke_packed: joins the arguments and the captured values.
+RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::span<const value> args,
+                                                 std::span<const value> bound, value& ret, std::optional<error>& err) {
+  std::vector<value> all;
+  all.reserve(args.size() + bound.size());
+  for (const value& v : args) all.push_back(value::borrow(v));
+  for (const value& v : bound) all.push_back(value::borrow(v));
+  return fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
+}
+/// Calls packed function `fn` with `args` followed by `bound` (captured values). The VM's hot path.
+RELAXVM_ALWAYS_INLINE bool invoke_packed(const closure_object& fn, std::span<const value> args,
+                                         std::span<const value> bound, value& ret, std::optional<error>& err) {
+  if (RELAXVM_LIKELY(bound.empty()))
+    return fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err);
+  return invoke_packed_bound(fn, args, bound, ret, err);
+}
+}  // namespace detail
+
 /// A packed function that owns a callable of type F.
 template <class F>
 struct typed_closure : closure_object {
@@ -4783,18 +4803,7 @@ class closure {
                                  "' is a vm function: call it through its virtual_machine (invoke_closure)");
     value ret;
     std::optional<error> err;
-    const closure_object& fn = obj_->callee();
-    bool ok;
-    if (obj_->bound.empty()) {
-      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err);
-    } else {
-      std::vector<value> all;
-      all.reserve(args.size() + obj_->bound.size());
-      for (const value& v : args) all.push_back(value::borrow(v));
-      for (const value& v : obj_->bound) all.push_back(value::borrow(v));
-      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
-    }
-    if (!ok) return std::move(*err);
+    if (!detail::invoke_packed(obj_->callee(), args, obj_->bound, ret, err)) return std::move(*err);
     return ret;
   }
   template <class... Args>
@@ -4928,6 +4937,40 @@ bool store_result(R&& r, value& ret, std::optional<error>& err) {
   }
 }
 
+/// Calls `call` and stores what it returns in `ret` (null for void).
+template <class Call>
+RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<error>& err) {
+  if constexpr (std::is_void_v<decltype(call())>) {
+    call();
+    ret.reset();
+    return true;
+  } else {
+    return store_result(call(), ret, err);
+  }
+}
+
+/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
+/// exception ever crosses the packed calling convention.
+template <class Body>
+RELAXVM_ALWAYS_INLINE bool guarded(const closure_object& fn, std::optional<error>& err, Body&& body) {
+#if RELAXVM_USE_EXCEPTIONS
+  try {
+    return body();
+  } catch (const error& e) {
+    err.emplace(e);
+  } catch (const std::exception& e) {
+    err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+  } catch (...) {
+    err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+  }
+  return false;
+#else
+  (void)fn;
+  (void)err;
+  return body();
+#endif
+}
+
 template <class... P>
 constexpr bool last_is_rest() {
   if constexpr (sizeof...(P) == 0) return false;
@@ -4967,37 +5010,20 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool call(const typed_closure<F>& fn, const value* args, std::uint32_t nargs, value& ret,
                    std::optional<error>& err, std::index_sequence<I...>) {
     if (!(check_one<I>(fn, args, err) && ...)) return false;
-#if RELAXVM_USE_EXCEPTIONS
-    try {
-#endif
-      // The holders are temporaries of the full expression: borrowed arguments live until the
-      // result is stored.
-      if constexpr (std::is_void_v<R>) {
-        if constexpr (variadic)
-          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-               std::span<const value>(args + fixed, nargs - fixed));
-        else
-          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
-        ret.reset();
-        return true;
-      } else if constexpr (variadic) {
-        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-                                 std::span<const value>(args + fixed, nargs - fixed)),
-                            ret, err);
-      } else {
-        (void)nargs;
-        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...), ret, err);
-      }
-#if RELAXVM_USE_EXCEPTIONS
-    } catch (const error& e) {
-      err.emplace(e);
-    } catch (const std::exception& e) {
-      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
-    } catch (...) {
-      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
-    }
-    return false;
-#endif
+    // Returns by value: the argument holders are temporaries of this call, so a reference the
+    // function returns into one of them is copied before they go.
+    using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
+    return guarded(fn, err, [&] {
+      return finish_call(
+          [&]() -> V {
+            if constexpr (variadic)
+              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+                          std::span<const value>(args + fixed, nargs - fixed));
+            else
+              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
+          },
+          ret, err);
+    });
   }
 };
 
@@ -5007,28 +5033,8 @@ struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     const auto& fn = static_cast<const typed_closure<F>&>(self);
-    std::span<const value> a(args, nargs);
-#if RELAXVM_USE_EXCEPTIONS
-    try {
-#endif
-      using R = decltype(fn.f(a));
-      if constexpr (std::is_void_v<R>) {
-        fn.f(a);
-        ret.reset();
-        return true;
-      } else {
-        return store_result(fn.f(a), ret, err);
-      }
-#if RELAXVM_USE_EXCEPTIONS
-    } catch (const error& e) {
-      err.emplace(e);
-    } catch (const std::exception& e) {
-      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
-    } catch (...) {
-      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
-    }
-    return false;
-#endif
+    const std::span<const value> a(args, nargs);
+    return guarded(fn, err, [&] { return finish_call([&]() -> decltype(auto) { return fn.f(a); }, ret, err); });
   }
 };
 
@@ -5598,17 +5604,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     value ret;
-    bool ok;
-    if (bound.empty()) {
-      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
-    } else {
-      std::vector<value> all;
-      all.reserve(args.size() + bound.size());
-      for (const value& v : args) all.push_back(value::borrow(v));
-      for (const value& v : bound) all.push_back(value::borrow(v));
-      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err_);
-    }
-    if (!ok) return take_error();
+    if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
   }
 
@@ -5780,15 +5776,7 @@ class vm_impl final : public vm_context {
   }
 
   bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    if (RELAXVM_LIKELY(callee.bound.empty()))
-      return callee.callee->invoke(*callee.callee, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
-    result<value> r = call_packed(*callee.callee, args, callee.bound);
-    if (!r.ok()) {
-      err_.emplace(std::move(r).error());
-      return false;
-    }
-    ret = std::move(*r);
-    return true;
+    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
   }
 
   RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {

@@ -409,24 +409,24 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   return {};
 }
 
-inline status read_code(reader& r, exec_layout& l) {
+// A u64 count, then that many i64s.
+inline bool read_i64s(reader& r, std::vector<std::int64_t>& out) {
   std::uint64_t n = 0;
+  if (!r.count(n, 8)) return false;
+  out.reserve(static_cast<std::size_t>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::int64_t x = 0;
+    if (!r.i64(x)) return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
+inline status read_code(reader& r, exec_layout& l) {
   r.item = relaxvm::detail::text("the instruction offsets");
-  if (!r.count(n, 8)) return r.error();
-  l.instr_offset.reserve(static_cast<std::size_t>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::int64_t x = 0;
-    if (!r.i64(x)) return r.error();
-    l.instr_offset.push_back(x);
-  }
+  if (!read_i64s(r, l.instr_offset)) return r.error();
   r.item = relaxvm::detail::text("the instruction words");
-  if (!r.count(n, 8)) return r.error();
-  l.instr_data.reserve(static_cast<std::size_t>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::int64_t x = 0;
-    if (!r.i64(x)) return r.error();
-    l.instr_data.push_back(x);
-  }
+  if (!read_i64s(r, l.instr_data)) return r.error();
   r.item.clear();
   if (!r.at_end()) return r.error();
   return {};

@@ -58,6 +58,25 @@ struct closure_object : object {
   std::vector<value> bound;            ///< captured arguments, passed after the call's own
 };
 
+namespace detail {
+// The cold half of invoke_packed: joins the arguments and the captured values.
+RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::span<const value> args,
+                                                 std::span<const value> bound, value& ret, std::optional<error>& err) {
+  std::vector<value> all;
+  all.reserve(args.size() + bound.size());
+  for (const value& v : args) all.push_back(value::borrow(v));
+  for (const value& v : bound) all.push_back(value::borrow(v));
+  return fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
+}
+/// Calls packed function `fn` with `args` followed by `bound` (captured values). The VM's hot path.
+RELAXVM_ALWAYS_INLINE bool invoke_packed(const closure_object& fn, std::span<const value> args,
+                                         std::span<const value> bound, value& ret, std::optional<error>& err) {
+  if (RELAXVM_LIKELY(bound.empty()))
+    return fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err);
+  return invoke_packed_bound(fn, args, bound, ret, err);
+}
+}  // namespace detail
+
 /// A packed function that owns a callable of type F.
 template <class F>
 struct typed_closure : closure_object {
@@ -103,18 +122,7 @@ class closure {
                                  "' is a vm function: call it through its virtual_machine (invoke_closure)");
     value ret;
     std::optional<error> err;
-    const closure_object& fn = obj_->callee();
-    bool ok;
-    if (obj_->bound.empty()) {
-      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err);
-    } else {
-      std::vector<value> all;
-      all.reserve(args.size() + obj_->bound.size());
-      for (const value& v : args) all.push_back(value::borrow(v));
-      for (const value& v : obj_->bound) all.push_back(value::borrow(v));
-      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
-    }
-    if (!ok) return std::move(*err);
+    if (!detail::invoke_packed(obj_->callee(), args, obj_->bound, ret, err)) return std::move(*err);
     return ret;
   }
   template <class... Args>
@@ -248,6 +256,40 @@ bool store_result(R&& r, value& ret, std::optional<error>& err) {
   }
 }
 
+/// Calls `call` and stores what it returns in `ret` (null for void).
+template <class Call>
+RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<error>& err) {
+  if constexpr (std::is_void_v<decltype(call())>) {
+    call();
+    ret.reset();
+    return true;
+  } else {
+    return store_result(call(), ret, err);
+  }
+}
+
+/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
+/// exception ever crosses the packed calling convention.
+template <class Body>
+RELAXVM_ALWAYS_INLINE bool guarded(const closure_object& fn, std::optional<error>& err, Body&& body) {
+#if RELAXVM_USE_EXCEPTIONS
+  try {
+    return body();
+  } catch (const error& e) {
+    err.emplace(e);
+  } catch (const std::exception& e) {
+    err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+  } catch (...) {
+    err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+  }
+  return false;
+#else
+  (void)fn;
+  (void)err;
+  return body();
+#endif
+}
+
 template <class... P>
 constexpr bool last_is_rest() {
   if constexpr (sizeof...(P) == 0) return false;
@@ -287,37 +329,20 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool call(const typed_closure<F>& fn, const value* args, std::uint32_t nargs, value& ret,
                    std::optional<error>& err, std::index_sequence<I...>) {
     if (!(check_one<I>(fn, args, err) && ...)) return false;
-#if RELAXVM_USE_EXCEPTIONS
-    try {
-#endif
-      // The holders are temporaries of the full expression: borrowed arguments live until the
-      // result is stored.
-      if constexpr (std::is_void_v<R>) {
-        if constexpr (variadic)
-          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-               std::span<const value>(args + fixed, nargs - fixed));
-        else
-          fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
-        ret.reset();
-        return true;
-      } else if constexpr (variadic) {
-        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-                                 std::span<const value>(args + fixed, nargs - fixed)),
-                            ret, err);
-      } else {
-        (void)nargs;
-        return store_result(fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...), ret, err);
-      }
-#if RELAXVM_USE_EXCEPTIONS
-    } catch (const error& e) {
-      err.emplace(e);
-    } catch (const std::exception& e) {
-      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
-    } catch (...) {
-      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
-    }
-    return false;
-#endif
+    // Returns by value: the argument holders are temporaries of this call, so a reference the
+    // function returns into one of them is copied before they go.
+    using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
+    return guarded(fn, err, [&] {
+      return finish_call(
+          [&]() -> V {
+            if constexpr (variadic)
+              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+                          std::span<const value>(args + fixed, nargs - fixed));
+            else
+              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
+          },
+          ret, err);
+    });
   }
 };
 
@@ -327,28 +352,8 @@ struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     const auto& fn = static_cast<const typed_closure<F>&>(self);
-    std::span<const value> a(args, nargs);
-#if RELAXVM_USE_EXCEPTIONS
-    try {
-#endif
-      using R = decltype(fn.f(a));
-      if constexpr (std::is_void_v<R>) {
-        fn.f(a);
-        ret.reset();
-        return true;
-      } else {
-        return store_result(fn.f(a), ret, err);
-      }
-#if RELAXVM_USE_EXCEPTIONS
-    } catch (const error& e) {
-      err.emplace(e);
-    } catch (const std::exception& e) {
-      err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
-    } catch (...) {
-      err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
-    }
-    return false;
-#endif
+    const std::span<const value> a(args, nargs);
+    return guarded(fn, err, [&] { return finish_call([&]() -> decltype(auto) { return fn.f(a); }, ret, err); });
   }
 };
 

@@ -102,7 +102,8 @@ class value {
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {
     if (holds_object(kind_) && p_.obj) p_.obj->retain();
   }
-  value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
+  // The interpreter moves, borrows and drops values on every Call: these stay inline.
+  RELAXVM_ALWAYS_INLINE value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
     o.kind_ = value_kind::null;
     o.borrowed_ = false;
   }
@@ -114,7 +115,7 @@ class value {
     borrowed_ = false;
     return *this;
   }
-  value& operator=(value&& o) noexcept {
+  RELAXVM_ALWAYS_INLINE value& operator=(value&& o) noexcept {
     if (this != &o) {
       drop();
       p_ = o.p_;
@@ -125,10 +126,10 @@ class value {
     }
     return *this;
   }
-  ~value() { drop(); }
+  RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
   /// Makes this null, dropping any reference.
-  void reset() noexcept {
+  RELAXVM_ALWAYS_INLINE void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
@@ -176,7 +177,7 @@ class value {
   vm_context* raw_context() const noexcept { return p_.ctx; }
 
   /// A bit copy that neither adds nor drops a reference; valid while `o` is.
-  static value borrow(const value& o) noexcept {
+  RELAXVM_ALWAYS_INLINE static value borrow(const value& o) noexcept {
     value v;
     v.p_ = o.p_;
     v.kind_ = o.kind_;
@@ -185,7 +186,7 @@ class value {
   }
 
  private:
-  void drop() noexcept {
+  RELAXVM_ALWAYS_INLINE void drop() noexcept {
     if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->release();
   }
 

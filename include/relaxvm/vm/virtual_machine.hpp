@@ -285,17 +285,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     value ret;
-    bool ok;
-    if (bound.empty()) {
-      ok = fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
-    } else {
-      std::vector<value> all;
-      all.reserve(args.size() + bound.size());
-      for (const value& v : args) all.push_back(value::borrow(v));
-      for (const value& v : bound) all.push_back(value::borrow(v));
-      ok = fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err_);
-    }
-    if (!ok) return take_error();
+    if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
   }
 
@@ -467,15 +457,7 @@ class vm_impl final : public vm_context {
   }
 
   bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    if (RELAXVM_LIKELY(callee.bound.empty()))
-      return callee.callee->invoke(*callee.callee, args.data(), static_cast<std::uint32_t>(args.size()), ret, err_);
-    result<value> r = call_packed(*callee.callee, args, callee.bound);
-    if (!r.ok()) {
-      err_.emplace(std::move(r).error());
-      return false;
-    }
-    ret = std::move(*r);
-    return true;
+    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
   }
 
   RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
