@@ -2119,6 +2119,11 @@ class exec_builder {
                   << " (word 0 is the opcode and cannot be patched)";
       return;
     }
+    if (layout_.instr_data[static_cast<std::size_t>(off)] == static_cast<std::int64_t>(opcode::call) && word == 3) {
+      // The argument count fixes the instruction's length; the stream must stay well formed.
+      fail_here() << "patch: word 3 of a call is its argument count, which cannot be patched";
+      return;
+    }
     layout_.instr_data[static_cast<std::size_t>(off + word)] = value;
   }
 
@@ -5377,6 +5382,9 @@ using instrument_fn = std::function<instrument_action(const call_event&)>;
 struct vm_options {
   /// Frames (VM function calls) alive at once, across re-entrant invocations.
   std::int64_t max_call_depth = 4096;
+  /// Register slots (16 bytes each) all live frames may use together: 2^24 slots is 256 MiB. It
+  /// bounds what an untrusted program can make the VM allocate.
+  std::int64_t max_stack_slots = std::int64_t{1} << 24;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
 };
@@ -5413,6 +5421,9 @@ class vm_impl final : public vm_context {
       if (o.program != program_id())
         return value_error("invoke_closure: closure '", o.name.view(),
                            "' belongs to another executable than this VM's");
+      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(funcs_.size()) ||
+          funcs_[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
+        return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
       return invoke_vm(o.func_index, args, o.bound);
     }
     return call_packed(o.callee(), args, o.bound);
@@ -5572,6 +5583,11 @@ class vm_impl final : public vm_context {
                            "'; raise vm_options::max_call_depth if the recursion is intended");
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
     if (given != f.num_args) return arity_error(f, given);
+    if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
+      return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
+                           " register slots calling function '", f.name, "' (", f.frame_slots,
+                           " slots); raise vm_options::max_stack_slots if the program is trusted");
+    used_slots_ += f.frame_slots;
     std::size_t seg = 0, off = 0;
     value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
     std::size_t k = 0;
@@ -5585,6 +5601,7 @@ class vm_impl final : public vm_context {
   void pop_frame() {
     const frame& fr = frames_.back();
     for (std::int64_t i = 0; i < fr.fn->frame_slots; ++i) fr.regs[i].reset();
+    used_slots_ -= fr.fn->frame_slots;
     seg_ = fr.segment;
     top_ = fr.offset;
     frames_.pop_back();
@@ -5804,6 +5821,7 @@ class vm_impl final : public vm_context {
   std::vector<frame> frames_;
   std::vector<segment> segments_;
   std::size_t seg_ = 0, top_ = 0;
+  std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
   instrument_fn instrument_;
 };

@@ -16,7 +16,14 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "tools/setup.sh: these Debian packages are missing: ${missing[*]}" >&2
+    echo "install them as root (apt-get install ${missing[*]}), or run this script as root" >&2
+    exit 1
+  fi
+  sudo="sudo"
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -223,6 +223,14 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
     b.add_tensor(rv::dtype::float32(), {2, 2}, {1, 2, 3});
     CHECK(build_error(b).find("add_tensor: 3 bytes do not hold a tensor of 4 float32 elements") != std::string::npos);
   }
+  SUBCASE("a call's argument count cannot be patched") {
+    rv::exec_builder b;
+    auto f = b.function("a", 0);
+    b.emit_call("g", {b.imm(1)});
+    b.patch(0, 3, 1000);
+    CHECK(build_error(b).find("patch: word 3 of a call is its argument count, which cannot be patched") !=
+          std::string::npos);
+  }
   SUBCASE("patching what does not exist") {
     rv::exec_builder b;
     auto f = b.function("a", 0);

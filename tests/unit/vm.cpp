@@ -144,6 +144,27 @@ TEST_CASE("the call depth limit is a clear error, and the VM is usable afterward
   CHECK(vm["fact"](10).as<std::int64_t>() == 3628800);
 }
 
+TEST_CASE("the stack slot limit bounds what a program can make the VM allocate") {
+  // A function with a huge register file, recursing: each frame takes 2^20 + 2 slots.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("big", 1);
+    b.reserve_registers(std::int64_t{1} << 20);
+    b.emit_call("big", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  rv::registry reg;
+  rv::vm_options opts;
+  opts.max_stack_slots = std::int64_t{1} << 21;  // two such frames do not fit
+  rv::virtual_machine vm(b.get(), reg, opts);
+  rv::result<rv::value> r = vm["big"].try_call(std::vector<rv::value>{rv::value(1)});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind() == rv::error_kind::runtime);
+  CHECK(error_of(r).find("the VM's stack would need more than 2097152 register slots calling function 'big' "
+                         "(1048578 slots)") == 0);
+  CHECK(rv::vm_options{}.max_stack_slots == std::int64_t{1} << 24);
+}
+
 TEST_CASE("a VM function called with a void destination (the reference crashes here)") {
   rv::exec_builder b;
   {
@@ -376,6 +397,12 @@ TEST_CASE("closures: f[...] arguments, callbacks into the VM, captured values") 
   // A closure of one executable cannot run on another.
   CHECK(std::string(vm2.try_invoke_closure(inc, one).error().message()) ==
         "invoke_closure: closure 'inc' belongs to another executable than this VM's");
+  // A hand-made closure cannot name what is not a vm function.
+  auto forged = rv::make_object<rv::closure_object>(rv::closure_object::kind_t::vm, "forged");
+  forged->program = inc.get()->program;
+  forged->func_index = 1000;
+  CHECK(std::string(vm.try_invoke_closure(rv::closure(forged), one).error().message()) ==
+        "invoke_closure: closure 'forged' names no vm function of this executable");
   // Packed closures run anywhere.
   CHECK(vm2.invoke_closure(reg.get("test.mul2"), one).as<std::int64_t>() == 2);
 }

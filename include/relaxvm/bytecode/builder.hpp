@@ -280,6 +280,11 @@ class exec_builder {
                   << " (word 0 is the opcode and cannot be patched)";
       return;
     }
+    if (layout_.instr_data[static_cast<std::size_t>(off)] == static_cast<std::int64_t>(opcode::call) && word == 3) {
+      // The argument count fixes the instruction's length; the stream must stay well formed.
+      fail_here() << "patch: word 3 of a call is its argument count, which cannot be patched";
+      return;
+    }
     layout_.instr_data[static_cast<std::size_t>(off + word)] = value;
   }
 
