@@ -16,18 +16,18 @@ namespace {
 // Elementwise kernels over float32 tensors, as typed packed functions.
 rv::tensor add(const rv::tensor& a, const rv::tensor& b) {
   rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
-  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<float>()[i] + b.data<float>()[i];
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] + b.data<const float>()[i];
   return out;
 }
 rv::tensor mul(const rv::tensor& a, const rv::tensor& b) {
   rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
-  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<float>()[i] * b.data<float>()[i];
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] * b.data<const float>()[i];
   return out;
 }
 // vm.add in seed 000 adds a tensor and an immediate.
 rv::tensor add_imm(const rv::tensor& a, std::int64_t k) {
   rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
-  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<float>()[i] + static_cast<float>(k);
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] + static_cast<float>(k);
   return out;
 }
 

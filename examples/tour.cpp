@@ -8,7 +8,7 @@ namespace rv = relaxvm;
 // A kernel is any C++ callable; the registry checks and converts its arguments.
 rv::tensor scale(const rv::tensor& x, double k) {
   rv::tensor out = rv::tensor::empty(x.shape(), x.dtype());
-  for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<float>()[i] * static_cast<float>(k);
+  for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<const float>()[i] * static_cast<float>(k);
   return out;
 }
 

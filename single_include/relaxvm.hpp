@@ -1511,6 +1511,18 @@ class verifier {
         return fail(verify_rule::bad_constant) << "constant " << static_cast<std::int64_t>(i) << " ("
                                                << to_string(c.kind) << "): ";
       };
+      // Fields a kind does not use must be 0, so that code reading constants generically (equality,
+      // printing) never follows a stray offset.
+      const bool uses_scalar = c.kind != const_kind::shape && c.kind != const_kind::string;
+      const bool uses_dims = c.kind == const_kind::shape || c.kind == const_kind::tensor;
+      const bool uses_data = c.kind == const_kind::string || c.kind == const_kind::tensor;
+      if ((!uses_scalar && c.scalar != 0) || (!uses_dims && (c.dims_offset != 0 || c.ndim != 0)) ||
+          (!uses_data && (c.data_offset != 0 || c.data_size != 0))) {
+        if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
+          bad() << "fields this kind of constant does not use must be 0";
+          return false;
+        }
+      }
       switch (c.kind) {
         case const_kind::int64:
         case const_kind::float64:
@@ -1783,61 +1795,111 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 
 namespace relaxvm {
 
+/// The register file function `f` needs as written: its inputs and every register it names (special
+/// registers and numbers no register file could hold excepted). For a formalized program this is
+/// what formalize() computes.
+constexpr std::int64_t used_register_file_size(const exec_view& v, const func_info& f) {
+  std::int64_t size = f.num_args;
+  auto use = [&](std::int64_t r) {
+    if (r >= 0 && r < max_register_file_size && r + 1 > size) size = r + 1;
+  };
+  for (std::int64_t i = f.start; i < f.end; ++i) {
+    const std::int64_t* w = v.instr_data.data() + v.instr_offset[static_cast<std::size_t>(i)];
+    switch (static_cast<opcode>(w[0])) {
+      case opcode::call:
+        use(w[1]);
+        for (std::int64_t k = 0; k < w[3]; ++k)
+          if (arg::from_data(w[4 + k]).kind() == arg_kind::reg) use(arg::from_data(w[4 + k]).value());
+        break;
+      case opcode::ret:
+      case opcode::if_: use(w[1]); break;
+      case opcode::goto_: break;
+    }
+  }
+  return size;
+}
+
 /// Renames registers >= num_args of every vm function, walking instructions in order: a call's
 /// destination gets the next free number on its first appearance; reads of renamed registers are
-/// rewritten. Inputs and special registers keep their numbers. A register read before any
-/// definition keeps its number, so that the verifier reports it as undefined. The layout's
-/// instruction stream must be well formed (the builder's always is).
+/// rewritten. Inputs and special registers keep their numbers.
+///
+/// A register read before any definition is left for the verifier to report as undefined. It keeps
+/// its number, unless renaming gave that number to another register; then it moves past every
+/// renamed register, so that it can never alias a defined one. (The reference's Formalize lets
+/// such reads alias, and its checker then accepts them.) The layout's instruction stream must be
+/// well formed (the builder's always is).
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;
     std::vector<std::pair<std::int64_t, std::int64_t>> renamed;  // sorted by old number
+    struct unresolved {
+      std::int64_t* word;
+      bool is_arg;
+      std::int64_t reg;
+    };
+    std::vector<unresolved> early;  // reads before any definition
     std::int64_t next = f.num_args;
-    std::int64_t highest_unrenamed = f.num_args - 1;
+    auto find = [&](std::int64_t r) {
+      return std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
+    };
     auto lookup = [&](std::int64_t r) -> std::int64_t {
-      auto it = std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
-                                 [](const auto& a, const auto& b) { return a.first < b.first; });
+      auto it = find(r);
       return (it != renamed.end() && it->first == r) ? it->second : -1;
     };
-    auto rename_read = [&](std::int64_t& r) {
+    auto rename_read = [&](std::int64_t* word, bool is_arg) {
+      const std::int64_t r = is_arg ? arg::from_data(*word).value() : *word;
       if (r < f.num_args || is_special_register(r)) return;
-      std::int64_t m = lookup(r);
-      if (m >= 0) r = m;
-      else highest_unrenamed = std::max(highest_unrenamed, r);
+      const std::int64_t m = lookup(r);
+      if (m < 0) early.push_back({word, is_arg, r});
+      else *word = is_arg ? arg::reg(m).data : m;
     };
     for (std::int64_t i = f.start; i < f.end; ++i) {
       std::int64_t* w = l.instr_data.data() + l.instr_offset[static_cast<std::size_t>(i)];
       switch (static_cast<opcode>(w[0])) {
         case opcode::call: {
-          for (std::int64_t k = 0; k < w[3]; ++k) {
-            arg a = arg::from_data(w[4 + k]);
-            if (a.kind() != arg_kind::reg) continue;
-            std::int64_t r = a.value();
-            rename_read(r);
-            w[4 + k] = arg::reg(r).data;
-          }
+          for (std::int64_t k = 0; k < w[3]; ++k)
+            if (arg::from_data(w[4 + k]).kind() == arg_kind::reg) rename_read(&w[4 + k], true);
           std::int64_t& dst = w[1];
           if (dst >= f.num_args && !is_special_register(dst)) {
             std::int64_t m = lookup(dst);
             if (m < 0) {
               m = next++;
-              auto it = std::lower_bound(renamed.begin(), renamed.end(), std::pair{dst, std::int64_t{0}},
-                                         [](const auto& a, const auto& b) { return a.first < b.first; });
-              renamed.insert(it, {dst, m});
+              renamed.insert(find(dst), {dst, m});
             }
             dst = m;
           }
           break;
         }
-        case opcode::ret: rename_read(w[1]); break;
-        case opcode::if_: rename_read(w[1]); break;
+        case opcode::ret: rename_read(&w[1], false); break;
+        case opcode::if_: rename_read(&w[1], false); break;
         case opcode::goto_: break;
       }
     }
-    // Keep undefined reads inside the register file so the verifier names them as undefined rather
-    // than out of range, unless the number is absurd anyway.
-    f.register_file_size =
-        highest_unrenamed < max_register_file_size ? std::max(next, highest_unrenamed + 1) : next;
+    // An early read collides when renaming gave its number to another register; it moves past all
+    // of them. Others stay.
+    auto collides = [&](std::int64_t r) {
+      for (const auto& [from, to] : renamed)
+        if (to == r && from != r) return true;
+      return false;
+    };
+    std::int64_t size = next;
+    for (const unresolved& u : early)
+      if (!collides(u.reg) && u.reg < max_register_file_size) size = std::max(size, u.reg + 1);
+    std::vector<std::pair<std::int64_t, std::int64_t>> moved;  // old number -> new, for collisions
+    for (const unresolved& u : early) {
+      if (!collides(u.reg)) continue;
+      std::int64_t m = -1;
+      for (const auto& [from, to] : moved)
+        if (from == u.reg) m = to;
+      if (m < 0) {
+        m = size++;
+        moved.push_back({u.reg, m});
+      }
+      *u.word = u.is_arg ? arg::reg(m).data : m;
+    }
+    // Absurdly large numbers stay out of the register file: the verifier reports them as such.
+    f.register_file_size = size;
   }
 }
 
@@ -2232,6 +2294,10 @@ class exec_builder {
   /// Equal constants share one index unless this is switched off (as_cpp() does so to rebuild
   /// executables that contain duplicates).
   constexpr void set_constant_dedup(bool on) { dedup_ = on; }
+  /// With formalization off, registers keep the numbers the program gives them and each register
+  /// file is as large as the highest number used (as_cpp() uses this to rebuild executables whose
+  /// registers are not in formalized order).
+  constexpr void set_formalize(bool on) { formalize_ = on; }
   /// Gives the open function at least `n` registers, whatever formalization computes.
   constexpr void reserve_registers(std::int64_t n) {
     if (!in_function("reserve_registers")) return;
@@ -2253,7 +2319,12 @@ class exec_builder {
       return out;
     }
     out.layout = layout_;
-    formalize(out.layout);
+    if (formalize_) {
+      formalize(out.layout);
+    } else {
+      for (func_info& f : out.layout.funcs)
+        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(out.layout.view(), f);
+    }
     for (std::size_t i = 0; i < out.layout.funcs.size(); ++i)
       if (reserved_registers_[i] > out.layout.funcs[i].register_file_size)
         out.layout.funcs[i].register_file_size = reserved_registers_[i];
@@ -2266,9 +2337,7 @@ class exec_builder {
   /// failed (or calls RELAXVM_ON_ERROR without exceptions).
   template <class E = executable>
   E get() const {
-    build_output out = finish();
-    if (!out.ok()) detail::raise(error(error_kind::value, out.message.view()));
-    return E(std::move(out));
+    return try_get<E>().value();
   }
   /// The non-throwing form of get().
   template <class E = executable>
@@ -2362,6 +2431,7 @@ class exec_builder {
   std::vector<entry_state> state_;              // parallel to layout_.funcs
   std::vector<std::int64_t> reserved_registers_;  // parallel to layout_.funcs
   bool dedup_ = true;
+  bool formalize_ = true;
   std::int64_t current_ = -1;       // the open function, or -1
   detail::text error_;              // the first failure, or empty
   detail::text dropped_;            // later failures
@@ -2851,8 +2921,7 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
 
 inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   std::uint64_t n = 0;
-  if (!r.count(n, 1 + 1)) return r.error();
-  l.constants.reserve(static_cast<std::size_t>(n));
+  if (!r.count(n, 1 + 1)) return r.error();  // no reserve(n): a const_info is 24x a minimal record
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;
@@ -2998,6 +3067,7 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
   detail::reader h(bytes, magic.size(), bytes.size(), "header");
   std::uint32_t major = 0, minor = 0, count = 0, reserved = 0;
   if (!h.u32(major) || !h.u32(minor) || !h.u32(count) || !h.u32(reserved)) return h.error();
+  if (reserved != 0) return value_error("load: the header's reserved field is ", reserved, "; it must be 0");
   if (major != format_major)
     return value_error("load: format version ", major, ".", minor, " is not supported; this relaxvm reads version ",
                        format_major, ".x");
@@ -3070,7 +3140,9 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 
+#include <algorithm>
 #include <bit>
+#include <vector>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -3233,16 +3305,6 @@ inline void append_cpp_arg(text& out, const exec_view& v, arg a) {
   }
 }
 
-/// The register file formalize() would give function `f`; as_cpp() reserves more when `f` has more.
-inline std::int64_t formalized_register_file_size(const exec_view& v, const func_info& f) {
-  std::int64_t highest = f.num_args - 1;
-  for (std::int64_t i = f.start; i < f.end; ++i) {
-    const instruction in = decode(v, i);
-    if (in.op == opcode::call && in.dst != void_register && in.dst > highest) highest = in.dst;
-  }
-  return highest + 1;
-}
-
 }  // namespace detail
 
 /// The reference's text form: "@main:" then one line per instruction, packed functions as
@@ -3286,13 +3348,20 @@ inline std::string stats(const exec_view& v) {
 }
 
 /// Builder code that rebuilds this executable: a lambda taking an exec_builder, to run on one
-/// (then get()) or to pass to relaxvm::build() for a compile-time executable. The function table
-/// and the constant pool come out in the same order, so the rebuilt executable saves to the same
-/// bytes. (Instructions outside every function cannot be expressed and are left out.)
+/// (then get()) or to pass to relaxvm::build() for a compile-time executable. The function table,
+/// the constant pool and the code come out in the same order, so the rebuilt executable saves to
+/// the same bytes. (Instructions outside every function cannot be expressed and are left out.)
 inline std::string as_cpp(const exec_view& v) {
   detail::text out;
   out << "// relaxvm builder code (executable::as_cpp)\n";
   out << "[](relaxvm::exec_builder& b) {\n";
+  {
+    // Registers not in the order formalize() gives must keep their numbers.
+    exec_layout copy = to_layout(v);
+    formalize(copy);
+    if (copy.instr_data != std::vector<std::int64_t>(v.instr_data.begin(), v.instr_data.end()))
+      out << "  b.set_formalize(false);\n";
+  }
   bool duplicates = false;
   for (std::size_t i = 0; i < v.constants.size() && !duplicates; ++i)
     for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constants[i], v, v.constants[j]);
@@ -3308,9 +3377,13 @@ inline std::string as_cpp(const exec_view& v) {
     detail::append_cpp_constant(out, v, v.constants[i]);
     out << ";  // c[" << i << "]\n";
   }
-  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+  // Bodies in code order (the table order is fixed by the declarations above).
+  std::vector<std::size_t> bodies;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(f);
+  std::sort(bodies.begin(), bodies.end(), [&](std::size_t a, std::size_t b) { return v.funcs[a].start < v.funcs[b].start; });
+  for (std::size_t f : bodies) {
     const func_info& fn = v.funcs[f];
-    if (fn.kind != func_kind::vm) continue;
     out << "  {\n    auto fn = b.function(";
     detail::append_cpp_string(out, v.name(f));
     out << ", " << fn.num_args;
@@ -3323,7 +3396,7 @@ inline std::string as_cpp(const exec_view& v) {
       out << '}';
     }
     out << ");\n";
-    if (fn.register_file_size > detail::formalized_register_file_size(v, fn))
+    if (fn.register_file_size > used_register_file_size(v, fn))
       out << "    b.reserve_registers(" << fn.register_file_size << ");\n";
     for (std::int64_t i = fn.start; i < fn.end; ++i) {
       const instruction in = decode(v, i);
@@ -3375,7 +3448,10 @@ inline std::string as_cpp(const exec_view& v) {
 #define RELAXVM_IO_EXECUTABLE_HPP
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -3394,13 +3470,16 @@ class executable {
   /// An executable with no functions.
   executable() : data_(std::make_shared<const storage>()) {}
 
-  /// What exec_builder::get() makes. `out` must be ok().
-  explicit executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
-
-  /// A compile-time executable (already verified), copied into vectors.
+  /// A compile-time executable, copied into vectors. build() verified it, but its pools are
+  /// public, so it is verified again: a modified one throws relaxvm::error (or calls
+  /// RELAXVM_ON_ERROR without exceptions); from_static() is the non-throwing form.
   template <layout_sizes S>
   executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
-      : data_(make(to_layout(s.view()), verify(s.view()))) {}
+      : executable(from_static(s).value()) {}
+  template <layout_sizes S>
+  static result<executable> from_static(const static_executable<S>& s) {
+    return from_layout(to_layout(s.view()));
+  }
 
   /// Verifies `layout` and wraps it.
   static result<executable> from_layout(exec_layout layout) {
@@ -3461,7 +3540,13 @@ class executable {
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
 
-  exec_view view() const { return data_->layout.view(); }
+  /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
+  /// tensor constant starts on a 64-byte boundary.
+  exec_view view() const {
+    exec_view v = data_->layout.view();
+    v.bytes = std::span<const std::uint8_t>(data_->bytes.get(), data_->bytes_size);
+    return v;
+  }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
   /// Index of function `name` in the function table, or -1.
   std::int64_t function_index(std::string_view name) const { return view().find(name); }
@@ -3475,13 +3560,26 @@ class executable {
   }
 
  private:
+  friend class exec_builder;  // get() wraps what finish() verified
+  explicit executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+
+  struct aligned_free {
+    void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
+  };
   struct storage {
-    exec_layout layout;
+    exec_layout layout;  // layout.bytes is moved into `bytes` below
+    std::unique_ptr<std::uint8_t[], aligned_free> bytes;
+    std::size_t bytes_size = 0;
     std::vector<std::string> warnings;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
+    s->bytes_size = layout.bytes.size();
+    s->bytes.reset(static_cast<std::uint8_t*>(
+        ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
+    if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
+    layout.bytes = {};
     s->layout = std::move(layout);
     for (const verify_warning& w : report.warnings) {
       detail::text t;
@@ -3825,6 +3923,7 @@ class shape {
  public:
   using object_type = shape_object;
   static constexpr value_kind kind = value_kind::shape;
+  static constexpr bool empty_is_value = true;  // no object: the empty shape
 
   /// The empty shape ().
   shape() noexcept = default;
@@ -4062,8 +4161,13 @@ class tensor {
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+    // nothrow: a program asking for more memory than there is gets an error, not an exception
+    // (or, without exceptions, termination).
+    void* data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment},
+                                std::nothrow);
+    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes");
     auto o = make_object<tensor_object>();
-    o->own_data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment});
+    o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
   }
@@ -4143,9 +4247,12 @@ class tensor {
   }
   static tensor from_dlpack(DLManagedTensor* m) { return try_from_dlpack(m).value(); }
 
-  /// A DLPack view of this tensor that keeps it alive until the consumer calls the deleter.
+  /// A DLPack view of this tensor that keeps it alive until the consumer calls the deleter. The
+  /// tensor becomes shared (see object::share), since the consumer may call the deleter on any
+  /// thread. DLPack 0.6 has no read-only flag: do not hand read-only tensors to writers.
   result<DLManagedTensor*> try_to_dlpack() const {
     if (!obj_) return detail::value_error("to_dlpack: the tensor is undefined");
+    obj_->share();
     auto* e = new detail::dlpack_export{};
     e->managed.dl_tensor = obj_->dl;
     e->managed.manager_ctx = e;
@@ -4178,17 +4285,25 @@ class tensor {
   /// True for tensors that view memory they must not write, such as an executable's constants.
   bool read_only() const noexcept { return obj_->read_only; }
   const DLTensor& dl() const noexcept { return obj_->dl; }
-  /// The first element's address (data + byte_offset).
+  /// The first element's address (data + byte_offset); check read_only() before writing through it.
   void* raw_data() const noexcept {
     return static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset;
   }
 
-  /// The data as T*, checking that T matches the dtype.
+  /// The data as T*, checking that T matches the dtype. A read-only tensor (a constant of an
+  /// executable, shared by every VM) gives its data only as const: data<const float>().
   template <class T>
   result<T*> try_data() const {
+    using E = std::remove_const_t<T>;
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
-    if (dtype_of<T>() != dtype())
-      return detail::type_error("tensor::data<", to_text(dtype_of<T>()), ">: the tensor holds ", to_text(dtype()));
+    if (dtype_of<E>() != dtype())
+      return detail::type_error("tensor::data<", to_text(dtype_of<E>()), ">: the tensor holds ", to_text(dtype()));
+    if constexpr (!std::is_const_v<T>) {
+      if (obj_->read_only)
+        return detail::value_error("tensor::data<", to_text(dtype_of<E>()),
+                                   ">: the tensor is read-only (a constant of an executable); read it through data<const ",
+                                   to_text(dtype_of<E>()), ">()");
+    }
     return static_cast<T*>(raw_data());
   }
   template <class T>
@@ -4324,6 +4439,10 @@ concept object_handle = requires(H h, const H& ch) {
 
 /// A handle that lends an object without owning a reference: the typed adapters pass
 /// `const tensor&` parameters this way, at no reference-counting cost.
+/// True for handles whose "no object" state is a value of their kind (shape (), tuple ()).
+template <class H>
+inline constexpr bool empty_is_value = requires { requires H::empty_is_value; };
+
 template <object_handle H>
 class borrowed {
  public:
@@ -4348,6 +4467,7 @@ class value {
  public:
   value() noexcept = default;
   value(std::nullptr_t) noexcept {}  // NOLINT
+  /// Integers are held as int64: an unsigned value above INT64_MAX wraps, as a cast would.
   template <std::integral T>
     requires(!std::same_as<T, bool> && !std::same_as<T, char>)
   value(T v) noexcept : kind_(value_kind::int64) {  // NOLINT: implicit, like the reference's Any
@@ -4361,9 +4481,13 @@ class value {
   value(device v) noexcept : kind_(value_kind::device) { p_.i = v.pack(); }  // NOLINT
   value(DLDevice v) noexcept : value(device(v)) {}                           // NOLINT
   value(vm_context* ctx) noexcept : kind_(value_kind::context) { p_.ctx = ctx; }  // NOLINT
+  /// A handle without an object (an undefined tensor, a moved-from string) becomes null, so
+  /// that a value of an object kind always has its object. The empty shape and the empty tuple
+  /// need no object and keep their kind.
   template <object_handle H>
   value(H h) noexcept : kind_(H::kind) {  // NOLINT
     p_.obj = h.detach();
+    if (p_.obj == nullptr && !empty_is_value<H>) kind_ = value_kind::null;
   }
   value(std::string_view s) : value(relaxvm::string(s)) {}    // NOLINT
   value(const char* s) : value(relaxvm::string(s)) {}         // NOLINT: not the bool conversion
@@ -4379,6 +4503,7 @@ class value {
     requires std::is_base_of_v<object, T>
   value(object_ref<T> o) noexcept : kind_(value_kind::object) {  // NOLINT
     p_.obj = o.release();
+    if (p_.obj == nullptr) kind_ = value_kind::null;
   }
 
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {
@@ -4645,6 +4770,7 @@ class tuple {
  public:
   using object_type = tuple_object;
   static constexpr value_kind kind = value_kind::tuple;
+  static constexpr bool empty_is_value = true;  // no object: the empty tuple
 
   /// The empty tuple (no allocation).
   tuple() noexcept = default;
@@ -4705,6 +4831,7 @@ class tuple {
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -4740,7 +4867,9 @@ struct closure_object : object {
   packed_invoke invoke = nullptr;      ///< packed functions
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
-  const void* program = nullptr;       ///< vm functions: the executable they belong to
+  /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
+  /// its program and be mistaken for a function of another executable at the same address.
+  std::shared_ptr<const void> program;
   std::vector<value> bound;            ///< captured arguments, passed after the call's own
 };
 
@@ -5141,6 +5270,8 @@ class basic_registry {
     if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
     if (!c.is_packed())
       return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
+    // Every VM made from this registry copies the closure, possibly on another thread.
+    c.share();
     auto [it, inserted] = funcs_.try_emplace(std::string(name), std::move(c));
     if (!inserted)
       return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
@@ -5418,7 +5549,7 @@ class vm_impl final : public vm_context {
     if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
     const closure_object& o = *c.get();
     if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != program_id())
+      if (o.program != keep_alive_)
         return value_error("invoke_closure: closure '", o.name.view(),
                            "' belongs to another executable than this VM's");
       if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(funcs_.size()) ||
@@ -5456,7 +5587,9 @@ class vm_impl final : public vm_context {
   }
   const executable& exec() const { return exe_; }
   vm_options& options() { return opts_; }
-  void set_instrument(instrument_fn fn) { instrument_ = std::move(fn); }
+  void set_instrument(instrument_fn fn) {
+    instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
+  }
   std::size_t depth() const { return frames_.size(); }
 
  private:
@@ -5479,8 +5612,6 @@ class vm_impl final : public vm_context {
 
   vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)) {}
-
-  const void* program_id() const { return keep_alive_.get(); }
 
   status resolve(const basic_registry& reg) {
     keep_alive_ = exe_.keep_alive();
@@ -5517,7 +5648,7 @@ class vm_impl final : public vm_context {
       e.frame_slots = fi.register_file_size + 1 + max_args;
       auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
       clo->func_index = static_cast<std::int64_t>(i);
-      clo->program = program_id();
+      clo->program = keep_alive_;
       func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
     }
     if (!missing.empty()) return missing_functions(missing);
@@ -5558,21 +5689,24 @@ class vm_impl final : public vm_context {
   }
 
   // ---- frames ----
+  // n slots at the top of the value stack, or nullptr when memory runs out (nothing changes then).
   value* alloc_slots(std::size_t n, std::size_t& seg, std::size_t& off) {
-    if (segments_.empty()) segments_.push_back({std::make_unique<value[]>(std::max(n, segment_slots)), std::max(n, segment_slots)});
-    if (top_ + n > segments_[seg_].size) {
-      ++seg_;
-      top_ = 0;
-      if (seg_ == segments_.size()) segments_.push_back({});
-      if (segments_[seg_].size < n) {
+    std::size_t s = seg_, t = top_;
+    if (segments_.empty() || t + n > segments_[s].size) {
+      if (!segments_.empty()) ++s;
+      t = 0;
+      if (s == segments_.size() || segments_[s].size < n) {
         const std::size_t size = std::max(n, segment_slots);
-        segments_[seg_] = {std::make_unique<value[]>(size), size};
+        value* mem = new (std::nothrow) value[size];
+        if (mem == nullptr) return nullptr;
+        if (s == segments_.size()) segments_.push_back({});
+        segments_[s] = {std::unique_ptr<value[]>(mem), size};
       }
     }
-    seg = seg_;
-    off = top_;
-    top_ += n;
-    return segments_[seg_].data.get() + off;
+    seg_ = seg = s;
+    off = t;
+    top_ = t + n;
+    return segments_[s].data.get() + off;
   }
 
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
@@ -5587,9 +5721,11 @@ class vm_impl final : public vm_context {
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
                            " slots); raise vm_options::max_stack_slots if the program is trusted");
-    used_slots_ += f.frame_slots;
     std::size_t seg = 0, off = 0;
     value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
+    if (slots == nullptr)
+      return runtime_error("out of memory allocating ", f.frame_slots, " register slots for function '", f.name, "'");
+    used_slots_ += f.frame_slots;
     std::size_t k = 0;
     for (const value& a : args) slots[k++] = value::borrow(a);
     for (const value& a : bound) slots[k++] = value::borrow(a);
@@ -5654,11 +5790,14 @@ class vm_impl final : public vm_context {
     return e;
   }
 
-  // Calls the instrument hook; false when it threw (the error is in err_).
+  // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
+  // "before" call gets no "after" call.
   bool instrument(const call_event& ev, instrument_action& action) {
+    const std::shared_ptr<const instrument_fn> hook = instrument_;
+    if (!hook) return true;
 #if RELAXVM_USE_EXCEPTIONS
     try {
-      action = instrument_(ev);
+      action = (*hook)(ev);
     } catch (const error& e) {
       err_.emplace(e);
       return false;
@@ -5670,7 +5809,7 @@ class vm_impl final : public vm_context {
       return false;
     }
 #else
-    action = instrument_(ev);
+    action = (*hook)(ev);
 #endif
     return true;
   }
@@ -5823,7 +5962,8 @@ class vm_impl final : public vm_context {
   std::size_t seg_ = 0, top_ = 0;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
-  instrument_fn instrument_;
+  // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
+  std::shared_ptr<const instrument_fn> instrument_;
 };
 
 }  // namespace detail
@@ -5994,6 +6134,8 @@ inline result<std::int64_t*> heap_slots(std::string_view fn, const tensor& heap,
     return relaxvm::detail::value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
                                         relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()),
                                         " on ", to_text(heap.device()));
+  if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
+    return relaxvm::detail::value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   if (write && heap.read_only()) return relaxvm::detail::value_error(fn, ": the shape heap is read-only");
   size = heap.shape()[0];
   return static_cast<std::int64_t*>(heap.raw_data());

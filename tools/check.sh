@@ -20,8 +20,7 @@ run() {  # name, compiler, extra meson options...
   meson test -C "$dir" --num-processes "$jobs" --print-errorlogs
 }
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Sanitizer options are set per test in meson.build (test_env).
 if [ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]; then
   export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
 fi

@@ -80,6 +80,36 @@ std::vector<std::pair<std::string, rv::executable>> programs() {
     }
     out.emplace_back("foreign", b.get());
   }
+  {
+    // Bodies in another order than the function table: a calls c (declared first), then b, then c.
+    rv::exec_builder b;
+    {
+      auto fn = b.function("a", 1);
+      b.emit_call("c", {b.r(0)}, b.r(1));
+      b.emit_ret(b.r(1));
+    }
+    {
+      auto fn = b.function("b", 1);
+      b.emit_ret(b.r(0));
+    }
+    {
+      auto fn = b.function("c", 1);
+      b.emit_ret(b.r(0));
+    }
+    out.emplace_back("code_order", b.get());
+  }
+  {
+    // Registers not in formalized order (as another producer may write them).
+    rv::exec_builder b;
+    b.set_formalize(false);
+    {
+      auto fn = b.function("main", 1);
+      b.emit_call("f", {b.r(0)}, b.r(3));
+      b.emit_call("f", {b.r(3)}, b.r(2));
+      b.emit_ret(b.r(2));
+    }
+    out.emplace_back("unformalized", b.get());
+  }
   return out;
 }
 

@@ -54,7 +54,7 @@ namespace {
 
 rv::tensor add_scalar(const rv::tensor& a, std::int64_t k) {
   rv::tensor r = rv::tensor::empty(a.shape(), a.dtype());
-  for (std::int64_t i = 0; i < a.numel(); ++i) r.data<float>()[i] = a.data<float>()[i] + static_cast<float>(k);
+  for (std::int64_t i = 0; i < a.numel(); ++i) r.data<float>()[i] = a.data<const float>()[i] + static_cast<float>(k);
   return r;
 }
 

@@ -119,6 +119,7 @@ TEST_CASE("header and section table corruption") {
   };
   CHECK(contains(with([](bytes_t& b) { b[1] = std::byte{'X'}; }), "not a relaxvm executable (wrong magic bytes)"));
   CHECK(contains(with([](bytes_t& b) { put_le(b, 8, 2, 4); }), "format version 2.0 is not supported"));
+  CHECK(contains(with([](bytes_t& b) { put_le(b, 20, 1, 4); }), "the header's reserved field is 1; it must be 0"));
   CHECK(with([](bytes_t& b) { put_le(b, 12, 7, 4); }) == "<loaded>");  // a newer minor version still loads
   CHECK(contains(with([](bytes_t& b) { put_le(b, 16, 0xFFFFFFFF, 4); }), "lists 4294967295 sections but the file is too short"));
   CHECK(contains(with([](bytes_t& b) { put_le(b, entry(1) + 8, get_le(b, entry(1) + 8, 8) + 1, 8); }),

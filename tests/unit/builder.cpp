@@ -268,3 +268,26 @@ TEST_CASE("the builder works in constant expressions") {
   }();
   static_assert(ok);
 }
+
+TEST_CASE("a register read before any definition never aliases a renamed one") {
+  // %7 is renamed to %1; the read of the user's %1, never written, must not become a read of it.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 1);
+    b.emit_call("add", {b.r(0), b.imm(100)}, b.r(7));
+    b.emit_call("add", {b.r(1), b.imm(1)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  rv::result<rv::executable> r = b.try_get();
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.error().message()).find("instruction 1 (call add in: %3, i1 dst: %2): argument 0 reads register %3 "
+                                              "before any instruction writes it") != std::string::npos);
+  // Without a collision the user's number is kept in the message.
+  rv::exec_builder c;
+  {
+    auto fn = c.function("main", 1);
+    c.emit_call("add", {c.r(9)}, c.r(1));
+    c.emit_ret(c.r(1));
+  }
+  CHECK(std::string(c.try_get().error().message()).find("reads register %9 before") != std::string::npos);
+}

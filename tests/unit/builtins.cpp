@@ -154,3 +154,28 @@ TEST_CASE("print writes to the VM's print sink when given %vm, else to stdout") 
   CHECK(c.printed == "shape[2, 3] 3 s\n\n");
   CHECK(call(c.reg, "vm.builtin.print", {rv::value("to stdout")})->is_null());
 }
+
+TEST_CASE("a strided shape heap is refused, not written out of bounds") {
+  std::int64_t data[4] = {0, 0, 0, 0};
+  std::int64_t shape[1] = {4};
+  std::int64_t strides[1] = {2};
+  DLManagedTensor m{};
+  m.dl_tensor.data = data;
+  m.dl_tensor.device = {kDLCPU, 0};
+  m.dl_tensor.ndim = 1;
+  m.dl_tensor.dtype = {kDLInt, 64, 1};
+  m.dl_tensor.shape = shape;
+  m.dl_tensor.strides = strides;
+  m.deleter = nullptr;
+  rv::tensor heap = rv::tensor::from_dlpack(&m);
+  rv::registry reg;
+  CHECK(error_of(call(reg, "vm.builtin.store_shape", {rv::value(rv::shape{9}), rv::value(heap), rv::value(3)}),
+                 rv::error_kind::value) == "vm.builtin.store_shape: the shape heap must be compact and 8-byte aligned");
+  CHECK(data[3] == 0);
+}
+
+TEST_CASE("a shape heap larger than memory is an error, not a crash") {
+  rv::registry reg;
+  CHECK(error_of(call(reg, "vm.builtin.alloc_shape_heap", {rv::value(std::int64_t{1} << 58)}), rv::error_kind::runtime) ==
+        "tensor::empty: cannot allocate 2305843009213693952 bytes");
+}

@@ -32,7 +32,7 @@ rv::registry make_registry() {
   reg.def("test.scale", [](const rv::tensor& x, std::int64_t k, const rv::shape& s) -> rv::result<rv::tensor> {
     if (x.shape() != s) return rv::detail::value_error("test.scale: shape mismatch");
     rv::tensor out = rv::tensor::empty(x.shape(), x.dtype());
-    for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<float>()[i] * static_cast<float>(k);
+    for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<const float>()[i] * static_cast<float>(k);
     return out;
   });
   return reg;
@@ -75,8 +75,11 @@ TEST_CASE("tensor constants from constexpr arrays") {
   rv::tensor w = vm.invoke("main", {}).as<rv::tensor>();
   CHECK(w.read_only());
   CHECK(w.shape() == rv::shape{2, 2});
-  CHECK(w.data<float>()[1] == -1.0f);
-  CHECK(w.data<float>()[3] == 4.0f);
+  CHECK(w.data<const float>()[1] == -1.0f);
+  CHECK(w.data<const float>()[3] == 4.0f);
+  CHECK(std::string(w.try_data<float>().error().message()) ==
+        "tensor::data<float32>: the tensor is read-only (a constant of an executable); read it through "
+        "data<const float32>()");
 }
 
 TEST_CASE("build() accepts what as_cpp() prints") {
@@ -93,4 +96,16 @@ TEST_CASE("build() accepts what as_cpp() prints") {
     }
   });
   CHECK(rv::executable(again) == rv::executable(prog));
+}
+
+TEST_CASE("a modified static executable is verified again when converted") {
+  auto copy = prog;
+  copy.layout.instr_data[copy.layout.instr_offset[2] + 1] = std::int64_t{1} << 30;  // ret %2^30
+  rv::result<rv::executable> r = rv::executable::from_static(copy);
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.error().message()).find("invalid executable: function 'main', instruction 2 (ret %1073741824)") == 0);
+#if RELAXVM_USE_EXCEPTIONS
+  rv::registry reg = make_registry();
+  CHECK_THROWS_AS(rv::virtual_machine(copy, reg), rv::error);
+#endif
 }

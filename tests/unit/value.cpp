@@ -193,3 +193,23 @@ TEST_CASE("to_string") {
   CHECK(rv::to_string(rv::value("text")) == "text");
   CHECK(rv::to_string(rv::value(rv::make_typed("my.fn", [] {}))) == "closure(my.fn)");
 }
+
+TEST_CASE("a handle without an object becomes a null value") {
+  CHECK(rv::value(rv::tensor()).is_null());
+  CHECK(rv::value(rv::closure()).is_null());
+  CHECK(rv::value(rv::object_ref<my_state>()).is_null());
+  rv::string s("x");
+  rv::string moved = std::move(s);
+  CHECK(rv::value(s).is_null());  // NOLINT: deliberately the moved-from handle
+  CHECK(rv::value(moved).kind() == rv::value_kind::string);
+  // The empty shape and tuple need no object and stay what they are.
+  CHECK(rv::value(rv::shape()).kind() == rv::value_kind::shape);
+  CHECK(rv::value(rv::tuple()).kind() == rv::value_kind::tuple);
+  // A kernel returning an undefined tensor gives null, which the next kernel rejects cleanly.
+  rv::closure undefined = rv::make_typed("test.undefined", [] { return rv::tensor(); });
+  rv::value out = undefined();
+  CHECK(out.is_null());
+  rv::registry reg;
+  CHECK(std::string(reg.get("vm.builtin.shape_of").try_call(std::vector<rv::value>{out}).error().message()) ==
+        "vm.builtin.shape_of: argument 0 expects tensor but got null");
+}

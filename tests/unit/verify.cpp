@@ -139,6 +139,12 @@ TEST_CASE("constant pool rules") {
         "has 4 data bytes; its shape and dtype need 2 x 4");
   check(verify_after([&](auto& l) { find(l, rv::const_kind::tensor).data_offset = 8; }), rv::verify_rule::bad_constant,
         "64-byte aligned");
+  check(verify_after([&](auto& l) { find(l, rv::const_kind::boolean).data_size = 8; }), rv::verify_rule::bad_constant,
+        "(bool): fields this kind of constant does not use must be 0");
+  check(verify_after([&](auto& l) { find(l, rv::const_kind::shape).scalar = 3; }), rv::verify_rule::bad_constant,
+        "(shape): fields this kind of constant does not use must be 0");
+  check(verify_after([&](auto& l) { find(l, rv::const_kind::string).ndim = 1; }), rv::verify_rule::bad_constant,
+        "(string): fields this kind of constant does not use must be 0");
   check(verify_after([&](auto& l) { l.constants[0].kind = static_cast<rv::const_kind>(40); }),
         rv::verify_rule::bad_constant, "unknown constant kind 40");
 }

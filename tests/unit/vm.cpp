@@ -7,6 +7,7 @@
 #include <new>
 #include <relaxvm.hpp>
 #include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,12 @@ rv::registry test_registry() {
   });
   reg.def("test.vadd", [](const rv::tensor& a, const rv::tensor& b) {
     rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
-    for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<float>()[i] + b.data<float>()[i];
+    for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] + b.data<const float>()[i];
     return out;
   });
   reg.def("test.vmul", [](const rv::tensor& a, const rv::tensor& b) {
     rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
-    for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<float>()[i] * b.data<float>()[i];
+    for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] * b.data<const float>()[i];
     return out;
   });
   reg.def("test.call_back", [](rv::vm_context& ctx, const rv::closure& f, std::int64_t x) {
@@ -335,6 +336,15 @@ TEST_CASE("the instrument hook sees every call, and may skip one") {
   CHECK(error_of(r).find("test.add: argument 0 expects int64 but got null") == 0);
   vm.set_instrument({});
   CHECK(vm["main"](5).as<std::int64_t>() == 11);
+  // A hook that removes itself while it runs: it finishes, and no "after" call follows.
+  int calls = 0;
+  vm.set_instrument([&](const rv::call_event&) {
+    ++calls;
+    vm.set_instrument({});
+    return rv::instrument_action::proceed;
+  });
+  CHECK(vm["main"](5).as<std::int64_t>() == 11);
+  CHECK(calls == 1);
 #if RELAXVM_USE_EXCEPTIONS
   vm.set_instrument([](const rv::call_event&) -> rv::instrument_action { throw std::runtime_error("hook broke"); });
   CHECK(error_of(vm.try_invoke("main", std::vector<rv::value>{rv::value(5)})) ==
@@ -399,7 +409,7 @@ TEST_CASE("closures: f[...] arguments, callbacks into the VM, captured values") 
         "invoke_closure: closure 'inc' belongs to another executable than this VM's");
   // A hand-made closure cannot name what is not a vm function.
   auto forged = rv::make_object<rv::closure_object>(rv::closure_object::kind_t::vm, "forged");
-  forged->program = inc.get()->program;
+  forged->program = inc.get()->program;  // the right executable, a bad index
   forged->func_index = 1000;
   CHECK(std::string(vm.try_invoke_closure(rv::closure(forged), one).error().message()) ==
         "invoke_closure: closure 'forged' names no vm function of this executable");
@@ -422,7 +432,80 @@ TEST_CASE("constants: zero-copy, read-only tensors shared by every VM of an exec
   CHECK(a.read_only());
   CHECK(a.raw_data() == c.raw_data());
   CHECK(a.raw_data() == exe.view().bytes.data() + exe.view().constants[0].data_offset);
-  CHECK(a.data<float>()[2] == 3.0f);
+  CHECK(a.data<const float>()[2] == 3.0f);
+}
+
+TEST_CASE("tensor constants start on 64-byte boundaries") {
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("test.pair", {b.c(b.add_tensor<std::int8_t>({1, 2, 3}, {3})), b.c(b.add_tensor<double>({1.5}, {1}))},
+                b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  rv::registry reg;
+  reg.def("test.pair", [](const rv::value& a, const rv::value& c) { return rv::tuple{a, c}; });
+  rv::virtual_machine vm(b.get(), reg);
+  rv::tuple t = vm.invoke("main", {}).as<rv::tuple>();
+  for (const rv::value& v : t)
+    CHECK(reinterpret_cast<std::uintptr_t>(v.as<rv::tensor>().raw_data()) % rv::tensor_data_alignment == 0);
+}
+
+TEST_CASE("a closure keeps its executable alive, and no other executable runs it") {
+  rv::registry reg = test_registry();
+  rv::closure clo;
+  {
+    rv::exec_builder b;
+    {
+      auto fn = b.function("get", 0);
+      b.emit_call("vm.builtin.copy", {b.f("inc")}, b.r(0));
+      b.emit_ret(b.r(0));
+    }
+    {
+      auto fn = b.function("inc", 1);
+      b.emit_call("test.add", {b.r(0), b.imm(1)}, b.r(1));
+      b.emit_ret(b.r(1));
+    }
+    rv::virtual_machine vm(b.get(), reg);
+    clo = vm.invoke("get", {}).as<rv::closure>();
+  }
+  // The first executable is gone from user code; the closure still holds it, so a new executable
+  // cannot take its place.
+  for (int i = 0; i < 20; ++i) {
+    rv::exec_builder b;
+    {
+      auto fn = b.function("get", 0);
+      b.emit_call("vm.builtin.copy", {b.f("dec")}, b.r(0));
+      b.emit_ret(b.r(0));
+    }
+    {
+      auto fn = b.function("dec", 1);
+      b.emit_call("test.sub", {b.r(0), b.imm(1)}, b.r(1));
+      b.emit_ret(b.r(1));
+    }
+    rv::virtual_machine vm(b.get(), reg);
+    rv::result<rv::value> r = vm.try_invoke_closure(clo, std::vector<rv::value>{rv::value(1)});
+    REQUIRE_FALSE(r.ok());
+    CHECK(error_of(r) == "invoke_closure: closure 'inc' belongs to another executable than this VM's");
+  }
+}
+
+TEST_CASE("VMs made from one registry on several threads") {
+  rv::registry reg = test_registry();
+  const rv::executable exe = factorial();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        rv::virtual_machine vm(exe, reg);
+        if (vm["fact"](5).as<std::int64_t>() == 120) ++ok;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(ok.load() == 800);
+  CHECK(reg.get("test.mul").get()->is_shared());
+  CHECK(reg.get("test.mul").get()->use_count() == 2);  // the registry's, and this temporary's
 }
 
 TEST_CASE("values outlive the VM and the executable that made them") {
@@ -438,7 +521,7 @@ TEST_CASE("values outlive the VM and the executable that made them") {
     rv::virtual_machine vm(b.get(), reg);
     kept = vm.invoke("main", {}).as<rv::tensor>();
   }
-  CHECK(kept.data<double>()[0] == 4.5);
+  CHECK(kept.data<const double>()[0] == 4.5);
 }
 
 TEST_CASE("ret %void returns null; packed functions can be invoked by name") {

@@ -30,6 +30,8 @@ inline result<std::int64_t*> heap_slots(std::string_view fn, const tensor& heap,
     return relaxvm::detail::value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
                                         relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()),
                                         " on ", to_text(heap.device()));
+  if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
+    return relaxvm::detail::value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   if (write && heap.read_only()) return relaxvm::detail::value_error(fn, ": the shape heap is read-only");
   size = heap.shape()[0];
   return static_cast<std::int64_t*>(heap.raw_data());

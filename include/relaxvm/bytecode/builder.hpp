@@ -393,6 +393,10 @@ class exec_builder {
   /// Equal constants share one index unless this is switched off (as_cpp() does so to rebuild
   /// executables that contain duplicates).
   constexpr void set_constant_dedup(bool on) { dedup_ = on; }
+  /// With formalization off, registers keep the numbers the program gives them and each register
+  /// file is as large as the highest number used (as_cpp() uses this to rebuild executables whose
+  /// registers are not in formalized order).
+  constexpr void set_formalize(bool on) { formalize_ = on; }
   /// Gives the open function at least `n` registers, whatever formalization computes.
   constexpr void reserve_registers(std::int64_t n) {
     if (!in_function("reserve_registers")) return;
@@ -414,7 +418,12 @@ class exec_builder {
       return out;
     }
     out.layout = layout_;
-    formalize(out.layout);
+    if (formalize_) {
+      formalize(out.layout);
+    } else {
+      for (func_info& f : out.layout.funcs)
+        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(out.layout.view(), f);
+    }
     for (std::size_t i = 0; i < out.layout.funcs.size(); ++i)
       if (reserved_registers_[i] > out.layout.funcs[i].register_file_size)
         out.layout.funcs[i].register_file_size = reserved_registers_[i];
@@ -427,9 +436,7 @@ class exec_builder {
   /// failed (or calls RELAXVM_ON_ERROR without exceptions).
   template <class E = executable>
   E get() const {
-    build_output out = finish();
-    if (!out.ok()) detail::raise(error(error_kind::value, out.message.view()));
-    return E(std::move(out));
+    return try_get<E>().value();
   }
   /// The non-throwing form of get().
   template <class E = executable>
@@ -523,6 +530,7 @@ class exec_builder {
   std::vector<entry_state> state_;              // parallel to layout_.funcs
   std::vector<std::int64_t> reserved_registers_;  // parallel to layout_.funcs
   bool dedup_ = true;
+  bool formalize_ = true;
   std::int64_t current_ = -1;       // the open function, or -1
   detail::text error_;              // the first failure, or empty
   detail::text dropped_;            // later failures

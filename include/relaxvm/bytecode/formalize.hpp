@@ -14,61 +14,111 @@
 
 namespace relaxvm {
 
+/// The register file function `f` needs as written: its inputs and every register it names (special
+/// registers and numbers no register file could hold excepted). For a formalized program this is
+/// what formalize() computes.
+constexpr std::int64_t used_register_file_size(const exec_view& v, const func_info& f) {
+  std::int64_t size = f.num_args;
+  auto use = [&](std::int64_t r) {
+    if (r >= 0 && r < max_register_file_size && r + 1 > size) size = r + 1;
+  };
+  for (std::int64_t i = f.start; i < f.end; ++i) {
+    const std::int64_t* w = v.instr_data.data() + v.instr_offset[static_cast<std::size_t>(i)];
+    switch (static_cast<opcode>(w[0])) {
+      case opcode::call:
+        use(w[1]);
+        for (std::int64_t k = 0; k < w[3]; ++k)
+          if (arg::from_data(w[4 + k]).kind() == arg_kind::reg) use(arg::from_data(w[4 + k]).value());
+        break;
+      case opcode::ret:
+      case opcode::if_: use(w[1]); break;
+      case opcode::goto_: break;
+    }
+  }
+  return size;
+}
+
 /// Renames registers >= num_args of every vm function, walking instructions in order: a call's
 /// destination gets the next free number on its first appearance; reads of renamed registers are
-/// rewritten. Inputs and special registers keep their numbers. A register read before any
-/// definition keeps its number, so that the verifier reports it as undefined. The layout's
-/// instruction stream must be well formed (the builder's always is).
+/// rewritten. Inputs and special registers keep their numbers.
+///
+/// A register read before any definition is left for the verifier to report as undefined. It keeps
+/// its number, unless renaming gave that number to another register; then it moves past every
+/// renamed register, so that it can never alias a defined one. (The reference's Formalize lets
+/// such reads alias, and its checker then accepts them.) The layout's instruction stream must be
+/// well formed (the builder's always is).
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;
     std::vector<std::pair<std::int64_t, std::int64_t>> renamed;  // sorted by old number
+    struct unresolved {
+      std::int64_t* word;
+      bool is_arg;
+      std::int64_t reg;
+    };
+    std::vector<unresolved> early;  // reads before any definition
     std::int64_t next = f.num_args;
-    std::int64_t highest_unrenamed = f.num_args - 1;
+    auto find = [&](std::int64_t r) {
+      return std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
+    };
     auto lookup = [&](std::int64_t r) -> std::int64_t {
-      auto it = std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
-                                 [](const auto& a, const auto& b) { return a.first < b.first; });
+      auto it = find(r);
       return (it != renamed.end() && it->first == r) ? it->second : -1;
     };
-    auto rename_read = [&](std::int64_t& r) {
+    auto rename_read = [&](std::int64_t* word, bool is_arg) {
+      const std::int64_t r = is_arg ? arg::from_data(*word).value() : *word;
       if (r < f.num_args || is_special_register(r)) return;
-      std::int64_t m = lookup(r);
-      if (m >= 0) r = m;
-      else highest_unrenamed = std::max(highest_unrenamed, r);
+      const std::int64_t m = lookup(r);
+      if (m < 0) early.push_back({word, is_arg, r});
+      else *word = is_arg ? arg::reg(m).data : m;
     };
     for (std::int64_t i = f.start; i < f.end; ++i) {
       std::int64_t* w = l.instr_data.data() + l.instr_offset[static_cast<std::size_t>(i)];
       switch (static_cast<opcode>(w[0])) {
         case opcode::call: {
-          for (std::int64_t k = 0; k < w[3]; ++k) {
-            arg a = arg::from_data(w[4 + k]);
-            if (a.kind() != arg_kind::reg) continue;
-            std::int64_t r = a.value();
-            rename_read(r);
-            w[4 + k] = arg::reg(r).data;
-          }
+          for (std::int64_t k = 0; k < w[3]; ++k)
+            if (arg::from_data(w[4 + k]).kind() == arg_kind::reg) rename_read(&w[4 + k], true);
           std::int64_t& dst = w[1];
           if (dst >= f.num_args && !is_special_register(dst)) {
             std::int64_t m = lookup(dst);
             if (m < 0) {
               m = next++;
-              auto it = std::lower_bound(renamed.begin(), renamed.end(), std::pair{dst, std::int64_t{0}},
-                                         [](const auto& a, const auto& b) { return a.first < b.first; });
-              renamed.insert(it, {dst, m});
+              renamed.insert(find(dst), {dst, m});
             }
             dst = m;
           }
           break;
         }
-        case opcode::ret: rename_read(w[1]); break;
-        case opcode::if_: rename_read(w[1]); break;
+        case opcode::ret: rename_read(&w[1], false); break;
+        case opcode::if_: rename_read(&w[1], false); break;
         case opcode::goto_: break;
       }
     }
-    // Keep undefined reads inside the register file so the verifier names them as undefined rather
-    // than out of range, unless the number is absurd anyway.
-    f.register_file_size =
-        highest_unrenamed < max_register_file_size ? std::max(next, highest_unrenamed + 1) : next;
+    // An early read collides when renaming gave its number to another register; it moves past all
+    // of them. Others stay.
+    auto collides = [&](std::int64_t r) {
+      for (const auto& [from, to] : renamed)
+        if (to == r && from != r) return true;
+      return false;
+    };
+    std::int64_t size = next;
+    for (const unresolved& u : early)
+      if (!collides(u.reg) && u.reg < max_register_file_size) size = std::max(size, u.reg + 1);
+    std::vector<std::pair<std::int64_t, std::int64_t>> moved;  // old number -> new, for collisions
+    for (const unresolved& u : early) {
+      if (!collides(u.reg)) continue;
+      std::int64_t m = -1;
+      for (const auto& [from, to] : moved)
+        if (from == u.reg) m = to;
+      if (m < 0) {
+        m = size++;
+        moved.push_back({u.reg, m});
+      }
+      *u.word = u.is_arg ? arg::reg(m).data : m;
+    }
+    // Absurdly large numbers stay out of the register file: the verifier reports them as such.
+    f.register_file_size = size;
   }
 }
 

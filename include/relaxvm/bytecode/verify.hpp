@@ -307,6 +307,18 @@ class verifier {
         return fail(verify_rule::bad_constant) << "constant " << static_cast<std::int64_t>(i) << " ("
                                                << to_string(c.kind) << "): ";
       };
+      // Fields a kind does not use must be 0, so that code reading constants generically (equality,
+      // printing) never follows a stray offset.
+      const bool uses_scalar = c.kind != const_kind::shape && c.kind != const_kind::string;
+      const bool uses_dims = c.kind == const_kind::shape || c.kind == const_kind::tensor;
+      const bool uses_data = c.kind == const_kind::string || c.kind == const_kind::tensor;
+      if ((!uses_scalar && c.scalar != 0) || (!uses_dims && (c.dims_offset != 0 || c.ndim != 0)) ||
+          (!uses_data && (c.data_offset != 0 || c.data_size != 0))) {
+        if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
+          bad() << "fields this kind of constant does not use must be 0";
+          return false;
+        }
+      }
       switch (c.kind) {
         case const_kind::int64:
         case const_kind::float64:

@@ -330,8 +330,7 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
 
 inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   std::uint64_t n = 0;
-  if (!r.count(n, 1 + 1)) return r.error();
-  l.constants.reserve(static_cast<std::size_t>(n));
+  if (!r.count(n, 1 + 1)) return r.error();  // no reserve(n): a const_info is 24x a minimal record
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;
@@ -477,6 +476,7 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
   detail::reader h(bytes, magic.size(), bytes.size(), "header");
   std::uint32_t major = 0, minor = 0, count = 0, reserved = 0;
   if (!h.u32(major) || !h.u32(minor) || !h.u32(count) || !h.u32(reserved)) return h.error();
+  if (reserved != 0) return value_error("load: the header's reserved field is ", reserved, "; it must be 0");
   if (major != format_major)
     return value_error("load: format version ", major, ".", minor, " is not supported; this relaxvm reads version ",
                        format_major, ".x");

@@ -5,7 +5,10 @@
 #define RELAXVM_IO_EXECUTABLE_HPP
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,13 +34,16 @@ class executable {
   /// An executable with no functions.
   executable() : data_(std::make_shared<const storage>()) {}
 
-  /// What exec_builder::get() makes. `out` must be ok().
-  explicit executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
-
-  /// A compile-time executable (already verified), copied into vectors.
+  /// A compile-time executable, copied into vectors. build() verified it, but its pools are
+  /// public, so it is verified again: a modified one throws relaxvm::error (or calls
+  /// RELAXVM_ON_ERROR without exceptions); from_static() is the non-throwing form.
   template <layout_sizes S>
   executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
-      : data_(make(to_layout(s.view()), verify(s.view()))) {}
+      : executable(from_static(s).value()) {}
+  template <layout_sizes S>
+  static result<executable> from_static(const static_executable<S>& s) {
+    return from_layout(to_layout(s.view()));
+  }
 
   /// Verifies `layout` and wraps it.
   static result<executable> from_layout(exec_layout layout) {
@@ -98,7 +104,13 @@ class executable {
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
 
-  exec_view view() const { return data_->layout.view(); }
+  /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
+  /// tensor constant starts on a 64-byte boundary.
+  exec_view view() const {
+    exec_view v = data_->layout.view();
+    v.bytes = std::span<const std::uint8_t>(data_->bytes.get(), data_->bytes_size);
+    return v;
+  }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
   /// Index of function `name` in the function table, or -1.
   std::int64_t function_index(std::string_view name) const { return view().find(name); }
@@ -112,13 +124,26 @@ class executable {
   }
 
  private:
+  friend class exec_builder;  // get() wraps what finish() verified
+  explicit executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+
+  struct aligned_free {
+    void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
+  };
   struct storage {
-    exec_layout layout;
+    exec_layout layout;  // layout.bytes is moved into `bytes` below
+    std::unique_ptr<std::uint8_t[], aligned_free> bytes;
+    std::size_t bytes_size = 0;
     std::vector<std::string> warnings;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
+    s->bytes_size = layout.bytes.size();
+    s->bytes.reset(static_cast<std::uint8_t*>(
+        ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
+    if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
+    layout.bytes = {};
     s->layout = std::move(layout);
     for (const verify_warning& w : report.warnings) {
       detail::text t;

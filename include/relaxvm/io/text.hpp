@@ -4,7 +4,9 @@
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 
+#include <algorithm>
 #include <bit>
+#include <vector>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -13,6 +15,7 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/text.hpp"
+#include "../bytecode/formalize.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
 
@@ -172,16 +175,6 @@ inline void append_cpp_arg(text& out, const exec_view& v, arg a) {
   }
 }
 
-/// The register file formalize() would give function `f`; as_cpp() reserves more when `f` has more.
-inline std::int64_t formalized_register_file_size(const exec_view& v, const func_info& f) {
-  std::int64_t highest = f.num_args - 1;
-  for (std::int64_t i = f.start; i < f.end; ++i) {
-    const instruction in = decode(v, i);
-    if (in.op == opcode::call && in.dst != void_register && in.dst > highest) highest = in.dst;
-  }
-  return highest + 1;
-}
-
 }  // namespace detail
 
 /// The reference's text form: "@main:" then one line per instruction, packed functions as
@@ -225,13 +218,20 @@ inline std::string stats(const exec_view& v) {
 }
 
 /// Builder code that rebuilds this executable: a lambda taking an exec_builder, to run on one
-/// (then get()) or to pass to relaxvm::build() for a compile-time executable. The function table
-/// and the constant pool come out in the same order, so the rebuilt executable saves to the same
-/// bytes. (Instructions outside every function cannot be expressed and are left out.)
+/// (then get()) or to pass to relaxvm::build() for a compile-time executable. The function table,
+/// the constant pool and the code come out in the same order, so the rebuilt executable saves to
+/// the same bytes. (Instructions outside every function cannot be expressed and are left out.)
 inline std::string as_cpp(const exec_view& v) {
   detail::text out;
   out << "// relaxvm builder code (executable::as_cpp)\n";
   out << "[](relaxvm::exec_builder& b) {\n";
+  {
+    // Registers not in the order formalize() gives must keep their numbers.
+    exec_layout copy = to_layout(v);
+    formalize(copy);
+    if (copy.instr_data != std::vector<std::int64_t>(v.instr_data.begin(), v.instr_data.end()))
+      out << "  b.set_formalize(false);\n";
+  }
   bool duplicates = false;
   for (std::size_t i = 0; i < v.constants.size() && !duplicates; ++i)
     for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constants[i], v, v.constants[j]);
@@ -247,9 +247,13 @@ inline std::string as_cpp(const exec_view& v) {
     detail::append_cpp_constant(out, v, v.constants[i]);
     out << ";  // c[" << i << "]\n";
   }
-  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+  // Bodies in code order (the table order is fixed by the declarations above).
+  std::vector<std::size_t> bodies;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(f);
+  std::sort(bodies.begin(), bodies.end(), [&](std::size_t a, std::size_t b) { return v.funcs[a].start < v.funcs[b].start; });
+  for (std::size_t f : bodies) {
     const func_info& fn = v.funcs[f];
-    if (fn.kind != func_kind::vm) continue;
     out << "  {\n    auto fn = b.function(";
     detail::append_cpp_string(out, v.name(f));
     out << ", " << fn.num_args;
@@ -262,7 +266,7 @@ inline std::string as_cpp(const exec_view& v) {
       out << '}';
     }
     out << ");\n";
-    if (fn.register_file_size > detail::formalized_register_file_size(v, fn))
+    if (fn.register_file_size > used_register_file_size(v, fn))
       out << "    b.reserve_registers(" << fn.register_file_size << ");\n";
     for (std::int64_t i = fn.start; i < fn.end; ++i) {
       const instruction in = decode(v, i);

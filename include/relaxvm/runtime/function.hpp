@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -54,7 +55,9 @@ struct closure_object : object {
   packed_invoke invoke = nullptr;      ///< packed functions
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
-  const void* program = nullptr;       ///< vm functions: the executable they belong to
+  /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
+  /// its program and be mistaken for a function of another executable at the same address.
+  std::shared_ptr<const void> program;
   std::vector<value> bound;            ///< captured arguments, passed after the call's own
 };
 

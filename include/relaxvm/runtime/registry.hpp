@@ -38,6 +38,8 @@ class basic_registry {
     if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
     if (!c.is_packed())
       return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
+    // Every VM made from this registry copies the closure, possibly on another thread.
+    c.share();
     auto [it, inserted] = funcs_.try_emplace(std::string(name), std::move(c));
     if (!inserted)
       return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");

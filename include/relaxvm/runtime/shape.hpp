@@ -29,6 +29,7 @@ class shape {
  public:
   using object_type = shape_object;
   static constexpr value_kind kind = value_kind::shape;
+  static constexpr bool empty_is_value = true;  // no object: the empty shape
 
   /// The empty shape ().
   shape() noexcept = default;

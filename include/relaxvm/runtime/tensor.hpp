@@ -118,8 +118,13 @@ class tensor {
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+    // nothrow: a program asking for more memory than there is gets an error, not an exception
+    // (or, without exceptions, termination).
+    void* data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment},
+                                std::nothrow);
+    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes");
     auto o = make_object<tensor_object>();
-    o->own_data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment});
+    o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
   }
@@ -199,9 +204,12 @@ class tensor {
   }
   static tensor from_dlpack(DLManagedTensor* m) { return try_from_dlpack(m).value(); }
 
-  /// A DLPack view of this tensor that keeps it alive until the consumer calls the deleter.
+  /// A DLPack view of this tensor that keeps it alive until the consumer calls the deleter. The
+  /// tensor becomes shared (see object::share), since the consumer may call the deleter on any
+  /// thread. DLPack 0.6 has no read-only flag: do not hand read-only tensors to writers.
   result<DLManagedTensor*> try_to_dlpack() const {
     if (!obj_) return detail::value_error("to_dlpack: the tensor is undefined");
+    obj_->share();
     auto* e = new detail::dlpack_export{};
     e->managed.dl_tensor = obj_->dl;
     e->managed.manager_ctx = e;
@@ -234,17 +242,25 @@ class tensor {
   /// True for tensors that view memory they must not write, such as an executable's constants.
   bool read_only() const noexcept { return obj_->read_only; }
   const DLTensor& dl() const noexcept { return obj_->dl; }
-  /// The first element's address (data + byte_offset).
+  /// The first element's address (data + byte_offset); check read_only() before writing through it.
   void* raw_data() const noexcept {
     return static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset;
   }
 
-  /// The data as T*, checking that T matches the dtype.
+  /// The data as T*, checking that T matches the dtype. A read-only tensor (a constant of an
+  /// executable, shared by every VM) gives its data only as const: data<const float>().
   template <class T>
   result<T*> try_data() const {
+    using E = std::remove_const_t<T>;
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
-    if (dtype_of<T>() != dtype())
-      return detail::type_error("tensor::data<", to_text(dtype_of<T>()), ">: the tensor holds ", to_text(dtype()));
+    if (dtype_of<E>() != dtype())
+      return detail::type_error("tensor::data<", to_text(dtype_of<E>()), ">: the tensor holds ", to_text(dtype()));
+    if constexpr (!std::is_const_v<T>) {
+      if (obj_->read_only)
+        return detail::value_error("tensor::data<", to_text(dtype_of<E>()),
+                                   ">: the tensor is read-only (a constant of an executable); read it through data<const ",
+                                   to_text(dtype_of<E>()), ">()");
+    }
     return static_cast<T*>(raw_data());
   }
   template <class T>

@@ -35,6 +35,7 @@ class tuple {
  public:
   using object_type = tuple_object;
   static constexpr value_kind kind = value_kind::tuple;
+  static constexpr bool empty_is_value = true;  // no object: the empty tuple
 
   /// The empty tuple (no allocation).
   tuple() noexcept = default;

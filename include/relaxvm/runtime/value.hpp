@@ -42,6 +42,10 @@ concept object_handle = requires(H h, const H& ch) {
 
 /// A handle that lends an object without owning a reference: the typed adapters pass
 /// `const tensor&` parameters this way, at no reference-counting cost.
+/// True for handles whose "no object" state is a value of their kind (shape (), tuple ()).
+template <class H>
+inline constexpr bool empty_is_value = requires { requires H::empty_is_value; };
+
 template <object_handle H>
 class borrowed {
  public:
@@ -66,6 +70,7 @@ class value {
  public:
   value() noexcept = default;
   value(std::nullptr_t) noexcept {}  // NOLINT
+  /// Integers are held as int64: an unsigned value above INT64_MAX wraps, as a cast would.
   template <std::integral T>
     requires(!std::same_as<T, bool> && !std::same_as<T, char>)
   value(T v) noexcept : kind_(value_kind::int64) {  // NOLINT: implicit, like the reference's Any
@@ -79,9 +84,13 @@ class value {
   value(device v) noexcept : kind_(value_kind::device) { p_.i = v.pack(); }  // NOLINT
   value(DLDevice v) noexcept : value(device(v)) {}                           // NOLINT
   value(vm_context* ctx) noexcept : kind_(value_kind::context) { p_.ctx = ctx; }  // NOLINT
+  /// A handle without an object (an undefined tensor, a moved-from string) becomes null, so
+  /// that a value of an object kind always has its object. The empty shape and the empty tuple
+  /// need no object and keep their kind.
   template <object_handle H>
   value(H h) noexcept : kind_(H::kind) {  // NOLINT
     p_.obj = h.detach();
+    if (p_.obj == nullptr && !empty_is_value<H>) kind_ = value_kind::null;
   }
   value(std::string_view s) : value(relaxvm::string(s)) {}    // NOLINT
   value(const char* s) : value(relaxvm::string(s)) {}         // NOLINT: not the bool conversion
@@ -97,6 +106,7 @@ class value {
     requires std::is_base_of_v<object, T>
   value(object_ref<T> o) noexcept : kind_(value_kind::object) {  // NOLINT
     p_.obj = o.release();
+    if (p_.obj == nullptr) kind_ = value_kind::null;
   }
 
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {

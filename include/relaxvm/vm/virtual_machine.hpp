@@ -94,7 +94,7 @@ class vm_impl final : public vm_context {
     if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
     const closure_object& o = *c.get();
     if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != program_id())
+      if (o.program != keep_alive_)
         return value_error("invoke_closure: closure '", o.name.view(),
                            "' belongs to another executable than this VM's");
       if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(funcs_.size()) ||
@@ -132,7 +132,9 @@ class vm_impl final : public vm_context {
   }
   const executable& exec() const { return exe_; }
   vm_options& options() { return opts_; }
-  void set_instrument(instrument_fn fn) { instrument_ = std::move(fn); }
+  void set_instrument(instrument_fn fn) {
+    instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
+  }
   std::size_t depth() const { return frames_.size(); }
 
  private:
@@ -155,8 +157,6 @@ class vm_impl final : public vm_context {
 
   vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)) {}
-
-  const void* program_id() const { return keep_alive_.get(); }
 
   status resolve(const basic_registry& reg) {
     keep_alive_ = exe_.keep_alive();
@@ -193,7 +193,7 @@ class vm_impl final : public vm_context {
       e.frame_slots = fi.register_file_size + 1 + max_args;
       auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
       clo->func_index = static_cast<std::int64_t>(i);
-      clo->program = program_id();
+      clo->program = keep_alive_;
       func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
     }
     if (!missing.empty()) return missing_functions(missing);
@@ -234,21 +234,24 @@ class vm_impl final : public vm_context {
   }
 
   // ---- frames ----
+  // n slots at the top of the value stack, or nullptr when memory runs out (nothing changes then).
   value* alloc_slots(std::size_t n, std::size_t& seg, std::size_t& off) {
-    if (segments_.empty()) segments_.push_back({std::make_unique<value[]>(std::max(n, segment_slots)), std::max(n, segment_slots)});
-    if (top_ + n > segments_[seg_].size) {
-      ++seg_;
-      top_ = 0;
-      if (seg_ == segments_.size()) segments_.push_back({});
-      if (segments_[seg_].size < n) {
+    std::size_t s = seg_, t = top_;
+    if (segments_.empty() || t + n > segments_[s].size) {
+      if (!segments_.empty()) ++s;
+      t = 0;
+      if (s == segments_.size() || segments_[s].size < n) {
         const std::size_t size = std::max(n, segment_slots);
-        segments_[seg_] = {std::make_unique<value[]>(size), size};
+        value* mem = new (std::nothrow) value[size];
+        if (mem == nullptr) return nullptr;
+        if (s == segments_.size()) segments_.push_back({});
+        segments_[s] = {std::unique_ptr<value[]>(mem), size};
       }
     }
-    seg = seg_;
-    off = top_;
-    top_ += n;
-    return segments_[seg_].data.get() + off;
+    seg_ = seg = s;
+    off = t;
+    top_ = t + n;
+    return segments_[s].data.get() + off;
   }
 
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
@@ -263,9 +266,11 @@ class vm_impl final : public vm_context {
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
                            " slots); raise vm_options::max_stack_slots if the program is trusted");
-    used_slots_ += f.frame_slots;
     std::size_t seg = 0, off = 0;
     value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
+    if (slots == nullptr)
+      return runtime_error("out of memory allocating ", f.frame_slots, " register slots for function '", f.name, "'");
+    used_slots_ += f.frame_slots;
     std::size_t k = 0;
     for (const value& a : args) slots[k++] = value::borrow(a);
     for (const value& a : bound) slots[k++] = value::borrow(a);
@@ -330,11 +335,14 @@ class vm_impl final : public vm_context {
     return e;
   }
 
-  // Calls the instrument hook; false when it threw (the error is in err_).
+  // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
+  // "before" call gets no "after" call.
   bool instrument(const call_event& ev, instrument_action& action) {
+    const std::shared_ptr<const instrument_fn> hook = instrument_;
+    if (!hook) return true;
 #if RELAXVM_USE_EXCEPTIONS
     try {
-      action = instrument_(ev);
+      action = (*hook)(ev);
     } catch (const error& e) {
       err_.emplace(e);
       return false;
@@ -346,7 +354,7 @@ class vm_impl final : public vm_context {
       return false;
     }
 #else
-    action = instrument_(ev);
+    action = (*hook)(ev);
 #endif
     return true;
   }
@@ -499,7 +507,8 @@ class vm_impl final : public vm_context {
   std::size_t seg_ = 0, top_ = 0;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
-  instrument_fn instrument_;
+  // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
+  std::shared_ptr<const instrument_fn> instrument_;
 };
 
 }  // namespace detail
