@@ -3136,7 +3136,9 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 // ---- begin relaxvm/io/text.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Text forms of an executable: as_text() and stats() in the reference's layout, and as_cpp(),
-// builder code that rebuilds the same executable.
+// builder code that rebuilds the same executable. The free functions take a verified view (an
+// executable's, or one that verify() accepted); for anything else use append_instruction, which
+// checks bounds.
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 
@@ -5201,6 +5203,7 @@ closure make_packed(std::string_view name, F f) {
 // ---- begin relaxvm/runtime/context.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // vm_context: what a builtin that takes `ctx` (the %vm register) can ask of the VM running it.
+// A context value is valid during the call that received it; do not keep it past that call.
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Text forms of an executable: as_text() and stats() in the reference's layout, and as_cpp(),
-// builder code that rebuilds the same executable.
+// builder code that rebuilds the same executable. The free functions take a verified view (an
+// executable's, or one that verify() accepted); for anything else use append_instruction, which
+// checks bounds.
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 

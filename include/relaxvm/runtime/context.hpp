@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // vm_context: what a builtin that takes `ctx` (the %vm register) can ask of the VM running it.
+// A context value is valid during the call that received it; do not keep it past that call.
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 
