@@ -27,10 +27,14 @@
 #include "relaxvm/runtime/context.hpp"
 #include "relaxvm/runtime/registry.hpp"
 #include "relaxvm/runtime/constant.hpp"
+#include "relaxvm/runtime/memory.hpp"
 #include "relaxvm/runtime/print.hpp"
 #include "relaxvm/vm/virtual_machine.hpp"
 #include "relaxvm/builtins/core.hpp"
 #include "relaxvm/builtins/shape.hpp"
+#include "relaxvm/builtins/memory.hpp"
+#include "relaxvm/builtins/data.hpp"
+#include "relaxvm/builtins/control.hpp"
 #include "relaxvm/builtins/registry.hpp"
 
 #endif  // RELAXVM_HPP

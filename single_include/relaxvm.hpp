@@ -103,7 +103,11 @@ class text {
   constexpr explicit text(std::string_view s) { append(s); }
 
   constexpr text& append(std::string_view s) {
-    chars_.insert(chars_.end(), s.begin(), s.end());
+    // A loop rather than insert(): g++ 12 at -O3 sees a null source in insert()'s memmove for an
+    // empty view and warns (-Wnonnull), which -Werror makes fatal.
+    const std::size_t need = chars_.size() + s.size();
+    if (chars_.capacity() < need) chars_.reserve(need > 2 * chars_.capacity() ? need : 2 * chars_.capacity());
+    for (char c : s) chars_.push_back(c);
     return *this;
   }
   constexpr text& append(char c) {
@@ -168,6 +172,13 @@ class text {
 /// Appends the shortest text that reads back as exactly `v` ("2.5", "1e+20", "-0", "nan", "inf").
 /// Run time only: std::to_chars is not constexpr for floating point in C++20.
 inline void append_double(text& out, double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
+/// The shortest text that reads back as exactly the float `v`.
+inline void append_float(text& out, float v) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
@@ -3607,6 +3618,10 @@ class executable {
 // RELAXVM_ATOMIC_REFCOUNT=1), because an atomic increment and decrement cost about 11 ns on the
 // machines we measure, several times a whole VM call. docs/threads.md says what this means for
 // threads.
+//
+// Object memory comes from a small per-thread cache of blocks (32 to 512 bytes), so that a program
+// that makes and drops the same objects on every run (tensors, storages, shapes) stops calling the
+// system allocator after its first run. RELAXVM_OBJECT_CACHE=0 turns the cache off.
 #ifndef RELAXVM_RUNTIME_OBJECT_HPP
 #define RELAXVM_RUNTIME_OBJECT_HPP
 
@@ -3619,9 +3634,113 @@ class executable {
 #include <utility>
 
 
+#ifndef RELAXVM_OBJECT_CACHE
+#define RELAXVM_OBJECT_CACHE RELAXVM_HOSTED
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RELAXVM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RELAXVM_ASAN 1
+#endif
+#endif
+#if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace relaxvm {
 
 class object;
+
+namespace detail {
+
+// Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
+// max_cached_blocks each; larger or surplus blocks go back to the system.
+inline constexpr std::uint32_t size_classes = 5;
+inline constexpr std::uint32_t uncached_class = 0xFF;
+inline constexpr std::size_t max_cached_blocks = 256;
+
+constexpr std::uint32_t size_class_of(std::size_t n) {
+  for (std::uint32_t c = 0; c < size_classes; ++c)
+    if (n <= (std::size_t{32} << c)) return c;
+  return uncached_class;
+}
+
+#if RELAXVM_OBJECT_CACHE
+// Under AddressSanitizer a cached block is poisoned, so a use after free is still reported.
+#if defined(RELAXVM_ASAN)
+inline void poison_block(void* p, std::uint32_t c) noexcept { ASAN_POISON_MEMORY_REGION(p, std::size_t{32} << c); }
+inline void unpoison_block(void* p, std::uint32_t c) noexcept { ASAN_UNPOISON_MEMORY_REGION(p, std::size_t{32} << c); }
+#else
+inline void poison_block(void*, std::uint32_t) noexcept {}
+inline void unpoison_block(void*, std::uint32_t) noexcept {}
+#endif
+
+struct object_cache {
+  struct block {
+    block* next;
+  };
+  block* heads[size_classes] = {};
+  std::size_t counts[size_classes] = {};
+  object_cache() = default;
+  object_cache(const object_cache&) = delete;
+  object_cache& operator=(const object_cache&) = delete;
+  ~object_cache();
+};
+// Set when this thread's cache is destroyed: objects freed later (by static destructors) go
+// straight back to the system. A trivially destructible thread_local, so it outlives the cache.
+inline thread_local bool object_cache_gone = false;
+inline object_cache::~object_cache() {
+  for (std::uint32_t c = 0; c < size_classes; ++c)
+    while (block* b = heads[c]) {
+      unpoison_block(b, c);
+      heads[c] = b->next;
+      ::operator delete(static_cast<void*>(b));
+    }
+  object_cache_gone = true;
+}
+inline object_cache& thread_object_cache() {
+  thread_local object_cache cache;
+  return cache;
+}
+#endif
+
+/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
+inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
+  size_class = size_class_of(n);
+#if RELAXVM_OBJECT_CACHE
+  if (size_class != uncached_class && !object_cache_gone) {
+    object_cache& cache = thread_object_cache();
+    if (object_cache::block* b = cache.heads[size_class]) {
+      unpoison_block(b, size_class);
+      cache.heads[size_class] = b->next;
+      --cache.counts[size_class];
+      return b;
+    }
+  }
+#endif
+  return ::operator new(size_class != uncached_class ? std::size_t{32} << size_class : n);
+}
+
+inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
+#if RELAXVM_OBJECT_CACHE
+  if (size_class != uncached_class && !object_cache_gone) {
+    object_cache& cache = thread_object_cache();
+    if (cache.counts[size_class] < max_cached_blocks) {
+      auto* b = static_cast<object_cache::block*>(p);
+      b->next = cache.heads[size_class];
+      cache.heads[size_class] = b;
+      ++cache.counts[size_class];
+      poison_block(b, size_class);
+      return;
+    }
+  }
+#endif
+  ::operator delete(p);
+}
+
+}  // namespace detail
 
 /// What every object of one C++ type shares: its name, how to destroy it, and how to share what
 /// it refers to.
@@ -3672,11 +3791,12 @@ class object {
     if (type_->share_children) type_->share_children(this);
   }
 
-  void retain() noexcept {
+  // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
+  void inc_ref() noexcept {
     if (atomic_rc()) std::atomic_ref<std::uint32_t>(refcount_).fetch_add(1, std::memory_order_relaxed);
     else ++refcount_;
   }
-  void release() noexcept {
+  void dec_ref() noexcept {
     if (atomic_rc()) {
       if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) type_->destroy(this);
     } else if (--refcount_ == 0) {
@@ -3695,6 +3815,10 @@ class object {
   friend T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
+  static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
+  template <class T>
+  friend void detail::destroy_object(object* o) noexcept;
+  std::uint32_t size_class() const noexcept { return (flags_ >> size_class_shift) & 0xFF; }
   bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
 
   alignas(4) std::uint32_t refcount_ = 1;
@@ -3702,34 +3826,43 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Creates a T (derived from object) with one reference, owned by the caller.
-template <class T, class... Args>
-T* make_raw_object(Args&&... args) {
-  static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
-  T* p = new T(std::forward<Args>(args)...);
-  p->type_ = &type_of<T>;
-  return p;
-}
-
 /// Like make_raw_object, with `tail_bytes` of storage after the object (for shapes, strings,
 /// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block.
 template <class T, class... Args>
 T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
-  void* mem = ::operator new(sizeof(T) + tail_bytes);
-  T* p = ::new (mem) T(std::forward<Args>(args)...);
+  std::uint32_t size_class = 0;
+  void* mem = detail::allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+  T* p;
+#if RELAXVM_USE_EXCEPTIONS
+  try {
+    p = ::new (mem) T(std::forward<Args>(args)...);
+  } catch (...) {
+    detail::free_object_memory(mem, size_class);
+    throw;
+  }
+#else
+  p = ::new (mem) T(std::forward<Args>(args)...);
+#endif
   p->type_ = &type_of<T>;
+  p->flags_ |= size_class << object::size_class_shift;
   return p;
+}
+
+/// Creates a T (derived from object) with one reference, owned by the caller.
+template <class T, class... Args>
+T* make_raw_object(Args&&... args) {
+  return make_raw_object_with_tail<T>(0, std::forward<Args>(args)...);
 }
 
 namespace detail {
 template <class T>
 void destroy_object(object* o) noexcept {
   T* p = static_cast<T*>(o);
+  const std::uint32_t size_class = o->size_class();
   p->~T();
-  ::operator delete(static_cast<void*>(p));
+  free_object_memory(static_cast<void*>(p), size_class);
 }
 template <class T>
 concept has_share_children = requires(T& t) { t.share_children(); };
@@ -3768,23 +3901,23 @@ class object_ref {
   }
   /// Adds a reference to `p`.
   static object_ref retain(T* p) noexcept {
-    if (p) p->retain();
+    if (p) p->inc_ref();
     return adopt(p);
   }
   /// A reference that does not count: the VM uses these for arguments it lends to a callee.
   object_ref(detail::borrow_t, T* p) noexcept : ptr_(p) {}
 
   object_ref(const object_ref& o) noexcept : ptr_(o.ptr_) {
-    if (ptr_) ptr_->retain();
+    if (ptr_) ptr_->inc_ref();
   }
   object_ref(object_ref&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
   template <class U>
     requires std::is_convertible_v<U*, T*>
   object_ref(const object_ref<U>& o) noexcept : ptr_(o.get()) {  // NOLINT: upcast
-    if (ptr_) ptr_->retain();
+    if (ptr_) ptr_->inc_ref();
   }
   object_ref& operator=(const object_ref& o) noexcept {
-    if (o.ptr_) o.ptr_->retain();
+    if (o.ptr_) o.ptr_->inc_ref();
     reset_to(o.ptr_);
     return *this;
   }
@@ -3793,7 +3926,7 @@ class object_ref {
     return *this;
   }
   ~object_ref() {
-    if (ptr_) ptr_->release();
+    if (ptr_) ptr_->dec_ref();
   }
 
   T* get() const noexcept { return ptr_; }
@@ -3809,7 +3942,7 @@ class object_ref {
  private:
   void reset_to(T* p) noexcept {
     T* old = std::exchange(ptr_, p);
-    if (old) old->release();
+    if (old) old->dec_ref();
   }
   T* ptr_ = nullptr;
 };
@@ -4114,7 +4247,7 @@ struct dlpack_export {
   tensor_object* keep;
   static void deleter(DLManagedTensor* self) {
     auto* e = static_cast<dlpack_export*>(self->manager_ctx);
-    e->keep->release();
+    e->keep->dec_ref();
     delete e;
   }
 };
@@ -4260,7 +4393,7 @@ class tensor {
     e->managed.manager_ctx = e;
     e->managed.deleter = &detail::dlpack_export::deleter;
     e->keep = obj_.get();
-    e->keep->retain();
+    e->keep->inc_ref();
     return &e->managed;
   }
   DLManagedTensor* to_dlpack() const { return try_to_dlpack().value(); }
@@ -4357,7 +4490,7 @@ inline void append_element(text& out, const void* p, dtype t) {
     return x;
   };
   if (t.is_bool()) out << (load(std::uint8_t{}) != 0);
-  else if (t == dtype::float32()) append_double(out, static_cast<double>(load(float{})));
+  else if (t == dtype::float32()) append_float(out, load(float{}));
   else if (t == dtype::float64()) append_double(out, load(double{}));
   else if (t == dtype::int8()) out << load(std::int8_t{});
   else if (t == dtype::int16()) out << load(std::int16_t{});
@@ -4475,6 +4608,10 @@ class value {
   value(T v) noexcept : kind_(value_kind::int64) {  // NOLINT: implicit, like the reference's Any
     p_.i = static_cast<std::int64_t>(v);
   }
+  /// Unscoped enums (kDLCPU, kDLFloat) are their integer values.
+  template <class E>
+    requires(std::is_enum_v<E> && std::is_convertible_v<E, std::int64_t>)
+  value(E v) noexcept : value(static_cast<std::int64_t>(v)) {}  // NOLINT
   value(bool v) noexcept : kind_(value_kind::boolean) { p_.i = v ? 1 : 0; }  // NOLINT
   value(double v) noexcept : kind_(value_kind::float64) { p_.f = v; }       // NOLINT
   value(float v) noexcept : value(static_cast<double>(v)) {}                // NOLINT
@@ -4509,7 +4646,7 @@ class value {
   }
 
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {
-    if (holds_object(kind_) && p_.obj) p_.obj->retain();
+    if (holds_object(kind_) && p_.obj) p_.obj->inc_ref();
   }
   // The interpreter moves, borrows and drops values on every Call: these stay inline.
   RELAXVM_ALWAYS_INLINE value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
@@ -4517,7 +4654,7 @@ class value {
     o.borrowed_ = false;
   }
   value& operator=(const value& o) noexcept {
-    if (holds_object(o.kind_) && o.p_.obj) o.p_.obj->retain();
+    if (holds_object(o.kind_) && o.p_.obj) o.p_.obj->inc_ref();
     drop();
     p_ = o.p_;
     kind_ = o.kind_;
@@ -4568,10 +4705,15 @@ class value {
     return try_as<T>().value();
   }
 
-  /// "tensor", or for scalars the kind and value ("int64 3000000000").
+  /// "tensor", or for numbers the kind and value ("int64 3000000000", "float64 2.5").
   detail::text describe() const {
     detail::text t(to_string(kind_));
     if (kind_ == value_kind::int64) t << ' ' << p_.i;
+    if (kind_ == value_kind::boolean) t << (p_.i ? " true" : " false");
+    if (kind_ == value_kind::float64) {
+      t << ' ';
+      detail::append_double(t, p_.f);
+    }
     return t;
   }
 
@@ -4596,7 +4738,7 @@ class value {
 
  private:
   RELAXVM_ALWAYS_INLINE void drop() noexcept {
-    if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->release();
+    if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->dec_ref();
   }
 
   union payload {
@@ -5210,6 +5352,444 @@ closure make_packed(std::string_view name, F f) {
 #include <span>
 #include <string_view>
 
+// ---- begin relaxvm/runtime/memory.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Memory: allocators as values, and storage (a buffer from an allocator that tensors view).
+//
+//   allocator::naive()         the system heap, freed at once
+//   allocator::pooled(opts)    a size-bucketed cache over the system heap; release() returns it
+//   allocator::arena(buffer)   bump allocation in a caller-provided buffer: no heap at all
+//
+// An allocator is a reference-counted handle: every storage it made keeps it alive.
+#ifndef RELAXVM_RUNTIME_MEMORY_HPP
+#define RELAXVM_RUNTIME_MEMORY_HPP
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+namespace relaxvm {
+
+/// Data is aligned to at least this many bytes (the reference's kAllocAlignment).
+inline constexpr std::size_t alloc_alignment = 64;
+
+struct allocator_stats {
+  std::int64_t bytes_in_use = 0;       ///< held by live storages
+  std::int64_t peak_bytes_in_use = 0;  ///< the most ever held at once (an arena's high-water mark)
+  std::int64_t bytes_cached = 0;       ///< pooled: freed blocks kept for reuse
+  std::int64_t allocations = 0;        ///< requests served
+  std::int64_t cache_hits = 0;         ///< pooled: requests served from the cache
+  std::int64_t system_allocations = 0; ///< calls to the system allocator (0 for an arena)
+  std::int64_t system_frees = 0;       ///< memory returned to the system
+};
+
+/// What allocators implement. Use the allocator handle below.
+class allocator_object : public object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator";
+  /// `nbytes` bytes aligned to `alignment` (a power of two), or an error naming the request.
+  virtual result<void*> allocate(std::size_t nbytes, std::size_t alignment) = 0;
+  virtual void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept = 0;
+  /// Returns cached memory to the system (pooled) or forgets everything (arena, once nothing is live).
+  virtual void release() noexcept {}
+  virtual allocator_stats stats() const = 0;
+  virtual std::string_view kind_name() const = 0;
+
+ protected:
+  allocator_object() = default;
+  ~allocator_object() = default;
+};
+
+namespace detail {
+
+inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
+  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
+}
+inline void system_free(void* p, std::size_t alignment) noexcept {
+  ::operator delete(p, std::align_val_t{std::max(alignment, alloc_alignment)});
+}
+/// Records a request served straight from the system.
+inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noexcept {
+  ++s.allocations;
+  ++s.system_allocations;
+  s.bytes_in_use += static_cast<std::int64_t>(nbytes);
+  s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
+}
+inline error out_of_memory(std::string_view who, std::size_t nbytes) {
+  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes");
+}
+
+class naive_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.naive";
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    void* p = system_allocate(nbytes, alignment);
+    if (!p) return out_of_memory("naive allocator", nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_system_allocation(stats_, nbytes);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    system_free(p, alignment);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.system_frees;
+    stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "naive"; }
+
+ private:
+  mutable std::mutex mutex_;
+  allocator_stats stats_;
+};
+
+class pooled_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
+  explicit pooled_allocator(std::int64_t max_cached) : max_cached_(max_cached) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    next_ = registry_head();
+    if (next_) next_->prev_ = this;
+    registry_head() = this;
+  }
+  ~pooled_allocator() {
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex());
+      (prev_ ? prev_->next_ : registry_head()) = next_;
+      if (next_) next_->prev_ = prev_;
+    }
+    release();
+  }
+
+  /// Releases the cache of every pooled allocator of the process (the reference's global
+  /// MemoryManager clear: vm.builtin.memory_manager.clear without a VM context).
+  static void release_all() noexcept {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (pooled_allocator* a = registry_head(); a; a = a->next_) a->release();
+  }
+
+  /// Requests round up to a multiple of 64 bytes below 4 KiB and of 4 KiB pages above; each
+  /// rounded size has its own free list. `n` is at most max_request (allocator::try_allocate).
+  static std::size_t bucket_of(std::size_t n) {
+    const std::size_t unit = n < 4096 ? 64 : 4096;
+    return (std::max<std::size_t>(n, 1) + unit - 1) / unit * unit;
+  }
+
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    if (alignment > alloc_alignment) return direct(nbytes, alignment);
+    const std::size_t size = bucket_of(nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(size);
+    void* p = nullptr;
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      ++stats_.cache_hits;
+      stats_.bytes_cached -= static_cast<std::int64_t>(size);
+    } else {
+      p = system_allocate(size, alloc_alignment);
+      if (!p) {
+        // Give the cache back and try once more, as the reference does.
+        release_locked();
+        p = system_allocate(size, alloc_alignment);
+        if (!p) return out_of_memory("pooled allocator", size);
+      }
+      ++stats_.system_allocations;
+    }
+    ++stats_.allocations;
+    stats_.bytes_in_use += static_cast<std::int64_t>(size);
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    if (alignment > alloc_alignment) {
+      system_free(p, alignment);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.system_frees;
+      stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
+      return;
+    }
+    const std::size_t size = bucket_of(nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.bytes_in_use -= static_cast<std::int64_t>(size);
+    if (max_cached_ >= 0 && stats_.bytes_cached + static_cast<std::int64_t>(size) > max_cached_) {
+      system_free(p, alloc_alignment);
+      ++stats_.system_frees;
+      return;
+    }
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+      free_[size].push_back(p);
+    } catch (...) {  // no memory to remember the block: give it back instead
+      system_free(p, alloc_alignment);
+      ++stats_.system_frees;
+      return;
+    }
+#else
+    free_[size].push_back(p);
+#endif
+    stats_.bytes_cached += static_cast<std::int64_t>(size);
+  }
+  void release() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_locked();
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "pooled"; }
+
+ private:
+  result<void*> direct(std::size_t nbytes, std::size_t alignment) {
+    void* p = system_allocate(nbytes, alignment);
+    if (!p) return out_of_memory("pooled allocator", nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_system_allocation(stats_, nbytes);
+    return p;
+  }
+  void release_locked() noexcept {
+    for (auto& [size, blocks] : free_) {
+      for (void* p : blocks) system_free(p, alloc_alignment);
+      stats_.system_frees += static_cast<std::int64_t>(blocks.size());
+      blocks.clear();
+    }
+    stats_.bytes_cached = 0;
+  }
+
+  // Every live pooled allocator, in an intrusive list (no allocation), for release_all().
+  static std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static pooled_allocator*& registry_head() {
+    static pooled_allocator* head = nullptr;
+    return head;
+  }
+  pooled_allocator* prev_ = nullptr;
+  pooled_allocator* next_ = nullptr;
+
+  std::int64_t max_cached_;  // -1: no limit
+  mutable std::mutex mutex_;
+  std::map<std::size_t, std::vector<void*>> free_;
+  allocator_stats stats_;
+};
+
+class arena_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.arena";
+  explicit arena_allocator(std::span<std::byte> buffer) : buffer_(buffer) {}
+
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    alignment = std::max(alignment, alloc_alignment);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto base = reinterpret_cast<std::uintptr_t>(buffer_.data());
+    const std::uintptr_t start = (base + top_ + alignment - 1) / alignment * alignment;
+    const std::size_t offset = start - base;
+    if (offset > buffer_.size() || nbytes > buffer_.size() - offset)
+      return runtime_error("arena allocator: exhausted: ", static_cast<std::uint64_t>(nbytes), " bytes (aligned to ",
+                           static_cast<std::uint64_t>(alignment), ") do not fit in the ",
+                           static_cast<std::uint64_t>(buffer_.size() - std::min(top_, buffer_.size())),
+                           " bytes left of ", static_cast<std::uint64_t>(buffer_.size()),
+                           "; give the arena a larger buffer (its peak use is in stats())");
+    top_ = offset + nbytes;
+    ++live_;
+    ++stats_.allocations;
+    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    return reinterpret_cast<void*>(start);
+  }
+  /// The last block given out can be taken back at once; the rest is reclaimed when nothing
+  /// allocated from the arena is live any more.
+  /// A block this arena did not give out (or with nothing live) is ignored.
+  void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
+    const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
+    const std::size_t offset = addr - base;
+    if (offset + nbytes == top_) top_ = offset;
+    if (--live_ == 0) top_ = 0;
+    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
+  }
+  void release() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_ == 0) top_ = 0;
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "arena"; }
+
+ private:
+  std::span<std::byte> buffer_;
+  mutable std::mutex mutex_;
+  std::size_t top_ = 0;
+  std::size_t live_ = 0;
+  allocator_stats stats_;
+};
+
+}  // namespace detail
+
+/// A handle to an allocator. Copies share it.
+class allocator {
+ public:
+  allocator() = default;
+  /// Allocators are used from every thread that holds a storage of theirs, so their reference
+  /// count is atomic from the start (docs/threads.md).
+  explicit allocator(object_ref<allocator_object> a) : obj_(std::move(a)) {
+    if (obj_) obj_->share();
+  }
+
+  /// The largest request: PTRDIFF_MAX bytes (2^63 - 1 on 64-bit hosts, 2^31 - 1 on 32-bit
+  /// targets), so that no size or pointer computation wraps.
+  static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX);
+
+  /// The system heap: every allocation and free goes to the system.
+  static allocator naive() { return allocator(make_object<detail::naive_allocator>()); }
+  /// A cache over the system heap: freed blocks are kept per rounded size and reused. When
+  /// `max_cached_bytes` is not negative, blocks beyond it go back to the system at once; release()
+  /// gives every cached block back (the reference's pool never does).
+  static allocator pooled(std::int64_t max_cached_bytes = -1) {
+    return allocator(make_object<detail::pooled_allocator>(max_cached_bytes));
+  }
+  /// Allocates inside `buffer` only, which must outlive every storage made from it. Running out
+  /// is an error; stats().peak_bytes_in_use says how large the buffer needs to be.
+  static allocator arena(std::span<std::byte> buffer) {
+    return allocator(make_object<detail::arena_allocator>(buffer));
+  }
+
+  /// `nbytes` (at most max_request) aligned to `alignment` (a power of two; at least 64 is given).
+  result<void*> try_allocate(std::size_t nbytes, std::size_t alignment) const {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      return detail::value_error(obj_->kind_name(), " allocator: alignment ", static_cast<std::uint64_t>(alignment),
+                                 " is not a power of two");
+    if (nbytes > max_request)
+      return detail::runtime_error(obj_->kind_name(), " allocator: cannot allocate ", static_cast<std::uint64_t>(nbytes),
+                                   " bytes");
+    return obj_->allocate(nbytes, alignment);
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) const noexcept {
+    obj_->deallocate(p, nbytes, alignment);
+  }
+  void release() const noexcept { obj_->release(); }
+  allocator_stats stats() const { return obj_->stats(); }
+  std::string_view kind_name() const { return obj_->kind_name(); }
+  bool defined() const noexcept { return static_cast<bool>(obj_); }
+  allocator_object* get() const noexcept { return obj_.get(); }
+  friend bool operator==(const allocator& a, const allocator& b) noexcept { return a.obj_ == b.obj_; }
+
+ private:
+  object_ref<allocator_object> obj_;
+};
+
+/// A device and the allocator that serves it; a VM takes a list of these (the last is the host).
+struct device_allocator {
+  relaxvm::device device;
+  relaxvm::allocator allocator;
+};
+
+/// A buffer from an allocator, on a device. Tensors view it (alloc_tensor) and keep it alive.
+struct storage_object : object {
+  static constexpr std::string_view type_name = "relaxvm.storage";
+  storage_object(void* d, std::size_t n, std::size_t a, device v, allocator al)
+      : data(d), size(n), alignment(a), dev(v), alloc(std::move(al)) {}
+  ~storage_object() { alloc.deallocate(data, size, alignment); }
+  void share_children() noexcept {
+    if (auto* a = alloc.get()) a->share();
+  }
+  void* data;
+  std::size_t size;
+  std::size_t alignment;
+  device dev;
+  allocator alloc;
+};
+
+namespace detail {
+/// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
+inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
+                         std::int64_t& nbytes) {
+  std::int64_t numel = 0;
+  RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
+  std::int64_t end = 0;
+  if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
+    return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
+                       " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+  // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
+  const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
+  if (offset % element != 0)
+    return value_error(who, ": offset ", offset, " is not aligned for ", to_text(t), " (", element, " bytes)");
+  return {};
+}
+}  // namespace detail
+
+namespace detail {
+/// A byte count as size_t, or an error when it exceeds what an allocator can serve (on 32-bit
+/// targets, anything from 2 GiB).
+inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
+  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) > allocator::max_request)
+    return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
+  return static_cast<std::size_t>(nbytes);
+}
+}  // namespace detail
+
+/// Allocates storage of `nbytes` (aligned to at least alloc_alignment) from `alloc`, on `dev`.
+inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
+                                                       std::size_t alignment, device dev) {
+  RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
+  return make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+}
+
+/// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
+/// as in the reference. The view keeps the storage alive.
+inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::string_view who = "alloc_tensor") {
+  std::int64_t nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, nbytes));
+  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view(st->data, s, t, st->dev, object_ref<object>(st), false));
+  out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
+  return out;
+}
+
+/// A new compact tensor from `alloc`, on `dev`.
+inline result<tensor> empty_tensor(const shape& s, dtype t, const allocator& alloc, device dev) {
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size("tensor::empty", nbytes));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(alloc, size, alloc_alignment, dev));
+  return view_storage(st, 0, s, t, "tensor::empty");
+}
+
+/// A compact copy of `src` on `dev`, allocated from `alloc`. Every device here is host memory,
+/// so the copy is a memcpy whatever the device ids.
+inline result<tensor> copy_to(const tensor& src, device dev, const allocator& alloc) {
+  if (!src.defined()) return detail::value_error("copy_to: the tensor is undefined");
+  if (!src.is_contiguous()) return detail::value_error("copy_to: strided tensors are not supported");
+  if (src.device().device_type != kDLCPU || dev.device_type != kDLCPU)
+    return detail::value_error("copy_to: cannot copy from ", to_text(src.device()), " to ", to_text(dev),
+                               "; relaxvm runs on host (cpu) devices only");
+  RELAXVM_TRY_ASSIGN(tensor out, empty_tensor(src.shape(), src.dtype(), alloc, dev));
+  if (src.nbytes() > 0) std::memcpy(out.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));
+  return out;
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_MEMORY_HPP
+// ---- end relaxvm/runtime/memory.hpp ----
 
 namespace relaxvm {
 
@@ -5220,8 +5800,14 @@ class vm_context {
   virtual result<value> invoke_closure(const closure& c, std::span<const value> args) = 0;
   /// Writes text where the VM's print output goes (vm_options::print).
   virtual void print(std::string_view text) = 0;
+  /// The devices the VM was given, each with its allocator; the last is the host.
+  virtual std::span<const device_allocator> devices() const = 0;
   /// The host device: the last device the VM was given (the reference's convention).
-  virtual device host_device() const = 0;
+  device host_device() const { return devices().back().device; }
+  /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
+  void release_memory() const {
+    for (const device_allocator& d : devices()) d.allocator.release();
+  }
 
  protected:
   vm_context() = default;
@@ -5229,6 +5815,15 @@ class vm_context {
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
 };
+
+/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device): the context
+/// when args[0] is one, and then `args` without it; else null and `args` unchanged.
+inline vm_context* take_context(std::span<const value>& args) noexcept {
+  if (args.empty() || args[0].kind() != value_kind::context) return nullptr;
+  vm_context* ctx = args[0].raw_context();
+  args = args.subspan(1);
+  return ctx;
+}
 
 }  // namespace relaxvm
 
@@ -5483,6 +6078,7 @@ inline std::string to_string(const value& v) {
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -5521,6 +6117,10 @@ struct vm_options {
   std::int64_t max_stack_slots = std::int64_t{1} << 24;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
+  /// The devices, each with its allocator; the last is the host (shape heaps live there), the
+  /// first is where set_input puts arguments. Empty: one host device, cpu:0, with a pooled
+  /// allocator of its own. Every device must be a host (cpu) device; ids may differ.
+  std::vector<device_allocator> devices;
 };
 
 class virtual_machine;
@@ -5542,6 +6142,14 @@ class vm_impl final : public vm_context {
   };
 
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
+      const device_allocator& d = opts.devices[i];
+      if (d.device.device_type != kDLCPU)
+        return value_error("virtual_machine: device ", i, " is ", to_text(d.device),
+                           "; relaxvm runs on host (cpu) devices only (any device id)");
+      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
+    }
     std::unique_ptr<vm_impl> vm(new vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->resolve(reg));
     return vm;
@@ -5570,7 +6178,7 @@ class vm_impl final : public vm_context {
       std::fflush(stdout);
     }
   }
-  device host_device() const override { return device::cpu(); }
+  std::span<const device_allocator> devices() const override { return devices_; }
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
@@ -5589,7 +6197,50 @@ class vm_impl final : public vm_context {
     return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
   }
   const executable& exec() const { return exe_; }
-  vm_options& options() { return opts_; }
+
+  // ---- the stateful API (set_input, invoke_stateful, get_output, save_function) ----
+  struct saved_function {
+    std::int64_t index;
+    std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
+    bool include_return;
+  };
+  // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
+  // function or an input while a call uses it cannot free the arguments under that call.
+  std::map<std::string, std::shared_ptr<const saved_function>, std::less<>> saved;
+  std::map<std::string, std::shared_ptr<const std::vector<value>>, std::less<>> inputs;
+  std::map<std::string, value, std::less<>> outputs;
+
+  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
+    const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
+    result<value> r =
+        e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
+    if (!r.ok() || f->include_return) return r;
+    return value();
+  }
+
+  /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
+  /// set_input and save_function do.
+  result<value> to_first_device(const value& v) {
+    const device_allocator& first = devices_.front();
+    if (v.kind() == value_kind::tensor) {
+      const tensor t = v.as<tensor>();
+      if (t.device() == first.device) return v;
+      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
+      return value(moved);
+    }
+    if (v.kind() == value_kind::tuple) {
+      const tuple t = v.as<tuple>();
+      std::vector<value> fields;
+      fields.reserve(static_cast<std::size_t>(t.size()));
+      for (const value& f : t) {
+        RELAXVM_TRY_ASSIGN(value moved, to_first_device(f));
+        fields.push_back(std::move(moved));
+      }
+      return value(tuple(fields, t.tag()));
+    }
+    return v;
+  }
+  const vm_options& options() const { return opts_; }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
   }
@@ -5614,7 +6265,7 @@ class vm_impl final : public vm_context {
   static constexpr std::size_t segment_slots = 4096;
 
   vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)) {}
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
   status resolve(const basic_registry& reg) {
     keep_alive_ = exe_.keep_alive();
@@ -5955,6 +6606,7 @@ class vm_impl final : public vm_context {
   executable exe_;
   exec_view view_;
   vm_options opts_;
+  const std::vector<device_allocator> devices_;  // checked in create(); never changes
   std::shared_ptr<const void> keep_alive_;
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
@@ -5974,9 +6626,13 @@ class vm_impl final : public vm_context {
 /// A function of a virtual_machine, found once by name: vm["main"](x, y).
 class vm_function {
  public:
-  vm_function(detail::vm_impl* vm, std::int64_t index) : vm_(vm), index_(index) {}
+  vm_function(detail::vm_impl* vm, std::int64_t index,
+              std::shared_ptr<const detail::vm_impl::saved_function> saved = nullptr)
+      : vm_(vm), index_(index), saved_(std::move(saved)) {}
 
-  result<value> try_call(std::span<const value> args) const { return vm_->invoke_index(index_, args); }
+  result<value> try_call(std::span<const value> args) const {
+    return saved_ ? vm_->invoke_saved(saved_, args) : vm_->invoke_index(index_, args);
+  }
   template <class... Args>
   value operator()(Args&&... args) const {
     std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
@@ -5988,6 +6644,8 @@ class vm_function {
  private:
   detail::vm_impl* vm_;
   std::int64_t index_;
+  std::shared_ptr<const detail::vm_impl::saved_function> saved_;  // made by save_function, or null
+  friend class virtual_machine;
 };
 
 class virtual_machine {
@@ -6012,7 +6670,11 @@ class virtual_machine {
     return try_invoke(name, std::span<const value>(args.begin(), args.size())).value();
   }
 
+  /// Function `name`: a saved function (save_function) if one has that name, else the
+  /// executable's.
   result<vm_function> try_function(std::string_view name) const {
+    if (auto it = impl_->saved.find(name); it != impl_->saved.end())
+      return vm_function(impl_.get(), it->second->index, it->second);
     const std::int64_t i = impl_->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(impl_.get(), i);
@@ -6026,37 +6688,140 @@ class virtual_machine {
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
 
-  /// Number of arguments of vm function `name` (the reference returns the number of parameter
-  /// names instead, 0 for functions built without them).
+  /// Number of arguments of vm function `name`, or of a saved function: those its caller passes
+  /// (the reference returns the number of parameter names instead, 0 for functions built without
+  /// them).
   result<std::int64_t> try_function_arity(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = impl_->entry(f.index());
     if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
-    return e.num_args;
+    return e.num_args - saved_count(f);
   }
   std::int64_t function_arity(std::string_view name) const { return try_function_arity(name).value(); }
-  /// The parameter names of vm function `name` (empty when it was built without them).
+  /// The parameter names of vm function `name` (empty when it was built without them); for a
+  /// saved function, those its caller passes.
   result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = impl_->entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count; ++i) out.push_back(impl_->param_name(e, i));
+    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(impl_->param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
     return try_param_names(name).value();
   }
 
+  // ---- the stateful API, like the reference's ----------------------------------------------
+
+  /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
+  /// there (also inside tuples).
+  status try_set_input(std::string_view func, std::span<const value> args) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
+    const auto& e = impl_->entry(i);
+    if (e.kind == func_kind::vm && static_cast<std::int64_t>(args.size()) != e.num_args)
+      return detail::value_error("set_input: The number of provided parameters doesn't match the number of arguments for ",
+                                 func, ": ", args.size(), " given, ", e.num_args, " expected");
+    std::vector<value> stored;
+    stored.reserve(args.size());
+    for (const value& a : args) {
+      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      stored.push_back(std::move(moved));
+    }
+    impl_->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    return {};
+  }
+  void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
+  void set_input(std::string_view func, std::initializer_list<value> args) {
+    set_input(func, std::span<const value>(args.begin(), args.size()));
+  }
+
+  /// Calls func with the arguments set_input stored (a function without parameters needs none)
+  /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
+  status try_invoke_stateful(std::string_view func) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
+    auto in = impl_->inputs.find(func);
+    if (in == impl_->inputs.end() && !(impl_->entry(i).kind == func_kind::vm && impl_->entry(i).num_args == 0))
+      return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
+    if (in != impl_->inputs.end()) args = in->second;
+    RELAXVM_TRY_ASSIGN(value out, impl_->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
+    impl_->outputs[std::string(func)] = std::move(out);
+    return {};
+  }
+  void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
+
+  /// The result of the last invoke_stateful(func); `index` walks into nested tuples.
+  result<value> try_get_output(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return *v;
+  }
+  value get_output(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+  /// The number of items of the output (or of the tuple `index` leads to); -1 when it is not a tuple.
+  result<std::int64_t> try_get_output_arity(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return v->kind() == value_kind::tuple ? v->as<tuple>().size() : std::int64_t{-1};
+  }
+  std::int64_t get_output_arity(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output_arity(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+
+  /// Makes `save_name` call `func` with `args` appended after the call's own arguments (all of
+  /// them, usually: a ready-made call for benchmarks). The saved name shadows a function of the
+  /// executable with that name. Without include_return the call returns null.
+  status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
+                           std::span<const value> args) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
+    detail::vm_impl::saved_function f{i, {}, include_return};
+    for (const value& a : args) {
+      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      f.args.push_back(std::move(moved));
+    }
+    // A registered closure's own captured values come after the saved ones, as in a plain call.
+    for (const value& b : impl_->entry(i).bound) f.args.push_back(b);
+    impl_->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    return {};
+  }
+  void save_function(std::string_view func, std::string_view save_name, bool include_return,
+                     std::initializer_list<value> args) {
+    try_save_function(func, save_name, include_return, std::span<const value>(args.begin(), args.size())).value();
+  }
+
   /// Installs (or with an empty function, removes) the hook called around every Call.
   void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
 
   const executable& exec() const { return impl_->exec(); }
-  vm_options& options() { return impl_->options(); }
+  /// The options the VM was made with (fixed: its devices and limits do not change).
+  const vm_options& options() const { return impl_->options(); }
   /// The context builtins see (for calling builtins directly from C++).
   vm_context& context() { return *impl_; }
 
  private:
   explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+
+  /// How many arguments a saved function supplies itself (0 for a function of the executable).
+  static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
+
+  result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
+    auto it = impl_->outputs.find(func);
+    if (it == impl_->outputs.end())
+      return detail::value_error("get_output: No output saved for call of \"", func,
+                                 "\"; use `invoke_stateful` to call it first.");
+    const value* v = &it->second;
+    for (std::int64_t i : index) {
+      if (v->kind() != value_kind::tuple)
+        return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
+      const tuple_object* o = static_cast<const tuple_object*>(v->get_object());
+      const std::int64_t n = o ? o->size : 0;
+      if (i < 0 || i >= n) return detail::value_error("get_output: index ", i, " is out of range for a tuple of ", n, " items");
+      v = &o->fields()[i];
+    }
+    return v;
+  }
   std::unique_ptr<detail::vm_impl> impl_;
 };
 
@@ -6079,11 +6844,7 @@ namespace relaxvm::builtins {
 /// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline. With
 /// %vm first it writes where vm_options::print says; without, to standard output.
 inline value print(std::span<const value> args) {
-  vm_context* ctx = nullptr;
-  if (!args.empty() && args[0].kind() == value_kind::context) {
-    ctx = args[0].raw_context();
-    args = args.subspan(1);
-  }
+  vm_context* ctx = take_context(args);
   detail::text t;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i) t << ' ';
@@ -6112,13 +6873,700 @@ inline void register_core(basic_registry& reg) {
 // ---- end relaxvm/builtins/core.hpp ----
 // ---- begin relaxvm/builtins/shape.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The shape heap of seed 000: an int64 host tensor whose slots hold symbolic dimensions.
+// The shape machinery: the shape heap (an int64 host tensor whose slots hold symbolic dimensions),
+// matching and making shapes against it, the struct-info checks, and shape arithmetic.
+//
 //   vm.builtin.alloc_shape_heap([ctx,] size) -> heap
 //   vm.builtin.shape_of(tensor) -> shape
-//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})   heap[idx_i] = shape[i]
-//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape  (heap[idx_0], ...)
+//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]   (seed 000)
+//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape        (seed 000)
+//   vm.builtin.match_shape(tensor|shape, heap|null, n, code_0, v_0, ..., [err_ctx])
+//   vm.builtin.make_shape(heap|null, n, code_0, v_0, ...) -> shape
+//   vm.builtin.match_prim_value(int, heap|null, code, v, [err_ctx])
+//   vm.builtin.make_prim_value(heap|null, code, v) -> int
+//   vm.builtin.check_tensor_info(x, ndim, [dtype,] err_ctx)   check_shape_info(x, ndim, err_ctx)
+//   vm.builtin.check_tuple_info(x, size, err_ctx)   check_func_info(x, err_ctx)
+//   vm.builtin.check_prim_value_info(x, dtype, err_ctx)
+//   vm.builtin.shape_arith(heap, op, dst, code_a, a, code_b, b, ...)   see below
+//   vm.builtin.tensor_to_shape(tensor) -> shape     vm.builtin.shape_to_tensor(shape) -> tensor
+//
+// Codes, as in the reference: match_code {assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2,
+// assert_equal_to_load = 3}; make_code {use_imm = 0, load_shape = 1}. err_ctx is a string (the
+// reference's "ErrorContext(...) ") or null, and starts every message.
+//
+// shape_arith computes symbolic dimensions with bytecode alone (the reference generates TIR for
+// this). After the heap come groups of six integers, each one operation:
+//   op, dst, code_a, a, code_b, b      heap[dst] = A op B
+// where A is a (code_a = use_imm) or heap[a] (code_a = load_shape), B likewise, and op is
+// add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 (floordiv and floormod
+// round toward negative infinity, like Python). Groups run in order, so one call can compute
+// n * 32 * 4 in two steps. Overflow and division by zero are runtime errors.
 #ifndef RELAXVM_BUILTINS_SHAPE_HPP
 #define RELAXVM_BUILTINS_SHAPE_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+
+namespace relaxvm::builtins {
+
+enum class match_code : std::int64_t { assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2, assert_equal_to_load = 3 };
+enum class make_code : std::int64_t { use_imm = 0, load_shape = 1 };
+enum class arith_op : std::int64_t { add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 };
+
+namespace detail {
+using relaxvm::detail::cat;
+using relaxvm::detail::runtime_error;
+using relaxvm::detail::text;
+using relaxvm::detail::type_error;
+using relaxvm::detail::value_error;
+
+/// The slots of a shape heap, checked: a compact, aligned, 1-d int64 host tensor.
+struct heap_view {
+  std::int64_t* slots = nullptr;
+  std::int64_t size = 0;
+};
+
+inline result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+  if (v.kind() != value_kind::tensor)
+    return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
+  const tensor heap = v.as<tensor>();
+  if (heap.ndim() != 1 || heap.dtype() != dtype::int64() || heap.device().device_type != kDLCPU)
+    return value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
+                       relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()), " on ",
+                       to_text(heap.device()));
+  if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
+    return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
+  if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
+  return heap_view{static_cast<std::int64_t*>(heap.raw_data()), heap.shape()[0]};
+}
+
+/// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
+/// is only formatted on failure: the success path allocates nothing.
+inline status check_slot(std::string_view fn, std::string_view what, std::int64_t index, std::int64_t slot,
+                         const heap_view& h) {
+  if (h.slots != nullptr && slot >= 0 && slot < h.size) return {};
+  text name(what);
+  if (index >= 0) {
+    if (what == "shape") name << '[' << index << ']';
+    else name << ' ' << index;
+  }
+  if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
+  return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
+}
+
+inline result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args, std::size_t i,
+                                    std::string_view what) {
+  if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
+  const value& v = args[i];
+  if (v.kind() != value_kind::int64 && v.kind() != value_kind::boolean)
+    return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", v.describe());
+  return v.raw_int();
+}
+
+/// The err_ctx argument: a string, or null for none.
+inline result<std::string_view> context_arg(std::string_view fn, const value& v) {
+  if (v.is_null()) return std::string_view();
+  if (v.kind() != value_kind::string) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
+  return v.as<std::string_view>();
+}
+
+/// The heap argument: a tensor, or null when only immediates are used.
+inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+  if (v.is_null()) return heap_view{};
+  return open_heap(fn, v, write);
+}
+
+}  // namespace detail
+
+// ---- seed 000 ------------------------------------------------------------------------------
+
+/// With %vm first, the heap comes from the host device's allocator; without, from the system.
+inline result<value> alloc_shape_heap(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.alloc_shape_heap";
+  vm_context* ctx = take_context(args);
+  if (args.size() != 1)
+    return detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0), " arguments");
+  if (args[0].kind() != value_kind::int64)
+    return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
+  const std::int64_t size = args[0].raw_int();
+  if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  tensor heap;
+  if (ctx) {
+    const device_allocator& host = ctx->devices().back();
+    RELAXVM_TRY_ASSIGN(heap, empty_tensor(shape{size}, dtype::int64(), host.allocator, host.device));
+  } else {
+    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(shape{size}, dtype::int64()));
+  }
+  if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
+  return value(heap);
+}
+
+inline status store_shape(const shape& s, const value& heap_value, std::span<const value> indices) {
+  constexpr std::string_view fn = "vm.builtin.store_shape";
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, true));
+  if (static_cast<std::int64_t>(indices.size()) != s.size())
+    return detail::value_error(fn, ": the shape has ", s.size(), " dimensions but ", indices.size(),
+                               " heap indices were given");
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i].kind() != value_kind::int64)
+      return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
+    RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
+  }
+  for (std::size_t i = 0; i < indices.size(); ++i) heap.slots[indices[i].raw_int()] = s[static_cast<std::int64_t>(i)];
+  return {};
+}
+
+inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
+  constexpr std::string_view fn = "vm.builtin.load_shape";
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
+  std::vector<std::int64_t> dims;
+  dims.reserve(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i].kind() != value_kind::int64)
+      return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
+    RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
+    dims.push_back(heap.slots[indices[i].raw_int()]);
+  }
+  return shape(dims);
+}
+
+// ---- match and make ------------------------------------------------------------------------
+
+inline status match_shape(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.match_shape";
+  if (args.size() < 3) return detail::type_error(fn, ": expects (input, heap, n, code, value, ..., [err_ctx]) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 2, "n"));
+  if (n < 0 || static_cast<std::size_t>(n) > (args.size() - 3) / 2)
+    return detail::type_error(fn, ": n is ", n, " but ", args.size(), " arguments hold ", (args.size() - 3) / 2, " (code, value) pairs");
+  const std::size_t expected = 3 + 2 * static_cast<std::size_t>(n);
+  if (args.size() != expected && args.size() != expected + 1)
+    return detail::type_error(fn, ": ", args.size(), " arguments for n = ", n, "; expected ", expected, " or ", expected + 1);
+  std::string_view ctx;
+  if (args.size() == expected + 1) {
+    RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
+  }
+  shape input;
+  if (args[0].kind() == value_kind::tensor) input = args[0].as<tensor>().shape();
+  else if (args[0].kind() == value_kind::shape) input = args[0].as<shape>();
+  else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
+  if (input.size() != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  for (std::int64_t i = 0; i < n; ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
+    switch (static_cast<match_code>(code)) {
+      case match_code::assert_equal_to_imm:
+        if (input[i] != v)
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input[i],
+                                       " is not ", v, ")");
+        break;
+      case match_code::store_to_heap:
+        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
+        heap.slots[v] = input[i];
+        break;
+      case match_code::no_op: break;
+      case match_code::assert_equal_to_load:
+        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
+        if (input[i] != heap.slots[v])
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
+                                       input[i], " is not ", heap.slots[v], ")");
+        break;
+      default: return detail::value_error(fn, ": Unknown match shape code: ", code);
+    }
+  }
+  return {};
+}
+
+inline result<shape> make_shape(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.make_shape";
+  if (args.size() < 2) return detail::type_error(fn, ": expects (heap, n, code, value, ...) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 1, "n"));
+  if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
+    return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
+  std::int64_t small[8];
+  std::vector<std::int64_t> large;
+  std::int64_t* dims = small;
+  if (n > 8) {
+    large.resize(static_cast<std::size_t>(n));
+    dims = large.data();
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * static_cast<std::size_t>(i), "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a value"));
+    switch (static_cast<make_code>(code)) {
+      case make_code::use_imm: dims[i] = v; break;
+      case make_code::load_shape:
+        RELAXVM_TRY(detail::check_slot(fn, "dimension", i, v, heap));
+        dims[i] = heap.slots[v];
+        break;
+      default: return detail::value_error(fn, ": Unknown make shape code: ", code);
+    }
+  }
+  return shape(std::span<const std::int64_t>(dims, static_cast<std::size_t>(n)));
+}
+
+inline status match_prim_value(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.match_prim_value";
+  if (args.size() != 4 && args.size() != 5)
+    return detail::type_error(fn, ": expects (value, heap, code, v, [err_ctx]) but got ", args.size(), " arguments");
+  std::string_view ctx;
+  if (args.size() == 5) {
+    RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[4]));
+  }
+  if (args[0].kind() != value_kind::int64 && args[0].kind() != value_kind::boolean)
+    return detail::type_error(ctx, fn, ": expects an integer value but got ", args[0].describe());
+  const std::int64_t x = args[0].raw_int();
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
+  RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2, "the code"));
+  RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3, "the value"));
+  switch (static_cast<match_code>(code)) {
+    case match_code::assert_equal_to_imm:
+      if (x != v) return detail::runtime_error(ctx, "PrimValue mismatch to specified constant. (", x, " is not ", v, ")");
+      return {};
+    case match_code::store_to_heap:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      heap.slots[v] = x;
+      return {};
+    case match_code::no_op: return {};
+    case match_code::assert_equal_to_load:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      if (x != heap.slots[v])
+        return detail::runtime_error(ctx, "PrimValue mismatch to a previous populated value. (", x, " is not ",
+                                     heap.slots[v], ")");
+      return {};
+  }
+  return detail::value_error(fn, ": Unknown match shape code: ", code);
+}
+
+inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_t code, std::int64_t v) {
+  constexpr std::string_view fn = "vm.builtin.make_prim_value";
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, heap_value, false));
+  switch (static_cast<make_code>(code)) {
+    case make_code::use_imm: return v;
+    case make_code::load_shape:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      return heap.slots[v];
+  }
+  return detail::value_error(fn, ": Invalid shape code: ", code);
+}
+
+// ---- struct-info checks --------------------------------------------------------------------
+
+inline status check_tensor_info(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.check_tensor_info";
+  if (args.size() != 3 && args.size() != 4)
+    return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
+  if (args[0].kind() != value_kind::tensor) return detail::type_error(ctx, "expect a Tensor but get ", to_string(args[0].kind()));
+  const tensor t = args[0].as<tensor>();
+  RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
+  if (ndim != -1 && t.ndim() != ndim)
+    return detail::value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", t.ndim());
+  if (args.size() == 4) {
+    if (args[2].kind() != value_kind::dtype)
+      return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
+    const dtype want = args[2].as<dtype>();
+    if (!want.is_void() && want != t.dtype())
+      return detail::value_error(ctx, "expect Tensor with dtype ", to_text(want), " but get ", to_text(t.dtype()));
+  }
+  return {};
+}
+
+inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
+  if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
+  const std::int64_t size = x.as<shape>().size();
+  if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
+  return {};
+}
+
+inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
+  if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
+  const std::int64_t got = x.as<tuple>().size();
+  if (got != size)
+    return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
+  return {};
+}
+
+inline status check_func_info(const value& x, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_func_info", err_ctx));
+  if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
+  return {};
+}
+
+inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
+  if (holds_object(x.kind()))
+    return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ObjectRef of type ", to_string(x.kind()));
+  bool ok = false;
+  if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
+  else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
+  else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
+  else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
+  else return detail::type_error(ctx, ", unsupported dtype ", to_text(t));
+  if (!ok) return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ", x.describe());
+  return {};
+}
+
+// ---- arithmetic on the heap ----------------------------------------------------------------
+
+namespace detail {
+inline std::string_view op_symbol(arith_op op) {
+  switch (op) {
+    case arith_op::add: return "+";
+    case arith_op::sub: return "-";
+    case arith_op::mul: return "*";
+    case arith_op::floordiv: return "//";
+    case arith_op::floormod: return "%";
+    case arith_op::min: return "min";
+    case arith_op::max: return "max";
+  }
+  return "?";
+}
+}  // namespace detail
+
+inline status shape_arith(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  if (args.empty() || (args.size() - 1) % 6 != 0)
+    return detail::type_error(fn, ": expects (heap, then groups of op, dst, code_a, a, code_b, b) but got ", args.size(),
+                              " arguments");
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, args[0], true));
+  for (std::size_t g = 1; g < args.size(); g += 6) {
+    std::int64_t w[6];
+    for (std::size_t k = 0; k < 6; ++k) {
+      RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
+    }
+    std::int64_t operand[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+      } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+        RELAXVM_TRY(detail::check_slot(fn, "an operand", -1, v, heap));
+        operand[k] = heap.slots[v];
+      } else {
+        return detail::value_error(fn, ": Unknown make shape code: ", code);
+      }
+    }
+    RELAXVM_TRY(detail::check_slot(fn, "the destination", -1, w[1], heap));
+    const auto op = static_cast<arith_op>(w[0]);
+    const std::int64_t a = operand[0], b = operand[1];
+    std::int64_t r = 0;
+    bool ok = true;
+    switch (op) {
+      case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
+      case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
+      case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
+      case arith_op::floordiv:
+      case arith_op::floormod: {
+        if (b == 0) return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
+        if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+          ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
+          r = 0;
+          break;
+        }
+        std::int64_t q = a / b, m = a % b;
+        if (m != 0 && ((m < 0) != (b < 0))) {
+          q -= 1;
+          m += b;
+        }
+        r = op == arith_op::floordiv ? q : m;
+        break;
+      }
+      case arith_op::min: r = a < b ? a : b; break;
+      case arith_op::max: r = a < b ? b : a; break;
+      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 6 (max)");
+    }
+    if (!ok)
+      return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
+    heap.slots[w[1]] = r;
+  }
+  return {};
+}
+
+// ---- shapes and tensors --------------------------------------------------------------------
+
+/// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
+inline result<shape> tensor_to_shape(const tensor& t) {
+  constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
+  if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
+      (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
+    return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
+                               relaxvm::detail::cat_shape(t.shape().dims()), " ", to_text(t.dtype()));
+  if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(t.numel()));
+  const auto* p = static_cast<const unsigned char*>(t.raw_data());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (t.dtype().bits == 16) { std::int16_t x; std::memcpy(&x, p + 2 * i, 2); dims[i] = x; }
+    else if (t.dtype().bits == 32) { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); dims[i] = x; }
+    else std::memcpy(&dims[i], p + 8 * i, 8);
+  }
+  return shape(dims);
+}
+
+/// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
+inline result<tensor> shape_to_tensor(const shape& s) {
+  RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(shape{s.size()}, dtype::int64()));
+  if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
+  return t;
+}
+
+inline void register_shape(basic_registry& reg) {
+  reg.def_packed("vm.builtin.alloc_shape_heap", &alloc_shape_heap);
+  reg.def("vm.builtin.shape_of", [](const tensor& t) { return t.shape(); });
+  reg.def("vm.builtin.store_shape", &store_shape);
+  reg.def("vm.builtin.load_shape", &load_shape);
+  reg.def_packed("vm.builtin.match_shape", &match_shape);
+  reg.def_packed("vm.builtin.make_shape", &make_shape);
+  reg.def_packed("vm.builtin.match_prim_value", &match_prim_value);
+  reg.def("vm.builtin.make_prim_value", &make_prim_value);
+  reg.def_packed("vm.builtin.check_tensor_info", &check_tensor_info);
+  reg.def("vm.builtin.check_shape_info", &check_shape_info);
+  reg.def("vm.builtin.check_tuple_info", &check_tuple_info);
+  reg.def("vm.builtin.check_func_info", &check_func_info);
+  reg.def("vm.builtin.check_prim_value_info", &check_prim_value_info);
+  reg.def_packed("vm.builtin.shape_arith", &shape_arith);
+  reg.def("vm.builtin.tensor_to_shape", &tensor_to_shape);
+  reg.def("vm.builtin.shape_to_tensor", &shape_to_tensor);
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_SHAPE_HPP
+// ---- end relaxvm/builtins/shape.hpp ----
+// ---- begin relaxvm/builtins/memory.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Storage and tensors, with the reference's names and argument order:
+//   vm.builtin.alloc_storage(ctx, shape, device_index, dtype_hint, [scope]) -> storage
+//       prod(shape) x sizeof(dtype_hint) bytes from device `device_index`'s allocator (-1: the host,
+//       the last device); codegen passes a byte count with dtype_hint uint8
+//   vm.builtin.alloc_tensor(storage, offset, shape, dtype, [scope]) -> tensor   a view at `offset`
+//   vm.builtin.kill_object(x) -> null       `call kill_object(%r) -> %r` drops %r's reference
+//   vm.builtin.reshape(tensor, shape) -> tensor                                 a view, no copy
+//   vm.builtin.ensure_zero_offset(tensor) -> tensor             offset 0: the same, a view or a copy
+//   vm.builtin.to_device([ctx,] tensor, device_type, device_id, [scope]) -> tensor   a copy
+//   vm.builtin.memory_manager.clear([ctx])   returns cached memory to the system: the VM's
+//       allocators' with %vm, every pooled allocator's without (as the reference's global one)
+// Memory scopes: "" and "global" only (as on the reference's CPU).
+#ifndef RELAXVM_BUILTINS_MEMORY_HPP
+#define RELAXVM_BUILTINS_MEMORY_HPP
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+
+namespace relaxvm::builtins {
+
+namespace detail {
+inline status check_scope(std::string_view fn, std::span<const value> rest) {
+  if (rest.empty()) return {};
+  if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
+  if (rest[0].kind() != value_kind::string)
+    return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
+  const std::string_view scope = rest[0].as<std::string_view>();
+  if (!scope.empty() && scope != "global")
+    return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
+  return {};
+}
+}  // namespace detail
+
+inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
+                                   dtype dtype_hint, std::span<const value> scope) {
+  constexpr std::string_view fn = "vm.builtin.alloc_storage";
+  RELAXVM_TRY(detail::check_scope(fn, scope));
+  const auto devices = ctx.devices();
+  const auto count = static_cast<std::int64_t>(devices.size());
+  if (device_index == -1) device_index = count - 1;
+  if (device_index < 0 || device_index >= count)
+    return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
+                                        " devices (use -1 for the host)");
+  if (!dtype_hint.valid_for_tensor())
+    return relaxvm::detail::value_error(fn, ": ", to_text(dtype_hint), " is not a valid element type");
+  std::int64_t numel = 0, nbytes = 0;
+  if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
+    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::cat_shape(buffer_shape.dims()),
+                                        " x ", to_text(dtype_hint), " is negative or overflows int64");
+  const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
+  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  return value(st);
+}
+
+inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::span<const value> scope) {
+  constexpr std::string_view fn = "vm.builtin.alloc_tensor";
+  RELAXVM_TRY(detail::check_scope(fn, scope));
+  return view_storage(st, offset, s, t, fn);
+}
+
+/// A view with another shape; the source must be compact, and the view no larger (as in the
+/// reference, where a smaller view of a larger buffer is allowed).
+inline result<tensor> reshape(const tensor& t, const shape& s) {
+  constexpr std::string_view fn = "vm.builtin.reshape";
+  if (!t.is_contiguous()) return relaxvm::detail::value_error(fn, ": the tensor must be compact");
+  std::int64_t numel = 0;
+  if (!s.numel(numel))
+    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::cat_shape(s.dims()),
+                                        " has a negative dimension or overflows int64");
+  if (numel > t.numel())
+    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::cat_shape(s.dims()), " would have a size of ",
+                                        numel, " elements, but the tensor has ", t.numel());
+  RELAXVM_TRY_ASSIGN(tensor v, tensor::try_view(t.dl().data, s, t.dtype(), t.device(), object_ref<object>::retain(t.get()),
+                                               t.read_only()));
+  v.get()->dl.byte_offset = t.byte_offset();
+  return v;
+}
+
+/// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
+/// pointer when that stays 64-byte aligned; otherwise a copy (from the system allocator, as the
+/// reference's signature has no VM context).
+inline result<tensor> ensure_zero_offset(const tensor& t) {
+  if (t.byte_offset() == 0) return t;
+  if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
+  if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
+    return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
+                            t.read_only());
+  return copy_to(t, t.device(), allocator::naive());
+}
+
+/// A copy of the tensor on device (type, id); with %vm first it is allocated from that device's
+/// allocator in the VM (which must have the device), else from the system.
+inline result<value> to_device(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.to_device";
+  vm_context* ctx = take_context(args);
+  if (args.size() != 3 && args.size() != 4)
+    return relaxvm::detail::type_error(fn, ": expects ([ctx,] tensor, device_type, device_id, [scope])");
+  if (args[0].kind() != value_kind::tensor)
+    return relaxvm::detail::type_error(fn, ": argument 0 expects tensor but got ", args[0].describe());
+  if (args[1].kind() != value_kind::int64 || args[2].kind() != value_kind::int64)
+    return relaxvm::detail::type_error(fn, ": the device type and id must be int64");
+  RELAXVM_TRY(detail::check_scope(fn, args.subspan(3)));
+  if (!is_known_device_type(args[1].raw_int()) || args[2].raw_int() < 0 || args[2].raw_int() > INT32_MAX)
+    return relaxvm::detail::value_error(fn, ": device type ", args[1].raw_int(), " id ", args[2].raw_int(),
+                                        " is not a DLPack device");
+  const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
+  const tensor src = args[0].as<tensor>();
+  if (ctx) {
+    for (const device_allocator& d : ctx->devices())
+      if (d.device == target) {
+        RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
+        return value(out);
+      }
+    return relaxvm::detail::value_error(fn, ": the VM has no device ", to_text(target));
+  }
+  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
+  return value(out);
+}
+
+inline void register_memory(basic_registry& reg) {
+  reg.def("vm.builtin.alloc_storage", &alloc_storage);
+  reg.def("vm.builtin.alloc_tensor", &alloc_tensor);
+  reg.def("vm.builtin.kill_object", [](const value&) { return value(); });
+  reg.def("vm.builtin.reshape", &reshape);
+  reg.def("vm.builtin.ensure_zero_offset", &ensure_zero_offset);
+  reg.def_packed("vm.builtin.to_device", &to_device);
+  reg.def_packed("vm.builtin.memory_manager.clear", [](std::span<const value> args) -> result<value> {
+    if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
+      return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
+    if (args.size() == 1) args[0].raw_context()->release_memory();
+    else relaxvm::detail::pooled_allocator::release_all();
+    return value();
+  });
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_MEMORY_HPP
+// ---- end relaxvm/builtins/memory.hpp ----
+// ---- begin relaxvm/builtins/data.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Tuples and the Relay VM's algebraic data types (tuples with a constructor tag):
+//   vm.builtin.make_tuple(values...) -> tuple
+//   vm.builtin.tuple_getitem(tuple, i) -> value          bounds-checked (the reference is not)
+//   vm.builtin.tuple_reset_item(tuple, i)                 sets item i to null, in place
+//   vm.builtin.make_adt(tag, fields...) -> tuple with tag (Relay AllocADT)
+//   vm.builtin.get_tag(adt) -> int64                      (Relay GetTag, as an int, not a tensor)
+//   vm.builtin.get_field(adt, i) -> value                 (Relay GetField)
+#ifndef RELAXVM_BUILTINS_DATA_HPP
+#define RELAXVM_BUILTINS_DATA_HPP
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+
+
+namespace relaxvm::builtins {
+
+namespace detail {
+inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {
+  if (i < 0 || i >= t.size())
+    return relaxvm::detail::value_error(fn, ": index ", i, " is out of range for a tuple of ", t.size(), " items");
+  return {};
+}
+}  // namespace detail
+
+inline tuple make_tuple(std::span<const value> fields) { return tuple(fields); }
+
+inline result<value> tuple_getitem(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.tuple_getitem", t, i));
+  return t[i];
+}
+
+inline status tuple_reset_item(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.tuple_reset_item", t, i));
+  t.set(i, value());
+  return {};
+}
+
+inline result<tuple> make_adt(std::int64_t tag, std::span<const value> fields) {
+  if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
+    return relaxvm::detail::value_error("vm.builtin.make_adt: tag ", tag, " does not fit int32");
+  return tuple::adt(static_cast<std::int32_t>(tag), fields);
+}
+
+inline std::int64_t get_tag(const tuple& t) { return t.tag(); }
+
+inline result<value> get_field(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.get_field", t, i));
+  return t[i];
+}
+
+inline void register_data(basic_registry& reg) {
+  reg.def_packed("vm.builtin.make_tuple", [](std::span<const value> args) { return value(make_tuple(args)); });
+  reg.def("vm.builtin.tuple_getitem", &tuple_getitem);
+  reg.def("vm.builtin.tuple_reset_item", &tuple_reset_item);
+  reg.def("vm.builtin.make_adt", &make_adt);
+  reg.def("vm.builtin.get_tag", &get_tag);
+  reg.def("vm.builtin.get_field", &get_field);
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_DATA_HPP
+// ---- end relaxvm/builtins/data.hpp ----
+// ---- begin relaxvm/builtins/control.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Closures and control:
+//   vm.builtin.make_closure(f, captured...) -> closure     captured values go after the call's own
+//   vm.builtin.invoke_closure(ctx, closure, args...) -> value
+//   vm.builtin.read_if_cond(cond) -> bool       an int, a bool, or element 0 of an int/uint/bool tensor
+//   vm.builtin.scalar_eq(a, b) -> bool          the Relay VM's If test: a == b, each an int, a bool
+//                                               or element 0 of an int/uint/bool tensor. Unlike the
+//                                               Relay VM it compares full int64 values (no int32
+//                                               truncation) and reads uint8 as unsigned.
+//   vm.builtin.fatal([message])                 always fails: "VM encountered fatal error"
+//   vm.builtin.call_tir_dyn([ctx,] f, args..., shape) -> value   f(args..., shape[0], shape[1], ...)
+#ifndef RELAXVM_BUILTINS_CONTROL_HPP
+#define RELAXVM_BUILTINS_CONTROL_HPP
 
 #include <cstdint>
 #include <cstring>
@@ -6129,87 +7577,100 @@ inline void register_core(basic_registry& reg) {
 
 namespace relaxvm::builtins {
 
-namespace detail {
-
-/// Checks that `heap` is a shape heap and returns its slots.
-inline result<std::int64_t*> heap_slots(std::string_view fn, const tensor& heap, std::int64_t& size, bool write) {
-  if (heap.ndim() != 1 || heap.dtype() != dtype::int64() || heap.device().device_type != kDLCPU)
-    return relaxvm::detail::value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
-                                        relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()),
-                                        " on ", to_text(heap.device()));
-  if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
-    return relaxvm::detail::value_error(fn, ": the shape heap must be compact and 8-byte aligned");
-  if (write && heap.read_only()) return relaxvm::detail::value_error(fn, ": the shape heap is read-only");
-  size = heap.shape()[0];
-  return static_cast<std::int64_t*>(heap.raw_data());
-}
-
-inline status check_slot(std::string_view fn, std::size_t i, const value& idx, std::int64_t size) {
-  if (idx.kind() != value_kind::int64)
-    return relaxvm::detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", idx.describe());
-  if (idx.raw_int() < 0 || idx.raw_int() >= size)
-    return relaxvm::detail::value_error(fn, ": index ", i, " is slot ", idx.raw_int(), ", outside the shape heap of ",
-                                        size, " slots");
-  return {};
-}
-
-}  // namespace detail
-
-inline result<value> alloc_shape_heap(std::span<const value> args) {
-  constexpr std::string_view fn = "vm.builtin.alloc_shape_heap";
-  vm_context* ctx = nullptr;
-  if (!args.empty() && args[0].kind() == value_kind::context) {
-    ctx = args[0].raw_context();
-    args = args.subspan(1);
+/// An int, a bool, or element 0 of an integer or bool host tensor, as int64 (the reference's
+/// LoadScalarInt and read_if_cond).
+inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
+  if (v.kind() == value_kind::int64 || v.kind() == value_kind::boolean) return v.raw_int();
+  if (v.kind() != value_kind::tensor)
+    return relaxvm::detail::type_error(fn, ": expects an int, a bool or an integer tensor, but got ", v.describe());
+  const tensor t = v.as<tensor>();
+  const dtype d = t.dtype();
+  if (!(d.is_int() || d.is_uint()) || d.lanes != 1 || t.device().device_type != kDLCPU)
+    return relaxvm::detail::type_error(fn, ": expects an integer or bool host tensor, but got ", to_text(d), " on ",
+                                       to_text(t.device()));
+  if (t.numel() < 1) return relaxvm::detail::value_error(fn, ": the tensor is empty");
+  const void* p = t.raw_data();
+  switch (d.bits) {
+    case 1:
+    case 8: {
+      std::uint8_t x;
+      std::memcpy(&x, p, 1);
+      return d.is_int() ? static_cast<std::int64_t>(static_cast<std::int8_t>(x)) : static_cast<std::int64_t>(x);
+    }
+    case 16: {
+      std::uint16_t x;
+      std::memcpy(&x, p, 2);
+      return d.is_int() ? static_cast<std::int64_t>(static_cast<std::int16_t>(x)) : static_cast<std::int64_t>(x);
+    }
+    case 32: {
+      std::uint32_t x;
+      std::memcpy(&x, p, 4);
+      return d.is_int() ? static_cast<std::int64_t>(static_cast<std::int32_t>(x)) : static_cast<std::int64_t>(x);
+    }
+    case 64: {
+      std::int64_t x;
+      std::memcpy(&x, p, 8);
+      return x;
+    }
+    default: return relaxvm::detail::value_error(fn, ": Unknown scalar int type ", to_text(d));
   }
-  if (args.size() != 1)
-    return relaxvm::detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0),
-                                       " arguments");
-  if (args[0].kind() != value_kind::int64)
-    return relaxvm::detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
-  const std::int64_t size = args[0].raw_int();
-  if (size < 0) return relaxvm::detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
-  RELAXVM_TRY_ASSIGN(tensor heap, tensor::try_empty(shape{size}, dtype::int64(), ctx ? ctx->host_device() : device::cpu()));
-  if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
-  return value(heap);
 }
 
-inline status store_shape(const shape& s, const tensor& heap, std::span<const value> indices) {
-  constexpr std::string_view fn = "vm.builtin.store_shape";
-  std::int64_t size = 0;
-  RELAXVM_TRY_ASSIGN(std::int64_t* slots, detail::heap_slots(fn, heap, size, true));
-  if (static_cast<std::int64_t>(indices.size()) != s.size())
-    return relaxvm::detail::value_error(fn, ": the shape has ", s.size(), " dimensions but ", indices.size(),
-                                        " heap indices were given");
-  for (std::size_t i = 0; i < indices.size(); ++i) RELAXVM_TRY(detail::check_slot(fn, i, indices[i], size));
-  for (std::size_t i = 0; i < indices.size(); ++i) slots[indices[i].raw_int()] = s[static_cast<std::int64_t>(i)];
-  return {};
+/// (The adapter has checked that `f` is a closure: a null value never reaches here.)
+inline closure make_closure(const closure& f, std::span<const value> captured) { return f.bind(captured); }
+
+inline result<value> invoke_closure(vm_context& ctx, const closure& f, std::span<const value> args) {
+  return ctx.invoke_closure(f, args);
 }
 
-inline result<shape> load_shape(const tensor& heap, std::span<const value> indices) {
-  constexpr std::string_view fn = "vm.builtin.load_shape";
-  std::int64_t size = 0;
-  RELAXVM_TRY_ASSIGN(std::int64_t* slots, detail::heap_slots(fn, heap, size, false));
-  std::vector<std::int64_t> dims;
-  dims.reserve(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    RELAXVM_TRY(detail::check_slot(fn, i, indices[i], size));
-    dims.push_back(slots[indices[i].raw_int()]);
-  }
-  return shape(dims);
+inline result<bool> read_if_cond(const value& cond) {
+  RELAXVM_TRY_ASSIGN(std::int64_t x, scalar_int("vm.builtin.read_if_cond", cond));
+  return x != 0;
 }
 
-inline void register_shape(basic_registry& reg) {
-  reg.def_packed("vm.builtin.alloc_shape_heap", &alloc_shape_heap);
-  reg.def("vm.builtin.shape_of", [](const tensor& t) { return t.shape(); });
-  reg.def("vm.builtin.store_shape", &store_shape);
-  reg.def("vm.builtin.load_shape", &load_shape);
+inline result<bool> scalar_eq(const value& a, const value& b) {
+  RELAXVM_TRY_ASSIGN(std::int64_t x, scalar_int("vm.builtin.scalar_eq", a));
+  RELAXVM_TRY_ASSIGN(std::int64_t y, scalar_int("vm.builtin.scalar_eq", b));
+  return x == y;
+}
+
+inline status fatal(std::span<const value> args) {
+  if (!args.empty() && args[0].kind() == value_kind::string)
+    return relaxvm::detail::runtime_error("VM encountered fatal error: ", args[0].as<std::string_view>());
+  return relaxvm::detail::runtime_error("VM encountered fatal error");
+}
+
+/// The reference's call_tir_dyn(f, args..., shape): the trailing shape becomes int64 arguments.
+/// %vm may come first; it is needed when f is a VM function.
+inline result<value> call_tir_dyn(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.call_tir_dyn";
+  vm_context* ctx = take_context(args);
+  if (args.size() < 2 || args[0].kind() != value_kind::closure || args.back().kind() != value_kind::shape)
+    return relaxvm::detail::type_error(fn, ": expects ([ctx,] function, args..., shape)");
+  const closure f = args[0].as<closure>();
+  if (!ctx && f.is_vm_function())
+    return relaxvm::detail::type_error(fn, ": calling VM function '", f.name(), "' needs the VM context (%vm) first");
+  const shape extra = args.back().as<shape>();
+  std::vector<value> all;
+  all.reserve(args.size() - 2 + static_cast<std::size_t>(extra.size()));
+  for (std::size_t i = 1; i + 1 < args.size(); ++i) all.push_back(value::borrow(args[i]));
+  for (std::int64_t d : extra) all.push_back(value(d));
+  return ctx ? ctx->invoke_closure(f, all) : f.try_call(all);
+}
+
+inline void register_control(basic_registry& reg) {
+  reg.def("vm.builtin.make_closure", &make_closure);
+  reg.def("vm.builtin.invoke_closure", &invoke_closure);
+  reg.def("vm.builtin.read_if_cond", &read_if_cond);
+  reg.def("vm.builtin.scalar_eq", &scalar_eq);
+  reg.def_packed("vm.builtin.fatal", &fatal);
+  reg.def_packed("vm.builtin.call_tir_dyn", &call_tir_dyn);
 }
 
 }  // namespace relaxvm::builtins
 
-#endif  // RELAXVM_BUILTINS_SHAPE_HPP
-// ---- end relaxvm/builtins/shape.hpp ----
+#endif  // RELAXVM_BUILTINS_CONTROL_HPP
+// ---- end relaxvm/builtins/control.hpp ----
 // ---- begin relaxvm/builtins/registry.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // relaxvm::registry: a basic_registry that starts with every vm.builtin.*.
@@ -6224,6 +7685,9 @@ class registry : public basic_registry {
   registry() {
     builtins::register_core(*this);
     builtins::register_shape(*this);
+    builtins::register_memory(*this);
+    builtins::register_data(*this);
+    builtins::register_control(*this);
   }
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The public API of issue 2, spelled exactly as the contract gives it.
+// The public API of issues 2 and 3, spelled exactly as the contracts give it.
 #include <doctest/doctest.h>
 
 #include <relaxvm.hpp>
@@ -104,4 +104,30 @@ TEST_CASE("the contract's program as given is rejected by the verifier, not run"
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.error().message()).find("function 'main', instruction 2 (If %1, 3): If false offset 3 leads outside") !=
         std::string::npos);
+}
+
+// ---- issue 3's additions to the contract ----------------------------------------------------
+
+TEST_CASE("issue 3's contract: null values, tuples of values, dtypes, DLPack device fields") {
+  rv::value v;
+  CHECK(v.is_null());
+  rv::registry reg;
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.make_tuple", {b.r(0), b.imm(7)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  rv::virtual_machine vm(b.get(), reg);
+  rv::tensor x = rv::tensor::empty({2}, rv::dtype::uint8());
+  v = vm.invoke("main", {x});
+  rv::tuple t = v.as<rv::tuple>();
+  CHECK(t.size() == 2);
+  CHECK(t[0].as<rv::tensor>() == x);
+  CHECK(t[1].as<std::int64_t>() == 7);
+  CHECK(rv::dtype::uint8() == rv::dtype(kDLUInt, 8));
+  CHECK(rv::dtype::int32() == rv::dtype(kDLInt, 32));
+  CHECK(rv::dtype::float64() == rv::dtype(kDLFloat, 64));
+  CHECK(x.device().device_type == kDLCPU);
+  CHECK(x.device().device_id == 0);
 }

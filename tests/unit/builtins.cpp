@@ -68,7 +68,7 @@ TEST_CASE("alloc_shape_heap, with or without the VM context") {
   CHECK(error_of(vm["main"].try_call(std::vector<rv::value>{rv::value(-1)}), rv::error_kind::value)
             .find("vm.builtin.alloc_shape_heap: size is -1; it must be 0 or more") == 0);
   CHECK(error_of(call(reg, "vm.builtin.alloc_shape_heap", {rv::value(2.5)}), rv::error_kind::type) ==
-        "vm.builtin.alloc_shape_heap: size must be an int64, but got float64");
+        "vm.builtin.alloc_shape_heap: size must be an int64, but got float64 2.5");
   CHECK(error_of(call(reg, "vm.builtin.alloc_shape_heap", {}), rv::error_kind::type) ==
         "vm.builtin.alloc_shape_heap: expects ([ctx,] size) but got 0 arguments");
   CHECK(error_of(call(reg, "vm.builtin.alloc_shape_heap", {rv::value(1), rv::value(2)}), rv::error_kind::type) ==

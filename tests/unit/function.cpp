@@ -48,7 +48,7 @@ TEST_CASE("typed adapters name the function and the argument on a mismatch") {
   rv::tensor x = rv::tensor::empty({2}, rv::dtype::float32());
   CHECK(add(x, 3).as<std::int64_t>() == 5);
   CHECK(call_error(add, {rv::value(1), rv::value(2)}) == "test.add: argument 0 expects tensor but got int64 1");
-  CHECK(call_error(add, {rv::value(x), rv::value(2.5)}) == "test.add: argument 1 expects int64 but got float64");
+  CHECK(call_error(add, {rv::value(x), rv::value(2.5)}) == "test.add: argument 1 expects int64 but got float64 2.5");
   CHECK(call_error(add, {rv::value(x)}) == "test.add: expects 2 arguments but got 1");
   CHECK(call_error(add, {rv::value(x), rv::value(1), rv::value(2)}) == "test.add: expects 2 arguments but got 3");
   rv::closure narrow = rv::make_typed("test.narrow", [](std::int8_t v) { return v; });

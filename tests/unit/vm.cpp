@@ -14,23 +14,8 @@
 namespace rv = relaxvm;
 
 // Counts heap allocations, to check that calls allocate nothing.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // malloc/free behind a replaced operator new/delete
-#endif
-namespace {
-std::atomic<long> allocations{0};
-}
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-#if RELAXVM_USE_EXCEPTIONS
-  throw std::bad_alloc();
-#else
-  std::abort();
-#endif
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "../support/counting_new.hpp"
+using relaxvm_test::heap_allocations;
 
 namespace {
 
@@ -291,10 +276,10 @@ TEST_CASE("calls allocate nothing once the VM is warm") {
   rv::vm_function f = vm["loop"];
   std::array<rv::value, 1> args{rv::value(1)};
   CHECK(f.try_call(args)->as<std::int64_t>() == 4);  // warm up: frames and segments
-  const long before = allocations.load();
+  const long before = heap_allocations();
   std::int64_t total = 0;
   for (int i = 0; i < 1000; ++i) total += f.try_call(args)->as<std::int64_t>();
-  CHECK(allocations.load() == before);
+  CHECK(heap_allocations() == before);
   CHECK(total == 4000);
 }
 

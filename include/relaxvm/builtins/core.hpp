@@ -17,11 +17,7 @@ namespace relaxvm::builtins {
 /// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline. With
 /// %vm first it writes where vm_options::print says; without, to standard output.
 inline value print(std::span<const value> args) {
-  vm_context* ctx = nullptr;
-  if (!args.empty() && args[0].kind() == value_kind::context) {
-    ctx = args[0].raw_context();
-    args = args.subspan(1);
-  }
+  vm_context* ctx = take_context(args);
   detail::text t;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i) t << ' ';

@@ -4,7 +4,10 @@
 #define RELAXVM_BUILTINS_REGISTRY_HPP
 
 #include "../runtime/registry.hpp"
+#include "control.hpp"
 #include "core.hpp"
+#include "data.hpp"
+#include "memory.hpp"
 #include "shape.hpp"
 
 namespace relaxvm {
@@ -14,6 +17,9 @@ class registry : public basic_registry {
   registry() {
     builtins::register_core(*this);
     builtins::register_shape(*this);
+    builtins::register_memory(*this);
+    builtins::register_data(*this);
+    builtins::register_control(*this);
   }
 };
 

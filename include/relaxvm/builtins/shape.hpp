@@ -1,95 +1,457 @@
 // SPDX-License-Identifier: Apache-2.0
-// The shape heap of seed 000: an int64 host tensor whose slots hold symbolic dimensions.
+// The shape machinery: the shape heap (an int64 host tensor whose slots hold symbolic dimensions),
+// matching and making shapes against it, the struct-info checks, and shape arithmetic.
+//
 //   vm.builtin.alloc_shape_heap([ctx,] size) -> heap
 //   vm.builtin.shape_of(tensor) -> shape
-//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})   heap[idx_i] = shape[i]
-//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape  (heap[idx_0], ...)
+//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]   (seed 000)
+//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape        (seed 000)
+//   vm.builtin.match_shape(tensor|shape, heap|null, n, code_0, v_0, ..., [err_ctx])
+//   vm.builtin.make_shape(heap|null, n, code_0, v_0, ...) -> shape
+//   vm.builtin.match_prim_value(int, heap|null, code, v, [err_ctx])
+//   vm.builtin.make_prim_value(heap|null, code, v) -> int
+//   vm.builtin.check_tensor_info(x, ndim, [dtype,] err_ctx)   check_shape_info(x, ndim, err_ctx)
+//   vm.builtin.check_tuple_info(x, size, err_ctx)   check_func_info(x, err_ctx)
+//   vm.builtin.check_prim_value_info(x, dtype, err_ctx)
+//   vm.builtin.shape_arith(heap, op, dst, code_a, a, code_b, b, ...)   see below
+//   vm.builtin.tensor_to_shape(tensor) -> shape     vm.builtin.shape_to_tensor(shape) -> tensor
+//
+// Codes, as in the reference: match_code {assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2,
+// assert_equal_to_load = 3}; make_code {use_imm = 0, load_shape = 1}. err_ctx is a string (the
+// reference's "ErrorContext(...) ") or null, and starts every message.
+//
+// shape_arith computes symbolic dimensions with bytecode alone (the reference generates TIR for
+// this). After the heap come groups of six integers, each one operation:
+//   op, dst, code_a, a, code_b, b      heap[dst] = A op B
+// where A is a (code_a = use_imm) or heap[a] (code_a = load_shape), B likewise, and op is
+// add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 (floordiv and floormod
+// round toward negative infinity, like Python). Groups run in order, so one call can compute
+// n * 32 * 4 in two steps. Overflow and division by zero are runtime errors.
 #ifndef RELAXVM_BUILTINS_SHAPE_HPP
 #define RELAXVM_BUILTINS_SHAPE_HPP
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
+#include "../runtime/function.hpp"
+#include "../runtime/memory.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
+#include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
 
 namespace relaxvm::builtins {
 
-namespace detail {
+enum class match_code : std::int64_t { assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2, assert_equal_to_load = 3 };
+enum class make_code : std::int64_t { use_imm = 0, load_shape = 1 };
+enum class arith_op : std::int64_t { add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 };
 
-/// Checks that `heap` is a shape heap and returns its slots.
-inline result<std::int64_t*> heap_slots(std::string_view fn, const tensor& heap, std::int64_t& size, bool write) {
+namespace detail {
+using relaxvm::detail::cat;
+using relaxvm::detail::runtime_error;
+using relaxvm::detail::text;
+using relaxvm::detail::type_error;
+using relaxvm::detail::value_error;
+
+/// The slots of a shape heap, checked: a compact, aligned, 1-d int64 host tensor.
+struct heap_view {
+  std::int64_t* slots = nullptr;
+  std::int64_t size = 0;
+};
+
+inline result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+  if (v.kind() != value_kind::tensor)
+    return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
+  const tensor heap = v.as<tensor>();
   if (heap.ndim() != 1 || heap.dtype() != dtype::int64() || heap.device().device_type != kDLCPU)
-    return relaxvm::detail::value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
-                                        relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()),
-                                        " on ", to_text(heap.device()));
+    return value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
+                       relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()), " on ",
+                       to_text(heap.device()));
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
-    return relaxvm::detail::value_error(fn, ": the shape heap must be compact and 8-byte aligned");
-  if (write && heap.read_only()) return relaxvm::detail::value_error(fn, ": the shape heap is read-only");
-  size = heap.shape()[0];
-  return static_cast<std::int64_t*>(heap.raw_data());
+    return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
+  if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
+  return heap_view{static_cast<std::int64_t*>(heap.raw_data()), heap.shape()[0]};
 }
 
-inline status check_slot(std::string_view fn, std::size_t i, const value& idx, std::int64_t size) {
-  if (idx.kind() != value_kind::int64)
-    return relaxvm::detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", idx.describe());
-  if (idx.raw_int() < 0 || idx.raw_int() >= size)
-    return relaxvm::detail::value_error(fn, ": index ", i, " is slot ", idx.raw_int(), ", outside the shape heap of ",
-                                        size, " slots");
-  return {};
+/// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
+/// is only formatted on failure: the success path allocates nothing.
+inline status check_slot(std::string_view fn, std::string_view what, std::int64_t index, std::int64_t slot,
+                         const heap_view& h) {
+  if (h.slots != nullptr && slot >= 0 && slot < h.size) return {};
+  text name(what);
+  if (index >= 0) {
+    if (what == "shape") name << '[' << index << ']';
+    else name << ' ' << index;
+  }
+  if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
+  return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
+}
+
+inline result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args, std::size_t i,
+                                    std::string_view what) {
+  if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
+  const value& v = args[i];
+  if (v.kind() != value_kind::int64 && v.kind() != value_kind::boolean)
+    return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", v.describe());
+  return v.raw_int();
+}
+
+/// The err_ctx argument: a string, or null for none.
+inline result<std::string_view> context_arg(std::string_view fn, const value& v) {
+  if (v.is_null()) return std::string_view();
+  if (v.kind() != value_kind::string) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
+  return v.as<std::string_view>();
+}
+
+/// The heap argument: a tensor, or null when only immediates are used.
+inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+  if (v.is_null()) return heap_view{};
+  return open_heap(fn, v, write);
 }
 
 }  // namespace detail
 
+// ---- seed 000 ------------------------------------------------------------------------------
+
+/// With %vm first, the heap comes from the host device's allocator; without, from the system.
 inline result<value> alloc_shape_heap(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.alloc_shape_heap";
-  vm_context* ctx = nullptr;
-  if (!args.empty() && args[0].kind() == value_kind::context) {
-    ctx = args[0].raw_context();
-    args = args.subspan(1);
-  }
+  vm_context* ctx = take_context(args);
   if (args.size() != 1)
-    return relaxvm::detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0),
-                                       " arguments");
+    return detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0), " arguments");
   if (args[0].kind() != value_kind::int64)
-    return relaxvm::detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
+    return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
   const std::int64_t size = args[0].raw_int();
-  if (size < 0) return relaxvm::detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
-  RELAXVM_TRY_ASSIGN(tensor heap, tensor::try_empty(shape{size}, dtype::int64(), ctx ? ctx->host_device() : device::cpu()));
+  if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  tensor heap;
+  if (ctx) {
+    const device_allocator& host = ctx->devices().back();
+    RELAXVM_TRY_ASSIGN(heap, empty_tensor(shape{size}, dtype::int64(), host.allocator, host.device));
+  } else {
+    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(shape{size}, dtype::int64()));
+  }
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   return value(heap);
 }
 
-inline status store_shape(const shape& s, const tensor& heap, std::span<const value> indices) {
+inline status store_shape(const shape& s, const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.store_shape";
-  std::int64_t size = 0;
-  RELAXVM_TRY_ASSIGN(std::int64_t* slots, detail::heap_slots(fn, heap, size, true));
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, true));
   if (static_cast<std::int64_t>(indices.size()) != s.size())
-    return relaxvm::detail::value_error(fn, ": the shape has ", s.size(), " dimensions but ", indices.size(),
-                                        " heap indices were given");
-  for (std::size_t i = 0; i < indices.size(); ++i) RELAXVM_TRY(detail::check_slot(fn, i, indices[i], size));
-  for (std::size_t i = 0; i < indices.size(); ++i) slots[indices[i].raw_int()] = s[static_cast<std::int64_t>(i)];
+    return detail::value_error(fn, ": the shape has ", s.size(), " dimensions but ", indices.size(),
+                               " heap indices were given");
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i].kind() != value_kind::int64)
+      return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
+    RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
+  }
+  for (std::size_t i = 0; i < indices.size(); ++i) heap.slots[indices[i].raw_int()] = s[static_cast<std::int64_t>(i)];
   return {};
 }
 
-inline result<shape> load_shape(const tensor& heap, std::span<const value> indices) {
+inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.load_shape";
-  std::int64_t size = 0;
-  RELAXVM_TRY_ASSIGN(std::int64_t* slots, detail::heap_slots(fn, heap, size, false));
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
   std::vector<std::int64_t> dims;
   dims.reserve(indices.size());
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    RELAXVM_TRY(detail::check_slot(fn, i, indices[i], size));
-    dims.push_back(slots[indices[i].raw_int()]);
+    if (indices[i].kind() != value_kind::int64)
+      return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
+    RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
+    dims.push_back(heap.slots[indices[i].raw_int()]);
   }
   return shape(dims);
+}
+
+// ---- match and make ------------------------------------------------------------------------
+
+inline status match_shape(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.match_shape";
+  if (args.size() < 3) return detail::type_error(fn, ": expects (input, heap, n, code, value, ..., [err_ctx]) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 2, "n"));
+  if (n < 0 || static_cast<std::size_t>(n) > (args.size() - 3) / 2)
+    return detail::type_error(fn, ": n is ", n, " but ", args.size(), " arguments hold ", (args.size() - 3) / 2, " (code, value) pairs");
+  const std::size_t expected = 3 + 2 * static_cast<std::size_t>(n);
+  if (args.size() != expected && args.size() != expected + 1)
+    return detail::type_error(fn, ": ", args.size(), " arguments for n = ", n, "; expected ", expected, " or ", expected + 1);
+  std::string_view ctx;
+  if (args.size() == expected + 1) {
+    RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
+  }
+  shape input;
+  if (args[0].kind() == value_kind::tensor) input = args[0].as<tensor>().shape();
+  else if (args[0].kind() == value_kind::shape) input = args[0].as<shape>();
+  else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
+  if (input.size() != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  for (std::int64_t i = 0; i < n; ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
+    switch (static_cast<match_code>(code)) {
+      case match_code::assert_equal_to_imm:
+        if (input[i] != v)
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input[i],
+                                       " is not ", v, ")");
+        break;
+      case match_code::store_to_heap:
+        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
+        heap.slots[v] = input[i];
+        break;
+      case match_code::no_op: break;
+      case match_code::assert_equal_to_load:
+        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
+        if (input[i] != heap.slots[v])
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
+                                       input[i], " is not ", heap.slots[v], ")");
+        break;
+      default: return detail::value_error(fn, ": Unknown match shape code: ", code);
+    }
+  }
+  return {};
+}
+
+inline result<shape> make_shape(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.make_shape";
+  if (args.size() < 2) return detail::type_error(fn, ": expects (heap, n, code, value, ...) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 1, "n"));
+  if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
+    return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
+  std::int64_t small[8];
+  std::vector<std::int64_t> large;
+  std::int64_t* dims = small;
+  if (n > 8) {
+    large.resize(static_cast<std::size_t>(n));
+    dims = large.data();
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * static_cast<std::size_t>(i), "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a value"));
+    switch (static_cast<make_code>(code)) {
+      case make_code::use_imm: dims[i] = v; break;
+      case make_code::load_shape:
+        RELAXVM_TRY(detail::check_slot(fn, "dimension", i, v, heap));
+        dims[i] = heap.slots[v];
+        break;
+      default: return detail::value_error(fn, ": Unknown make shape code: ", code);
+    }
+  }
+  return shape(std::span<const std::int64_t>(dims, static_cast<std::size_t>(n)));
+}
+
+inline status match_prim_value(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.match_prim_value";
+  if (args.size() != 4 && args.size() != 5)
+    return detail::type_error(fn, ": expects (value, heap, code, v, [err_ctx]) but got ", args.size(), " arguments");
+  std::string_view ctx;
+  if (args.size() == 5) {
+    RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[4]));
+  }
+  if (args[0].kind() != value_kind::int64 && args[0].kind() != value_kind::boolean)
+    return detail::type_error(ctx, fn, ": expects an integer value but got ", args[0].describe());
+  const std::int64_t x = args[0].raw_int();
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
+  RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2, "the code"));
+  RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3, "the value"));
+  switch (static_cast<match_code>(code)) {
+    case match_code::assert_equal_to_imm:
+      if (x != v) return detail::runtime_error(ctx, "PrimValue mismatch to specified constant. (", x, " is not ", v, ")");
+      return {};
+    case match_code::store_to_heap:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      heap.slots[v] = x;
+      return {};
+    case match_code::no_op: return {};
+    case match_code::assert_equal_to_load:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      if (x != heap.slots[v])
+        return detail::runtime_error(ctx, "PrimValue mismatch to a previous populated value. (", x, " is not ",
+                                     heap.slots[v], ")");
+      return {};
+  }
+  return detail::value_error(fn, ": Unknown match shape code: ", code);
+}
+
+inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_t code, std::int64_t v) {
+  constexpr std::string_view fn = "vm.builtin.make_prim_value";
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, heap_value, false));
+  switch (static_cast<make_code>(code)) {
+    case make_code::use_imm: return v;
+    case make_code::load_shape:
+      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
+      return heap.slots[v];
+  }
+  return detail::value_error(fn, ": Invalid shape code: ", code);
+}
+
+// ---- struct-info checks --------------------------------------------------------------------
+
+inline status check_tensor_info(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.check_tensor_info";
+  if (args.size() != 3 && args.size() != 4)
+    return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
+  if (args[0].kind() != value_kind::tensor) return detail::type_error(ctx, "expect a Tensor but get ", to_string(args[0].kind()));
+  const tensor t = args[0].as<tensor>();
+  RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
+  if (ndim != -1 && t.ndim() != ndim)
+    return detail::value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", t.ndim());
+  if (args.size() == 4) {
+    if (args[2].kind() != value_kind::dtype)
+      return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
+    const dtype want = args[2].as<dtype>();
+    if (!want.is_void() && want != t.dtype())
+      return detail::value_error(ctx, "expect Tensor with dtype ", to_text(want), " but get ", to_text(t.dtype()));
+  }
+  return {};
+}
+
+inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
+  if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
+  const std::int64_t size = x.as<shape>().size();
+  if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
+  return {};
+}
+
+inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
+  if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
+  const std::int64_t got = x.as<tuple>().size();
+  if (got != size)
+    return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
+  return {};
+}
+
+inline status check_func_info(const value& x, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_func_info", err_ctx));
+  if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
+  return {};
+}
+
+inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
+  if (holds_object(x.kind()))
+    return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ObjectRef of type ", to_string(x.kind()));
+  bool ok = false;
+  if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
+  else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
+  else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
+  else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
+  else return detail::type_error(ctx, ", unsupported dtype ", to_text(t));
+  if (!ok) return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ", x.describe());
+  return {};
+}
+
+// ---- arithmetic on the heap ----------------------------------------------------------------
+
+namespace detail {
+inline std::string_view op_symbol(arith_op op) {
+  switch (op) {
+    case arith_op::add: return "+";
+    case arith_op::sub: return "-";
+    case arith_op::mul: return "*";
+    case arith_op::floordiv: return "//";
+    case arith_op::floormod: return "%";
+    case arith_op::min: return "min";
+    case arith_op::max: return "max";
+  }
+  return "?";
+}
+}  // namespace detail
+
+inline status shape_arith(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  if (args.empty() || (args.size() - 1) % 6 != 0)
+    return detail::type_error(fn, ": expects (heap, then groups of op, dst, code_a, a, code_b, b) but got ", args.size(),
+                              " arguments");
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, args[0], true));
+  for (std::size_t g = 1; g < args.size(); g += 6) {
+    std::int64_t w[6];
+    for (std::size_t k = 0; k < 6; ++k) {
+      RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
+    }
+    std::int64_t operand[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+      } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+        RELAXVM_TRY(detail::check_slot(fn, "an operand", -1, v, heap));
+        operand[k] = heap.slots[v];
+      } else {
+        return detail::value_error(fn, ": Unknown make shape code: ", code);
+      }
+    }
+    RELAXVM_TRY(detail::check_slot(fn, "the destination", -1, w[1], heap));
+    const auto op = static_cast<arith_op>(w[0]);
+    const std::int64_t a = operand[0], b = operand[1];
+    std::int64_t r = 0;
+    bool ok = true;
+    switch (op) {
+      case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
+      case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
+      case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
+      case arith_op::floordiv:
+      case arith_op::floormod: {
+        if (b == 0) return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
+        if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+          ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
+          r = 0;
+          break;
+        }
+        std::int64_t q = a / b, m = a % b;
+        if (m != 0 && ((m < 0) != (b < 0))) {
+          q -= 1;
+          m += b;
+        }
+        r = op == arith_op::floordiv ? q : m;
+        break;
+      }
+      case arith_op::min: r = a < b ? a : b; break;
+      case arith_op::max: r = a < b ? b : a; break;
+      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 6 (max)");
+    }
+    if (!ok)
+      return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
+    heap.slots[w[1]] = r;
+  }
+  return {};
+}
+
+// ---- shapes and tensors --------------------------------------------------------------------
+
+/// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
+inline result<shape> tensor_to_shape(const tensor& t) {
+  constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
+  if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
+      (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
+    return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
+                               relaxvm::detail::cat_shape(t.shape().dims()), " ", to_text(t.dtype()));
+  if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(t.numel()));
+  const auto* p = static_cast<const unsigned char*>(t.raw_data());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (t.dtype().bits == 16) { std::int16_t x; std::memcpy(&x, p + 2 * i, 2); dims[i] = x; }
+    else if (t.dtype().bits == 32) { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); dims[i] = x; }
+    else std::memcpy(&dims[i], p + 8 * i, 8);
+  }
+  return shape(dims);
+}
+
+/// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
+inline result<tensor> shape_to_tensor(const shape& s) {
+  RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(shape{s.size()}, dtype::int64()));
+  if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
+  return t;
 }
 
 inline void register_shape(basic_registry& reg) {
@@ -97,6 +459,18 @@ inline void register_shape(basic_registry& reg) {
   reg.def("vm.builtin.shape_of", [](const tensor& t) { return t.shape(); });
   reg.def("vm.builtin.store_shape", &store_shape);
   reg.def("vm.builtin.load_shape", &load_shape);
+  reg.def_packed("vm.builtin.match_shape", &match_shape);
+  reg.def_packed("vm.builtin.make_shape", &make_shape);
+  reg.def_packed("vm.builtin.match_prim_value", &match_prim_value);
+  reg.def("vm.builtin.make_prim_value", &make_prim_value);
+  reg.def_packed("vm.builtin.check_tensor_info", &check_tensor_info);
+  reg.def("vm.builtin.check_shape_info", &check_shape_info);
+  reg.def("vm.builtin.check_tuple_info", &check_tuple_info);
+  reg.def("vm.builtin.check_func_info", &check_func_info);
+  reg.def("vm.builtin.check_prim_value_info", &check_prim_value_info);
+  reg.def_packed("vm.builtin.shape_arith", &shape_arith);
+  reg.def("vm.builtin.tensor_to_shape", &tensor_to_shape);
+  reg.def("vm.builtin.shape_to_tensor", &shape_to_tensor);
 }
 
 }  // namespace relaxvm::builtins

@@ -10,6 +10,7 @@
 #include "../base/device.hpp"
 #include "../base/error.hpp"
 #include "function.hpp"
+#include "memory.hpp"
 #include "value.hpp"
 
 namespace relaxvm {
@@ -21,8 +22,14 @@ class vm_context {
   virtual result<value> invoke_closure(const closure& c, std::span<const value> args) = 0;
   /// Writes text where the VM's print output goes (vm_options::print).
   virtual void print(std::string_view text) = 0;
+  /// The devices the VM was given, each with its allocator; the last is the host.
+  virtual std::span<const device_allocator> devices() const = 0;
   /// The host device: the last device the VM was given (the reference's convention).
-  virtual device host_device() const = 0;
+  device host_device() const { return devices().back().device; }
+  /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
+  void release_memory() const {
+    for (const device_allocator& d : devices()) d.allocator.release();
+  }
 
  protected:
   vm_context() = default;
@@ -30,6 +37,15 @@ class vm_context {
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
 };
+
+/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device): the context
+/// when args[0] is one, and then `args` without it; else null and `args` unchanged.
+inline vm_context* take_context(std::span<const value>& args) noexcept {
+  if (args.empty() || args[0].kind() != value_kind::context) return nullptr;
+  vm_context* ctx = args[0].raw_context();
+  args = args.subspan(1);
+  return ctx;
+}
 
 }  // namespace relaxvm
 

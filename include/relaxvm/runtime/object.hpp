@@ -5,6 +5,10 @@
 // RELAXVM_ATOMIC_REFCOUNT=1), because an atomic increment and decrement cost about 11 ns on the
 // machines we measure, several times a whole VM call. docs/threads.md says what this means for
 // threads.
+//
+// Object memory comes from a small per-thread cache of blocks (32 to 512 bytes), so that a program
+// that makes and drops the same objects on every run (tensors, storages, shapes) stops calling the
+// system allocator after its first run. RELAXVM_OBJECT_CACHE=0 turns the cache off.
 #ifndef RELAXVM_RUNTIME_OBJECT_HPP
 #define RELAXVM_RUNTIME_OBJECT_HPP
 
@@ -18,9 +22,113 @@
 
 #include "../base/config.hpp"
 
+#ifndef RELAXVM_OBJECT_CACHE
+#define RELAXVM_OBJECT_CACHE RELAXVM_HOSTED
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RELAXVM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RELAXVM_ASAN 1
+#endif
+#endif
+#if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace relaxvm {
 
 class object;
+
+namespace detail {
+
+// Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
+// max_cached_blocks each; larger or surplus blocks go back to the system.
+inline constexpr std::uint32_t size_classes = 5;
+inline constexpr std::uint32_t uncached_class = 0xFF;
+inline constexpr std::size_t max_cached_blocks = 256;
+
+constexpr std::uint32_t size_class_of(std::size_t n) {
+  for (std::uint32_t c = 0; c < size_classes; ++c)
+    if (n <= (std::size_t{32} << c)) return c;
+  return uncached_class;
+}
+
+#if RELAXVM_OBJECT_CACHE
+// Under AddressSanitizer a cached block is poisoned, so a use after free is still reported.
+#if defined(RELAXVM_ASAN)
+inline void poison_block(void* p, std::uint32_t c) noexcept { ASAN_POISON_MEMORY_REGION(p, std::size_t{32} << c); }
+inline void unpoison_block(void* p, std::uint32_t c) noexcept { ASAN_UNPOISON_MEMORY_REGION(p, std::size_t{32} << c); }
+#else
+inline void poison_block(void*, std::uint32_t) noexcept {}
+inline void unpoison_block(void*, std::uint32_t) noexcept {}
+#endif
+
+struct object_cache {
+  struct block {
+    block* next;
+  };
+  block* heads[size_classes] = {};
+  std::size_t counts[size_classes] = {};
+  object_cache() = default;
+  object_cache(const object_cache&) = delete;
+  object_cache& operator=(const object_cache&) = delete;
+  ~object_cache();
+};
+// Set when this thread's cache is destroyed: objects freed later (by static destructors) go
+// straight back to the system. A trivially destructible thread_local, so it outlives the cache.
+inline thread_local bool object_cache_gone = false;
+inline object_cache::~object_cache() {
+  for (std::uint32_t c = 0; c < size_classes; ++c)
+    while (block* b = heads[c]) {
+      unpoison_block(b, c);
+      heads[c] = b->next;
+      ::operator delete(static_cast<void*>(b));
+    }
+  object_cache_gone = true;
+}
+inline object_cache& thread_object_cache() {
+  thread_local object_cache cache;
+  return cache;
+}
+#endif
+
+/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
+inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
+  size_class = size_class_of(n);
+#if RELAXVM_OBJECT_CACHE
+  if (size_class != uncached_class && !object_cache_gone) {
+    object_cache& cache = thread_object_cache();
+    if (object_cache::block* b = cache.heads[size_class]) {
+      unpoison_block(b, size_class);
+      cache.heads[size_class] = b->next;
+      --cache.counts[size_class];
+      return b;
+    }
+  }
+#endif
+  return ::operator new(size_class != uncached_class ? std::size_t{32} << size_class : n);
+}
+
+inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
+#if RELAXVM_OBJECT_CACHE
+  if (size_class != uncached_class && !object_cache_gone) {
+    object_cache& cache = thread_object_cache();
+    if (cache.counts[size_class] < max_cached_blocks) {
+      auto* b = static_cast<object_cache::block*>(p);
+      b->next = cache.heads[size_class];
+      cache.heads[size_class] = b;
+      ++cache.counts[size_class];
+      poison_block(b, size_class);
+      return;
+    }
+  }
+#endif
+  ::operator delete(p);
+}
+
+}  // namespace detail
 
 /// What every object of one C++ type shares: its name, how to destroy it, and how to share what
 /// it refers to.
@@ -71,11 +179,12 @@ class object {
     if (type_->share_children) type_->share_children(this);
   }
 
-  void retain() noexcept {
+  // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
+  void inc_ref() noexcept {
     if (atomic_rc()) std::atomic_ref<std::uint32_t>(refcount_).fetch_add(1, std::memory_order_relaxed);
     else ++refcount_;
   }
-  void release() noexcept {
+  void dec_ref() noexcept {
     if (atomic_rc()) {
       if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) type_->destroy(this);
     } else if (--refcount_ == 0) {
@@ -94,6 +203,10 @@ class object {
   friend T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
+  static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
+  template <class T>
+  friend void detail::destroy_object(object* o) noexcept;
+  std::uint32_t size_class() const noexcept { return (flags_ >> size_class_shift) & 0xFF; }
   bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
 
   alignas(4) std::uint32_t refcount_ = 1;
@@ -101,34 +214,43 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Creates a T (derived from object) with one reference, owned by the caller.
-template <class T, class... Args>
-T* make_raw_object(Args&&... args) {
-  static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
-  T* p = new T(std::forward<Args>(args)...);
-  p->type_ = &type_of<T>;
-  return p;
-}
-
 /// Like make_raw_object, with `tail_bytes` of storage after the object (for shapes, strings,
 /// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block.
 template <class T, class... Args>
 T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
-  void* mem = ::operator new(sizeof(T) + tail_bytes);
-  T* p = ::new (mem) T(std::forward<Args>(args)...);
+  std::uint32_t size_class = 0;
+  void* mem = detail::allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+  T* p;
+#if RELAXVM_USE_EXCEPTIONS
+  try {
+    p = ::new (mem) T(std::forward<Args>(args)...);
+  } catch (...) {
+    detail::free_object_memory(mem, size_class);
+    throw;
+  }
+#else
+  p = ::new (mem) T(std::forward<Args>(args)...);
+#endif
   p->type_ = &type_of<T>;
+  p->flags_ |= size_class << object::size_class_shift;
   return p;
+}
+
+/// Creates a T (derived from object) with one reference, owned by the caller.
+template <class T, class... Args>
+T* make_raw_object(Args&&... args) {
+  return make_raw_object_with_tail<T>(0, std::forward<Args>(args)...);
 }
 
 namespace detail {
 template <class T>
 void destroy_object(object* o) noexcept {
   T* p = static_cast<T*>(o);
+  const std::uint32_t size_class = o->size_class();
   p->~T();
-  ::operator delete(static_cast<void*>(p));
+  free_object_memory(static_cast<void*>(p), size_class);
 }
 template <class T>
 concept has_share_children = requires(T& t) { t.share_children(); };
@@ -167,23 +289,23 @@ class object_ref {
   }
   /// Adds a reference to `p`.
   static object_ref retain(T* p) noexcept {
-    if (p) p->retain();
+    if (p) p->inc_ref();
     return adopt(p);
   }
   /// A reference that does not count: the VM uses these for arguments it lends to a callee.
   object_ref(detail::borrow_t, T* p) noexcept : ptr_(p) {}
 
   object_ref(const object_ref& o) noexcept : ptr_(o.ptr_) {
-    if (ptr_) ptr_->retain();
+    if (ptr_) ptr_->inc_ref();
   }
   object_ref(object_ref&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
   template <class U>
     requires std::is_convertible_v<U*, T*>
   object_ref(const object_ref<U>& o) noexcept : ptr_(o.get()) {  // NOLINT: upcast
-    if (ptr_) ptr_->retain();
+    if (ptr_) ptr_->inc_ref();
   }
   object_ref& operator=(const object_ref& o) noexcept {
-    if (o.ptr_) o.ptr_->retain();
+    if (o.ptr_) o.ptr_->inc_ref();
     reset_to(o.ptr_);
     return *this;
   }
@@ -192,7 +314,7 @@ class object_ref {
     return *this;
   }
   ~object_ref() {
-    if (ptr_) ptr_->release();
+    if (ptr_) ptr_->dec_ref();
   }
 
   T* get() const noexcept { return ptr_; }
@@ -208,7 +330,7 @@ class object_ref {
  private:
   void reset_to(T* p) noexcept {
     T* old = std::exchange(ptr_, p);
-    if (old) old->release();
+    if (old) old->dec_ref();
   }
   T* ptr_ = nullptr;
 };

@@ -69,7 +69,7 @@ struct dlpack_export {
   tensor_object* keep;
   static void deleter(DLManagedTensor* self) {
     auto* e = static_cast<dlpack_export*>(self->manager_ctx);
-    e->keep->release();
+    e->keep->dec_ref();
     delete e;
   }
 };
@@ -215,7 +215,7 @@ class tensor {
     e->managed.manager_ctx = e;
     e->managed.deleter = &detail::dlpack_export::deleter;
     e->keep = obj_.get();
-    e->keep->retain();
+    e->keep->inc_ref();
     return &e->managed;
   }
   DLManagedTensor* to_dlpack() const { return try_to_dlpack().value(); }
@@ -312,7 +312,7 @@ inline void append_element(text& out, const void* p, dtype t) {
     return x;
   };
   if (t.is_bool()) out << (load(std::uint8_t{}) != 0);
-  else if (t == dtype::float32()) append_double(out, static_cast<double>(load(float{})));
+  else if (t == dtype::float32()) append_float(out, load(float{}));
   else if (t == dtype::float64()) append_double(out, load(double{}));
   else if (t == dtype::int8()) out << load(std::int8_t{});
   else if (t == dtype::int16()) out << load(std::int16_t{});

@@ -76,6 +76,10 @@ class value {
   value(T v) noexcept : kind_(value_kind::int64) {  // NOLINT: implicit, like the reference's Any
     p_.i = static_cast<std::int64_t>(v);
   }
+  /// Unscoped enums (kDLCPU, kDLFloat) are their integer values.
+  template <class E>
+    requires(std::is_enum_v<E> && std::is_convertible_v<E, std::int64_t>)
+  value(E v) noexcept : value(static_cast<std::int64_t>(v)) {}  // NOLINT
   value(bool v) noexcept : kind_(value_kind::boolean) { p_.i = v ? 1 : 0; }  // NOLINT
   value(double v) noexcept : kind_(value_kind::float64) { p_.f = v; }       // NOLINT
   value(float v) noexcept : value(static_cast<double>(v)) {}                // NOLINT
@@ -110,7 +114,7 @@ class value {
   }
 
   value(const value& o) noexcept : p_(o.p_), kind_(o.kind_) {
-    if (holds_object(kind_) && p_.obj) p_.obj->retain();
+    if (holds_object(kind_) && p_.obj) p_.obj->inc_ref();
   }
   // The interpreter moves, borrows and drops values on every Call: these stay inline.
   RELAXVM_ALWAYS_INLINE value(value&& o) noexcept : p_(o.p_), kind_(o.kind_), borrowed_(o.borrowed_) {
@@ -118,7 +122,7 @@ class value {
     o.borrowed_ = false;
   }
   value& operator=(const value& o) noexcept {
-    if (holds_object(o.kind_) && o.p_.obj) o.p_.obj->retain();
+    if (holds_object(o.kind_) && o.p_.obj) o.p_.obj->inc_ref();
     drop();
     p_ = o.p_;
     kind_ = o.kind_;
@@ -169,10 +173,15 @@ class value {
     return try_as<T>().value();
   }
 
-  /// "tensor", or for scalars the kind and value ("int64 3000000000").
+  /// "tensor", or for numbers the kind and value ("int64 3000000000", "float64 2.5").
   detail::text describe() const {
     detail::text t(to_string(kind_));
     if (kind_ == value_kind::int64) t << ' ' << p_.i;
+    if (kind_ == value_kind::boolean) t << (p_.i ? " true" : " false");
+    if (kind_ == value_kind::float64) {
+      t << ' ';
+      detail::append_double(t, p_.f);
+    }
     return t;
   }
 
@@ -197,7 +206,7 @@ class value {
 
  private:
   RELAXVM_ALWAYS_INLINE void drop() noexcept {
-    if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->release();
+    if (holds_object(kind_) && !borrowed_ && p_.obj) p_.obj->dec_ref();
   }
 
   union payload {

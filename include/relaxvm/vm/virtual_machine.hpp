@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -63,6 +64,10 @@ struct vm_options {
   std::int64_t max_stack_slots = std::int64_t{1} << 24;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
+  /// The devices, each with its allocator; the last is the host (shape heaps live there), the
+  /// first is where set_input puts arguments. Empty: one host device, cpu:0, with a pooled
+  /// allocator of its own. Every device must be a host (cpu) device; ids may differ.
+  std::vector<device_allocator> devices;
 };
 
 class virtual_machine;
@@ -84,6 +89,14 @@ class vm_impl final : public vm_context {
   };
 
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
+      const device_allocator& d = opts.devices[i];
+      if (d.device.device_type != kDLCPU)
+        return value_error("virtual_machine: device ", i, " is ", to_text(d.device),
+                           "; relaxvm runs on host (cpu) devices only (any device id)");
+      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
+    }
     std::unique_ptr<vm_impl> vm(new vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->resolve(reg));
     return vm;
@@ -112,7 +125,7 @@ class vm_impl final : public vm_context {
       std::fflush(stdout);
     }
   }
-  device host_device() const override { return device::cpu(); }
+  std::span<const device_allocator> devices() const override { return devices_; }
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
@@ -131,7 +144,50 @@ class vm_impl final : public vm_context {
     return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
   }
   const executable& exec() const { return exe_; }
-  vm_options& options() { return opts_; }
+
+  // ---- the stateful API (set_input, invoke_stateful, get_output, save_function) ----
+  struct saved_function {
+    std::int64_t index;
+    std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
+    bool include_return;
+  };
+  // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
+  // function or an input while a call uses it cannot free the arguments under that call.
+  std::map<std::string, std::shared_ptr<const saved_function>, std::less<>> saved;
+  std::map<std::string, std::shared_ptr<const std::vector<value>>, std::less<>> inputs;
+  std::map<std::string, value, std::less<>> outputs;
+
+  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
+    const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
+    result<value> r =
+        e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
+    if (!r.ok() || f->include_return) return r;
+    return value();
+  }
+
+  /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
+  /// set_input and save_function do.
+  result<value> to_first_device(const value& v) {
+    const device_allocator& first = devices_.front();
+    if (v.kind() == value_kind::tensor) {
+      const tensor t = v.as<tensor>();
+      if (t.device() == first.device) return v;
+      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
+      return value(moved);
+    }
+    if (v.kind() == value_kind::tuple) {
+      const tuple t = v.as<tuple>();
+      std::vector<value> fields;
+      fields.reserve(static_cast<std::size_t>(t.size()));
+      for (const value& f : t) {
+        RELAXVM_TRY_ASSIGN(value moved, to_first_device(f));
+        fields.push_back(std::move(moved));
+      }
+      return value(tuple(fields, t.tag()));
+    }
+    return v;
+  }
+  const vm_options& options() const { return opts_; }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
   }
@@ -156,7 +212,7 @@ class vm_impl final : public vm_context {
   static constexpr std::size_t segment_slots = 4096;
 
   vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)) {}
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
   status resolve(const basic_registry& reg) {
     keep_alive_ = exe_.keep_alive();
@@ -497,6 +553,7 @@ class vm_impl final : public vm_context {
   executable exe_;
   exec_view view_;
   vm_options opts_;
+  const std::vector<device_allocator> devices_;  // checked in create(); never changes
   std::shared_ptr<const void> keep_alive_;
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
@@ -516,9 +573,13 @@ class vm_impl final : public vm_context {
 /// A function of a virtual_machine, found once by name: vm["main"](x, y).
 class vm_function {
  public:
-  vm_function(detail::vm_impl* vm, std::int64_t index) : vm_(vm), index_(index) {}
+  vm_function(detail::vm_impl* vm, std::int64_t index,
+              std::shared_ptr<const detail::vm_impl::saved_function> saved = nullptr)
+      : vm_(vm), index_(index), saved_(std::move(saved)) {}
 
-  result<value> try_call(std::span<const value> args) const { return vm_->invoke_index(index_, args); }
+  result<value> try_call(std::span<const value> args) const {
+    return saved_ ? vm_->invoke_saved(saved_, args) : vm_->invoke_index(index_, args);
+  }
   template <class... Args>
   value operator()(Args&&... args) const {
     std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
@@ -530,6 +591,8 @@ class vm_function {
  private:
   detail::vm_impl* vm_;
   std::int64_t index_;
+  std::shared_ptr<const detail::vm_impl::saved_function> saved_;  // made by save_function, or null
+  friend class virtual_machine;
 };
 
 class virtual_machine {
@@ -554,7 +617,11 @@ class virtual_machine {
     return try_invoke(name, std::span<const value>(args.begin(), args.size())).value();
   }
 
+  /// Function `name`: a saved function (save_function) if one has that name, else the
+  /// executable's.
   result<vm_function> try_function(std::string_view name) const {
+    if (auto it = impl_->saved.find(name); it != impl_->saved.end())
+      return vm_function(impl_.get(), it->second->index, it->second);
     const std::int64_t i = impl_->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(impl_.get(), i);
@@ -568,37 +635,140 @@ class virtual_machine {
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
 
-  /// Number of arguments of vm function `name` (the reference returns the number of parameter
-  /// names instead, 0 for functions built without them).
+  /// Number of arguments of vm function `name`, or of a saved function: those its caller passes
+  /// (the reference returns the number of parameter names instead, 0 for functions built without
+  /// them).
   result<std::int64_t> try_function_arity(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = impl_->entry(f.index());
     if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
-    return e.num_args;
+    return e.num_args - saved_count(f);
   }
   std::int64_t function_arity(std::string_view name) const { return try_function_arity(name).value(); }
-  /// The parameter names of vm function `name` (empty when it was built without them).
+  /// The parameter names of vm function `name` (empty when it was built without them); for a
+  /// saved function, those its caller passes.
   result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = impl_->entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count; ++i) out.push_back(impl_->param_name(e, i));
+    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(impl_->param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
     return try_param_names(name).value();
   }
 
+  // ---- the stateful API, like the reference's ----------------------------------------------
+
+  /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
+  /// there (also inside tuples).
+  status try_set_input(std::string_view func, std::span<const value> args) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
+    const auto& e = impl_->entry(i);
+    if (e.kind == func_kind::vm && static_cast<std::int64_t>(args.size()) != e.num_args)
+      return detail::value_error("set_input: The number of provided parameters doesn't match the number of arguments for ",
+                                 func, ": ", args.size(), " given, ", e.num_args, " expected");
+    std::vector<value> stored;
+    stored.reserve(args.size());
+    for (const value& a : args) {
+      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      stored.push_back(std::move(moved));
+    }
+    impl_->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    return {};
+  }
+  void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
+  void set_input(std::string_view func, std::initializer_list<value> args) {
+    set_input(func, std::span<const value>(args.begin(), args.size()));
+  }
+
+  /// Calls func with the arguments set_input stored (a function without parameters needs none)
+  /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
+  status try_invoke_stateful(std::string_view func) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
+    auto in = impl_->inputs.find(func);
+    if (in == impl_->inputs.end() && !(impl_->entry(i).kind == func_kind::vm && impl_->entry(i).num_args == 0))
+      return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
+    if (in != impl_->inputs.end()) args = in->second;
+    RELAXVM_TRY_ASSIGN(value out, impl_->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
+    impl_->outputs[std::string(func)] = std::move(out);
+    return {};
+  }
+  void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
+
+  /// The result of the last invoke_stateful(func); `index` walks into nested tuples.
+  result<value> try_get_output(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return *v;
+  }
+  value get_output(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+  /// The number of items of the output (or of the tuple `index` leads to); -1 when it is not a tuple.
+  result<std::int64_t> try_get_output_arity(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return v->kind() == value_kind::tuple ? v->as<tuple>().size() : std::int64_t{-1};
+  }
+  std::int64_t get_output_arity(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output_arity(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+
+  /// Makes `save_name` call `func` with `args` appended after the call's own arguments (all of
+  /// them, usually: a ready-made call for benchmarks). The saved name shadows a function of the
+  /// executable with that name. Without include_return the call returns null.
+  status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
+                           std::span<const value> args) {
+    const std::int64_t i = impl_->find(func);
+    if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
+    detail::vm_impl::saved_function f{i, {}, include_return};
+    for (const value& a : args) {
+      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      f.args.push_back(std::move(moved));
+    }
+    // A registered closure's own captured values come after the saved ones, as in a plain call.
+    for (const value& b : impl_->entry(i).bound) f.args.push_back(b);
+    impl_->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    return {};
+  }
+  void save_function(std::string_view func, std::string_view save_name, bool include_return,
+                     std::initializer_list<value> args) {
+    try_save_function(func, save_name, include_return, std::span<const value>(args.begin(), args.size())).value();
+  }
+
   /// Installs (or with an empty function, removes) the hook called around every Call.
   void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
 
   const executable& exec() const { return impl_->exec(); }
-  vm_options& options() { return impl_->options(); }
+  /// The options the VM was made with (fixed: its devices and limits do not change).
+  const vm_options& options() const { return impl_->options(); }
   /// The context builtins see (for calling builtins directly from C++).
   vm_context& context() { return *impl_; }
 
  private:
   explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+
+  /// How many arguments a saved function supplies itself (0 for a function of the executable).
+  static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
+
+  result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
+    auto it = impl_->outputs.find(func);
+    if (it == impl_->outputs.end())
+      return detail::value_error("get_output: No output saved for call of \"", func,
+                                 "\"; use `invoke_stateful` to call it first.");
+    const value* v = &it->second;
+    for (std::int64_t i : index) {
+      if (v->kind() != value_kind::tuple)
+        return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
+      const tuple_object* o = static_cast<const tuple_object*>(v->get_object());
+      const std::int64_t n = o ? o->size : 0;
+      if (i < 0 || i >= n) return detail::value_error("get_output: index ", i, " is out of range for a tuple of ", n, " items");
+      v = &o->fields()[i];
+    }
+    return v;
+  }
   std::unique_ptr<detail::vm_impl> impl_;
 };
 

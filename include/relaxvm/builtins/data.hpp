@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuples and the Relay VM's algebraic data types (tuples with a constructor tag):
+//   vm.builtin.make_tuple(values...) -> tuple
+//   vm.builtin.tuple_getitem(tuple, i) -> value          bounds-checked (the reference is not)
+//   vm.builtin.tuple_reset_item(tuple, i)                 sets item i to null, in place
+//   vm.builtin.make_adt(tag, fields...) -> tuple with tag (Relay AllocADT)
+//   vm.builtin.get_tag(adt) -> int64                      (Relay GetTag, as an int, not a tensor)
+//   vm.builtin.get_field(adt, i) -> value                 (Relay GetField)
+#ifndef RELAXVM_BUILTINS_DATA_HPP
+#define RELAXVM_BUILTINS_DATA_HPP
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+
+#include "../base/error.hpp"
+#include "../runtime/registry.hpp"
+#include "../runtime/tuple.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm::builtins {
+
+namespace detail {
+inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {
+  if (i < 0 || i >= t.size())
+    return relaxvm::detail::value_error(fn, ": index ", i, " is out of range for a tuple of ", t.size(), " items");
+  return {};
+}
+}  // namespace detail
+
+inline tuple make_tuple(std::span<const value> fields) { return tuple(fields); }
+
+inline result<value> tuple_getitem(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.tuple_getitem", t, i));
+  return t[i];
+}
+
+inline status tuple_reset_item(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.tuple_reset_item", t, i));
+  t.set(i, value());
+  return {};
+}
+
+inline result<tuple> make_adt(std::int64_t tag, std::span<const value> fields) {
+  if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
+    return relaxvm::detail::value_error("vm.builtin.make_adt: tag ", tag, " does not fit int32");
+  return tuple::adt(static_cast<std::int32_t>(tag), fields);
+}
+
+inline std::int64_t get_tag(const tuple& t) { return t.tag(); }
+
+inline result<value> get_field(const tuple& t, std::int64_t i) {
+  RELAXVM_TRY(detail::check_index("vm.builtin.get_field", t, i));
+  return t[i];
+}
+
+inline void register_data(basic_registry& reg) {
+  reg.def_packed("vm.builtin.make_tuple", [](std::span<const value> args) { return value(make_tuple(args)); });
+  reg.def("vm.builtin.tuple_getitem", &tuple_getitem);
+  reg.def("vm.builtin.tuple_reset_item", &tuple_reset_item);
+  reg.def("vm.builtin.make_adt", &make_adt);
+  reg.def("vm.builtin.get_tag", &get_tag);
+  reg.def("vm.builtin.get_field", &get_field);
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_DATA_HPP

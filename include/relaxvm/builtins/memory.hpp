@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Storage and tensors, with the reference's names and argument order:
+//   vm.builtin.alloc_storage(ctx, shape, device_index, dtype_hint, [scope]) -> storage
+//       prod(shape) x sizeof(dtype_hint) bytes from device `device_index`'s allocator (-1: the host,
+//       the last device); codegen passes a byte count with dtype_hint uint8
+//   vm.builtin.alloc_tensor(storage, offset, shape, dtype, [scope]) -> tensor   a view at `offset`
+//   vm.builtin.kill_object(x) -> null       `call kill_object(%r) -> %r` drops %r's reference
+//   vm.builtin.reshape(tensor, shape) -> tensor                                 a view, no copy
+//   vm.builtin.ensure_zero_offset(tensor) -> tensor             offset 0: the same, a view or a copy
+//   vm.builtin.to_device([ctx,] tensor, device_type, device_id, [scope]) -> tensor   a copy
+//   vm.builtin.memory_manager.clear([ctx])   returns cached memory to the system: the VM's
+//       allocators' with %vm, every pooled allocator's without (as the reference's global one)
+// Memory scopes: "" and "global" only (as on the reference's CPU).
+#ifndef RELAXVM_BUILTINS_MEMORY_HPP
+#define RELAXVM_BUILTINS_MEMORY_HPP
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "../base/checked_math.hpp"
+#include "../base/error.hpp"
+#include "../runtime/context.hpp"
+#include "../runtime/memory.hpp"
+#include "../runtime/registry.hpp"
+#include "../runtime/shape.hpp"
+#include "../runtime/tensor.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm::builtins {
+
+namespace detail {
+inline status check_scope(std::string_view fn, std::span<const value> rest) {
+  if (rest.empty()) return {};
+  if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
+  if (rest[0].kind() != value_kind::string)
+    return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
+  const std::string_view scope = rest[0].as<std::string_view>();
+  if (!scope.empty() && scope != "global")
+    return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
+  return {};
+}
+}  // namespace detail
+
+inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
+                                   dtype dtype_hint, std::span<const value> scope) {
+  constexpr std::string_view fn = "vm.builtin.alloc_storage";
+  RELAXVM_TRY(detail::check_scope(fn, scope));
+  const auto devices = ctx.devices();
+  const auto count = static_cast<std::int64_t>(devices.size());
+  if (device_index == -1) device_index = count - 1;
+  if (device_index < 0 || device_index >= count)
+    return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
+                                        " devices (use -1 for the host)");
+  if (!dtype_hint.valid_for_tensor())
+    return relaxvm::detail::value_error(fn, ": ", to_text(dtype_hint), " is not a valid element type");
+  std::int64_t numel = 0, nbytes = 0;
+  if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
+    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::cat_shape(buffer_shape.dims()),
+                                        " x ", to_text(dtype_hint), " is negative or overflows int64");
+  const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
+  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  return value(st);
+}
+
+inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::span<const value> scope) {
+  constexpr std::string_view fn = "vm.builtin.alloc_tensor";
+  RELAXVM_TRY(detail::check_scope(fn, scope));
+  return view_storage(st, offset, s, t, fn);
+}
+
+/// A view with another shape; the source must be compact, and the view no larger (as in the
+/// reference, where a smaller view of a larger buffer is allowed).
+inline result<tensor> reshape(const tensor& t, const shape& s) {
+  constexpr std::string_view fn = "vm.builtin.reshape";
+  if (!t.is_contiguous()) return relaxvm::detail::value_error(fn, ": the tensor must be compact");
+  std::int64_t numel = 0;
+  if (!s.numel(numel))
+    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::cat_shape(s.dims()),
+                                        " has a negative dimension or overflows int64");
+  if (numel > t.numel())
+    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::cat_shape(s.dims()), " would have a size of ",
+                                        numel, " elements, but the tensor has ", t.numel());
+  RELAXVM_TRY_ASSIGN(tensor v, tensor::try_view(t.dl().data, s, t.dtype(), t.device(), object_ref<object>::retain(t.get()),
+                                               t.read_only()));
+  v.get()->dl.byte_offset = t.byte_offset();
+  return v;
+}
+
+/// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
+/// pointer when that stays 64-byte aligned; otherwise a copy (from the system allocator, as the
+/// reference's signature has no VM context).
+inline result<tensor> ensure_zero_offset(const tensor& t) {
+  if (t.byte_offset() == 0) return t;
+  if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
+  if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
+    return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
+                            t.read_only());
+  return copy_to(t, t.device(), allocator::naive());
+}
+
+/// A copy of the tensor on device (type, id); with %vm first it is allocated from that device's
+/// allocator in the VM (which must have the device), else from the system.
+inline result<value> to_device(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.to_device";
+  vm_context* ctx = take_context(args);
+  if (args.size() != 3 && args.size() != 4)
+    return relaxvm::detail::type_error(fn, ": expects ([ctx,] tensor, device_type, device_id, [scope])");
+  if (args[0].kind() != value_kind::tensor)
+    return relaxvm::detail::type_error(fn, ": argument 0 expects tensor but got ", args[0].describe());
+  if (args[1].kind() != value_kind::int64 || args[2].kind() != value_kind::int64)
+    return relaxvm::detail::type_error(fn, ": the device type and id must be int64");
+  RELAXVM_TRY(detail::check_scope(fn, args.subspan(3)));
+  if (!is_known_device_type(args[1].raw_int()) || args[2].raw_int() < 0 || args[2].raw_int() > INT32_MAX)
+    return relaxvm::detail::value_error(fn, ": device type ", args[1].raw_int(), " id ", args[2].raw_int(),
+                                        " is not a DLPack device");
+  const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
+  const tensor src = args[0].as<tensor>();
+  if (ctx) {
+    for (const device_allocator& d : ctx->devices())
+      if (d.device == target) {
+        RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
+        return value(out);
+      }
+    return relaxvm::detail::value_error(fn, ": the VM has no device ", to_text(target));
+  }
+  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
+  return value(out);
+}
+
+inline void register_memory(basic_registry& reg) {
+  reg.def("vm.builtin.alloc_storage", &alloc_storage);
+  reg.def("vm.builtin.alloc_tensor", &alloc_tensor);
+  reg.def("vm.builtin.kill_object", [](const value&) { return value(); });
+  reg.def("vm.builtin.reshape", &reshape);
+  reg.def("vm.builtin.ensure_zero_offset", &ensure_zero_offset);
+  reg.def_packed("vm.builtin.to_device", &to_device);
+  reg.def_packed("vm.builtin.memory_manager.clear", [](std::span<const value> args) -> result<value> {
+    if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
+      return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
+    if (args.size() == 1) args[0].raw_context()->release_memory();
+    else relaxvm::detail::pooled_allocator::release_all();
+    return value();
+  });
+}
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_MEMORY_HPP

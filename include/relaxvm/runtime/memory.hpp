@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory: allocators as values, and storage (a buffer from an allocator that tensors view).
+//
+//   allocator::naive()         the system heap, freed at once
+//   allocator::pooled(opts)    a size-bucketed cache over the system heap; release() returns it
+//   allocator::arena(buffer)   bump allocation in a caller-provided buffer: no heap at all
+//
+// An allocator is a reference-counted handle: every storage it made keeps it alive.
+#ifndef RELAXVM_RUNTIME_MEMORY_HPP
+#define RELAXVM_RUNTIME_MEMORY_HPP
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../base/checked_math.hpp"
+#include "../base/device.hpp"
+#include "../base/dtype.hpp"
+#include "../base/error.hpp"
+#include "object.hpp"
+#include "shape.hpp"
+#include "tensor.hpp"
+
+namespace relaxvm {
+
+/// Data is aligned to at least this many bytes (the reference's kAllocAlignment).
+inline constexpr std::size_t alloc_alignment = 64;
+
+struct allocator_stats {
+  std::int64_t bytes_in_use = 0;       ///< held by live storages
+  std::int64_t peak_bytes_in_use = 0;  ///< the most ever held at once (an arena's high-water mark)
+  std::int64_t bytes_cached = 0;       ///< pooled: freed blocks kept for reuse
+  std::int64_t allocations = 0;        ///< requests served
+  std::int64_t cache_hits = 0;         ///< pooled: requests served from the cache
+  std::int64_t system_allocations = 0; ///< calls to the system allocator (0 for an arena)
+  std::int64_t system_frees = 0;       ///< memory returned to the system
+};
+
+/// What allocators implement. Use the allocator handle below.
+class allocator_object : public object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator";
+  /// `nbytes` bytes aligned to `alignment` (a power of two), or an error naming the request.
+  virtual result<void*> allocate(std::size_t nbytes, std::size_t alignment) = 0;
+  virtual void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept = 0;
+  /// Returns cached memory to the system (pooled) or forgets everything (arena, once nothing is live).
+  virtual void release() noexcept {}
+  virtual allocator_stats stats() const = 0;
+  virtual std::string_view kind_name() const = 0;
+
+ protected:
+  allocator_object() = default;
+  ~allocator_object() = default;
+};
+
+namespace detail {
+
+inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
+  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
+}
+inline void system_free(void* p, std::size_t alignment) noexcept {
+  ::operator delete(p, std::align_val_t{std::max(alignment, alloc_alignment)});
+}
+/// Records a request served straight from the system.
+inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noexcept {
+  ++s.allocations;
+  ++s.system_allocations;
+  s.bytes_in_use += static_cast<std::int64_t>(nbytes);
+  s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
+}
+inline error out_of_memory(std::string_view who, std::size_t nbytes) {
+  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes");
+}
+
+class naive_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.naive";
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    void* p = system_allocate(nbytes, alignment);
+    if (!p) return out_of_memory("naive allocator", nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_system_allocation(stats_, nbytes);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    system_free(p, alignment);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.system_frees;
+    stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "naive"; }
+
+ private:
+  mutable std::mutex mutex_;
+  allocator_stats stats_;
+};
+
+class pooled_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
+  explicit pooled_allocator(std::int64_t max_cached) : max_cached_(max_cached) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    next_ = registry_head();
+    if (next_) next_->prev_ = this;
+    registry_head() = this;
+  }
+  ~pooled_allocator() {
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex());
+      (prev_ ? prev_->next_ : registry_head()) = next_;
+      if (next_) next_->prev_ = prev_;
+    }
+    release();
+  }
+
+  /// Releases the cache of every pooled allocator of the process (the reference's global
+  /// MemoryManager clear: vm.builtin.memory_manager.clear without a VM context).
+  static void release_all() noexcept {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (pooled_allocator* a = registry_head(); a; a = a->next_) a->release();
+  }
+
+  /// Requests round up to a multiple of 64 bytes below 4 KiB and of 4 KiB pages above; each
+  /// rounded size has its own free list. `n` is at most max_request (allocator::try_allocate).
+  static std::size_t bucket_of(std::size_t n) {
+    const std::size_t unit = n < 4096 ? 64 : 4096;
+    return (std::max<std::size_t>(n, 1) + unit - 1) / unit * unit;
+  }
+
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    if (alignment > alloc_alignment) return direct(nbytes, alignment);
+    const std::size_t size = bucket_of(nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(size);
+    void* p = nullptr;
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      ++stats_.cache_hits;
+      stats_.bytes_cached -= static_cast<std::int64_t>(size);
+    } else {
+      p = system_allocate(size, alloc_alignment);
+      if (!p) {
+        // Give the cache back and try once more, as the reference does.
+        release_locked();
+        p = system_allocate(size, alloc_alignment);
+        if (!p) return out_of_memory("pooled allocator", size);
+      }
+      ++stats_.system_allocations;
+    }
+    ++stats_.allocations;
+    stats_.bytes_in_use += static_cast<std::int64_t>(size);
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    if (alignment > alloc_alignment) {
+      system_free(p, alignment);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.system_frees;
+      stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
+      return;
+    }
+    const std::size_t size = bucket_of(nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.bytes_in_use -= static_cast<std::int64_t>(size);
+    if (max_cached_ >= 0 && stats_.bytes_cached + static_cast<std::int64_t>(size) > max_cached_) {
+      system_free(p, alloc_alignment);
+      ++stats_.system_frees;
+      return;
+    }
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+      free_[size].push_back(p);
+    } catch (...) {  // no memory to remember the block: give it back instead
+      system_free(p, alloc_alignment);
+      ++stats_.system_frees;
+      return;
+    }
+#else
+    free_[size].push_back(p);
+#endif
+    stats_.bytes_cached += static_cast<std::int64_t>(size);
+  }
+  void release() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_locked();
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "pooled"; }
+
+ private:
+  result<void*> direct(std::size_t nbytes, std::size_t alignment) {
+    void* p = system_allocate(nbytes, alignment);
+    if (!p) return out_of_memory("pooled allocator", nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_system_allocation(stats_, nbytes);
+    return p;
+  }
+  void release_locked() noexcept {
+    for (auto& [size, blocks] : free_) {
+      for (void* p : blocks) system_free(p, alloc_alignment);
+      stats_.system_frees += static_cast<std::int64_t>(blocks.size());
+      blocks.clear();
+    }
+    stats_.bytes_cached = 0;
+  }
+
+  // Every live pooled allocator, in an intrusive list (no allocation), for release_all().
+  static std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static pooled_allocator*& registry_head() {
+    static pooled_allocator* head = nullptr;
+    return head;
+  }
+  pooled_allocator* prev_ = nullptr;
+  pooled_allocator* next_ = nullptr;
+
+  std::int64_t max_cached_;  // -1: no limit
+  mutable std::mutex mutex_;
+  std::map<std::size_t, std::vector<void*>> free_;
+  allocator_stats stats_;
+};
+
+class arena_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.arena";
+  explicit arena_allocator(std::span<std::byte> buffer) : buffer_(buffer) {}
+
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    alignment = std::max(alignment, alloc_alignment);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto base = reinterpret_cast<std::uintptr_t>(buffer_.data());
+    const std::uintptr_t start = (base + top_ + alignment - 1) / alignment * alignment;
+    const std::size_t offset = start - base;
+    if (offset > buffer_.size() || nbytes > buffer_.size() - offset)
+      return runtime_error("arena allocator: exhausted: ", static_cast<std::uint64_t>(nbytes), " bytes (aligned to ",
+                           static_cast<std::uint64_t>(alignment), ") do not fit in the ",
+                           static_cast<std::uint64_t>(buffer_.size() - std::min(top_, buffer_.size())),
+                           " bytes left of ", static_cast<std::uint64_t>(buffer_.size()),
+                           "; give the arena a larger buffer (its peak use is in stats())");
+    top_ = offset + nbytes;
+    ++live_;
+    ++stats_.allocations;
+    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    return reinterpret_cast<void*>(start);
+  }
+  /// The last block given out can be taken back at once; the rest is reclaimed when nothing
+  /// allocated from the arena is live any more.
+  /// A block this arena did not give out (or with nothing live) is ignored.
+  void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
+    const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
+    const std::size_t offset = addr - base;
+    if (offset + nbytes == top_) top_ = offset;
+    if (--live_ == 0) top_ = 0;
+    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
+  }
+  void release() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_ == 0) top_ = 0;
+  }
+  allocator_stats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  std::string_view kind_name() const override { return "arena"; }
+
+ private:
+  std::span<std::byte> buffer_;
+  mutable std::mutex mutex_;
+  std::size_t top_ = 0;
+  std::size_t live_ = 0;
+  allocator_stats stats_;
+};
+
+}  // namespace detail
+
+/// A handle to an allocator. Copies share it.
+class allocator {
+ public:
+  allocator() = default;
+  /// Allocators are used from every thread that holds a storage of theirs, so their reference
+  /// count is atomic from the start (docs/threads.md).
+  explicit allocator(object_ref<allocator_object> a) : obj_(std::move(a)) {
+    if (obj_) obj_->share();
+  }
+
+  /// The largest request: PTRDIFF_MAX bytes (2^63 - 1 on 64-bit hosts, 2^31 - 1 on 32-bit
+  /// targets), so that no size or pointer computation wraps.
+  static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX);
+
+  /// The system heap: every allocation and free goes to the system.
+  static allocator naive() { return allocator(make_object<detail::naive_allocator>()); }
+  /// A cache over the system heap: freed blocks are kept per rounded size and reused. When
+  /// `max_cached_bytes` is not negative, blocks beyond it go back to the system at once; release()
+  /// gives every cached block back (the reference's pool never does).
+  static allocator pooled(std::int64_t max_cached_bytes = -1) {
+    return allocator(make_object<detail::pooled_allocator>(max_cached_bytes));
+  }
+  /// Allocates inside `buffer` only, which must outlive every storage made from it. Running out
+  /// is an error; stats().peak_bytes_in_use says how large the buffer needs to be.
+  static allocator arena(std::span<std::byte> buffer) {
+    return allocator(make_object<detail::arena_allocator>(buffer));
+  }
+
+  /// `nbytes` (at most max_request) aligned to `alignment` (a power of two; at least 64 is given).
+  result<void*> try_allocate(std::size_t nbytes, std::size_t alignment) const {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      return detail::value_error(obj_->kind_name(), " allocator: alignment ", static_cast<std::uint64_t>(alignment),
+                                 " is not a power of two");
+    if (nbytes > max_request)
+      return detail::runtime_error(obj_->kind_name(), " allocator: cannot allocate ", static_cast<std::uint64_t>(nbytes),
+                                   " bytes");
+    return obj_->allocate(nbytes, alignment);
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) const noexcept {
+    obj_->deallocate(p, nbytes, alignment);
+  }
+  void release() const noexcept { obj_->release(); }
+  allocator_stats stats() const { return obj_->stats(); }
+  std::string_view kind_name() const { return obj_->kind_name(); }
+  bool defined() const noexcept { return static_cast<bool>(obj_); }
+  allocator_object* get() const noexcept { return obj_.get(); }
+  friend bool operator==(const allocator& a, const allocator& b) noexcept { return a.obj_ == b.obj_; }
+
+ private:
+  object_ref<allocator_object> obj_;
+};
+
+/// A device and the allocator that serves it; a VM takes a list of these (the last is the host).
+struct device_allocator {
+  relaxvm::device device;
+  relaxvm::allocator allocator;
+};
+
+/// A buffer from an allocator, on a device. Tensors view it (alloc_tensor) and keep it alive.
+struct storage_object : object {
+  static constexpr std::string_view type_name = "relaxvm.storage";
+  storage_object(void* d, std::size_t n, std::size_t a, device v, allocator al)
+      : data(d), size(n), alignment(a), dev(v), alloc(std::move(al)) {}
+  ~storage_object() { alloc.deallocate(data, size, alignment); }
+  void share_children() noexcept {
+    if (auto* a = alloc.get()) a->share();
+  }
+  void* data;
+  std::size_t size;
+  std::size_t alignment;
+  device dev;
+  allocator alloc;
+};
+
+namespace detail {
+/// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
+inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
+                         std::int64_t& nbytes) {
+  std::int64_t numel = 0;
+  RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
+  std::int64_t end = 0;
+  if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
+    return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
+                       " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+  // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
+  const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
+  if (offset % element != 0)
+    return value_error(who, ": offset ", offset, " is not aligned for ", to_text(t), " (", element, " bytes)");
+  return {};
+}
+}  // namespace detail
+
+namespace detail {
+/// A byte count as size_t, or an error when it exceeds what an allocator can serve (on 32-bit
+/// targets, anything from 2 GiB).
+inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
+  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) > allocator::max_request)
+    return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
+  return static_cast<std::size_t>(nbytes);
+}
+}  // namespace detail
+
+/// Allocates storage of `nbytes` (aligned to at least alloc_alignment) from `alloc`, on `dev`.
+inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
+                                                       std::size_t alignment, device dev) {
+  RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
+  return make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+}
+
+/// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
+/// as in the reference. The view keeps the storage alive.
+inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::string_view who = "alloc_tensor") {
+  std::int64_t nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, nbytes));
+  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view(st->data, s, t, st->dev, object_ref<object>(st), false));
+  out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
+  return out;
+}
+
+/// A new compact tensor from `alloc`, on `dev`.
+inline result<tensor> empty_tensor(const shape& s, dtype t, const allocator& alloc, device dev) {
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size("tensor::empty", nbytes));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(alloc, size, alloc_alignment, dev));
+  return view_storage(st, 0, s, t, "tensor::empty");
+}
+
+/// A compact copy of `src` on `dev`, allocated from `alloc`. Every device here is host memory,
+/// so the copy is a memcpy whatever the device ids.
+inline result<tensor> copy_to(const tensor& src, device dev, const allocator& alloc) {
+  if (!src.defined()) return detail::value_error("copy_to: the tensor is undefined");
+  if (!src.is_contiguous()) return detail::value_error("copy_to: strided tensors are not supported");
+  if (src.device().device_type != kDLCPU || dev.device_type != kDLCPU)
+    return detail::value_error("copy_to: cannot copy from ", to_text(src.device()), " to ", to_text(dev),
+                               "; relaxvm runs on host (cpu) devices only");
+  RELAXVM_TRY_ASSIGN(tensor out, empty_tensor(src.shape(), src.dtype(), alloc, dev));
+  if (src.nbytes() > 0) std::memcpy(out.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));
+  return out;
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_MEMORY_HPP

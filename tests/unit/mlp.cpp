@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MLP of examples/mlp_program.hpp: correct for several batch sizes, and, with a pooled
+// allocator, free of system allocations from its second run on.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+
+#include "../../examples/mlp_program.hpp"
+
+namespace rv = relaxvm;
+
+// Counts every allocation from the system heap, aligned ones included.
+#include "../support/counting_new.hpp"
+using relaxvm_test::heap_allocations;
+
+namespace {
+double max_error(const rv::tensor& y, const xt::xarray<float>& expected) {
+  double err = 0;
+  for (std::int64_t i = 0; i < y.numel(); ++i)
+    err = std::fmax(err, std::fabs(static_cast<double>(y.data<const float>()[i] - expected.data()[i])));
+  return err;
+}
+}  // namespace
+
+TEST_CASE("the MLP matches a direct xtensor computation for n = 1, 7 and 64") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::virtual_machine vm(mlp::build(w), reg);
+  for (std::int64_t n : {1, 7, 64}) {
+    const rv::tensor x = mlp::make_input(n);
+    const rv::tensor y = vm["main"](x).as<rv::tensor>();
+    CHECK(y.shape() == rv::shape{n, mlp::out_features});
+    CHECK(max_error(y, mlp::reference(w, x)) < 1e-5);
+  }
+}
+
+TEST_CASE("with a pooled allocator, the second and later runs make no system allocation") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::allocator pool = rv::allocator::pooled();
+  rv::vm_options opts;
+  opts.devices = {{rv::device::cpu(), pool}};
+  rv::virtual_machine vm(mlp::build(w), reg, opts);
+  const rv::vm_function main = vm["main"];
+  const rv::tensor x1 = mlp::make_input(1), x7 = mlp::make_input(7), x64 = mlp::make_input(64);
+  const rv::tensor* inputs[] = {&x1, &x7, &x64};
+  // First run of each batch size: the pool, the object cache and the VM's frames warm up.
+  for (const rv::tensor* x : inputs) {
+    std::array<rv::value, 1> args{rv::value(*x)};
+    CHECK(main.try_call(args).ok());
+  }
+  const std::int64_t system_before = pool.stats().system_allocations;
+  const long heap_before = heap_allocations();
+  double checksum = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (const rv::tensor* x : inputs) {
+      std::array<rv::value, 1> args{rv::value(*x)};
+      rv::result<rv::value> y = main.try_call(args);
+      REQUIRE(y.ok());
+      checksum += y->as<rv::tensor>().data<const float>()[0];
+    }
+  }
+  CHECK(heap_allocations() == heap_before);
+  CHECK(pool.stats().system_allocations == system_before);
+  CHECK(pool.stats().bytes_in_use == 0);  // every output has been dropped
+  CHECK(std::isfinite(checksum));
+}
+
+TEST_CASE("a wrong input is caught by the program's checks, with the reference's error context") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::virtual_machine vm(mlp::build(w), reg);
+  rv::result<rv::value> r = vm.try_invoke("main", std::vector<rv::value>{rv::value(mlp::pseudo_random({3, 15}, 1))});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind() == rv::error_kind::runtime);
+  CHECK(std::string(r.error().message()).find("ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((n, 16), "
+                                              "dtype=\"float32\")) match_cast error,  shape[1] mismatch to specified "
+                                              "constant. (15 is not 16)") == 0);
+  r = vm.try_invoke("main", std::vector<rv::value>{rv::value(rv::tensor::from<double>({1, 2}, {1, 2}))});
+  CHECK(r.error().kind() == rv::error_kind::value);
+  CHECK(std::string(r.error().message()).find("expect Tensor with dtype float32 but get float64") != std::string::npos);
+  CHECK(vm["main"](mlp::make_input(2)).as<rv::tensor>().shape() == rv::shape{2, 10});  // still usable
+}
