@@ -4,7 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 if [ ! -d build-release ]; then
-  meson setup build-release --buildtype=release -Dtests=false -Dexamples=false >/dev/null
+  meson setup build-release --buildtype=release -Dtests=false >/dev/null  # as tools/check.sh
 fi
-ninja -C build-release bench/bench_dispatch >/dev/null
+ninja -C build-release >/dev/null
 build-release/bench/bench_dispatch "$@"
+echo
+if [ -x build-release/bench/bench_mlp ]; then
+  build-release/bench/bench_mlp "$@"
+fi
