@@ -43,6 +43,26 @@
 #define RELAXVM_HOSTED 1
 #endif
 
+// Threads: 1 when the standard library has std::mutex and thread_local storage (hosted, and for
+// libstdc++ built with thread support); 0 on bare-metal targets such as arm-none-eabi, where the
+// allocators take no locks and the object cache is one for the program.
+#ifndef RELAXVM_THREADS
+#include <cstddef>  // the standard library's configuration (_GLIBCXX_HAS_GTHREADS)
+#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS))
+#define RELAXVM_THREADS 1
+#else
+#define RELAXVM_THREADS 0
+#endif
+#endif
+
+// Heap: 1 lets the library use operator new (objects, vectors of the dynamic VM, error texts).
+// 0 is the firmware mode: objects come from the buffer given to set_object_memory() (see
+// runtime/object.hpp), error messages are kept in a fixed buffer, and only static_vm with arena
+// allocators is meant to run.
+#ifndef RELAXVM_HEAP
+#define RELAXVM_HEAP 1
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT
@@ -88,7 +108,9 @@
 #ifndef RELAXVM_BASE_TEXT_HPP
 #define RELAXVM_BASE_TEXT_HPP
 
+#if RELAXVM_HEAP
 #include <charconv>  // to_chars for doubles (run time only)
+#endif
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -169,6 +191,7 @@ class text {
   std::vector<char> chars_;
 };
 
+#if RELAXVM_HEAP
 /// Appends the shortest text that reads back as exactly `v` ("2.5", "1e+20", "-0", "nan", "inf").
 /// Run time only: std::to_chars is not constexpr for floating point in C++20.
 inline void append_double(text& out, double v) {
@@ -183,6 +206,34 @@ inline void append_float(text& out, float v) {
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
 }
+#else
+/// Firmware mode (RELAXVM_HEAP=0): six decimals, without the tables of std::to_chars (tens of
+/// KiB of flash).
+inline void append_double(text& out, double v) {
+  if (v != v) {
+    out.append("nan");
+    return;
+  }
+  if (v < 0) {
+    out.append('-');
+    v = -v;
+  }
+  if (v >= 1e18) {
+    out.append(v - v != 0 ? "inf" : "1e18 or more");  // inf - inf is nan
+    return;
+  }
+  auto whole = static_cast<std::uint64_t>(v);
+  auto micros = static_cast<std::uint64_t>((v - static_cast<double>(whole)) * 1e6 + 0.5);
+  if (micros >= 1000000) {
+    ++whole;
+    micros -= 1000000;
+  }
+  out.append_uint(whole);
+  out.append('.');
+  for (std::uint64_t d = 100000; d > 0; d /= 10) out.append(static_cast<char>('0' + micros / d % 10));
+}
+inline void append_float(text& out, float v) { append_double(out, static_cast<double>(v)); }
+#endif
 
 /// A vector of n copies of `value`. Use this instead of vector(n, value), resize() or assign(n, v)
 /// in constexpr code: libstdc++ 12 fills those by assigning to elements not yet constructed,
@@ -209,9 +260,11 @@ constexpr text cat(const Args&... args) {
 // ---- end relaxvm/base/text.hpp ----
 
 #if RELAXVM_HOSTED
+#include <exception>
+#endif
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #endif
 
 namespace relaxvm {
@@ -284,7 +337,7 @@ error internal_error(const Parts&... parts) {
   return make_error(error_kind::internal, parts...);
 }
 
-#if RELAXVM_HOSTED
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 [[noreturn]] inline void default_error_handler(const error& e) noexcept {
   std::fprintf(stderr, "relaxvm: unhandled %.*s: %s\n", static_cast<int>(to_string(e.kind()).size()),
                to_string(e.kind()).data(), e.what());
@@ -3629,13 +3682,20 @@ class executable {
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
 
 #ifndef RELAXVM_OBJECT_CACHE
-#define RELAXVM_OBJECT_CACHE RELAXVM_HOSTED
+#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
+#endif
+// Per thread where there are threads; one cache for the program on bare metal.
+#if RELAXVM_THREADS
+#define RELAXVM_THREAD_LOCAL thread_local
+#else
+#define RELAXVM_THREAD_LOCAL
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -3690,7 +3750,7 @@ struct object_cache {
 };
 // Set when this thread's cache is destroyed: objects freed later (by static destructors) go
 // straight back to the system. A trivially destructible thread_local, so it outlives the cache.
-inline thread_local bool object_cache_gone = false;
+inline RELAXVM_THREAD_LOCAL bool object_cache_gone = false;
 inline object_cache::~object_cache() {
   for (std::uint32_t c = 0; c < size_classes; ++c)
     while (block* b = heads[c]) {
@@ -3701,14 +3761,54 @@ inline object_cache::~object_cache() {
   object_cache_gone = true;
 }
 inline object_cache& thread_object_cache() {
-  thread_local object_cache cache;
+  static RELAXVM_THREAD_LOCAL object_cache cache;
   return cache;
+}
+#endif
+
+#if !RELAXVM_HEAP
+// Firmware mode: every object comes from the buffer given to set_object_memory(), in blocks of
+// the size classes, and goes back to a free list of its class; nothing comes from the heap.
+struct object_memory_state {
+  struct block {
+    block* next;
+  };
+  std::byte* next = nullptr;
+  std::byte* end = nullptr;
+  std::size_t size = 0;
+  std::size_t peak = 0;
+  block* heads[size_classes] = {};
+};
+inline object_memory_state& object_memory() {
+  static object_memory_state state;
+  return state;
+}
+/// A contract violation: the program needs more object memory than it was given.
+[[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+  RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
+                                 n, " bytes; give set_object_memory() a larger buffer (objects above 512 bytes never fit)"));
+  __builtin_trap();
 }
 #endif
 
 /// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
 inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
   size_class = size_class_of(n);
+#if !RELAXVM_HEAP
+  object_memory_state& m = object_memory();
+  if (size_class == uncached_class) object_memory_exhausted(n);
+  if (object_memory_state::block* b = m.heads[size_class]) {
+    m.heads[size_class] = b->next;
+    return b;
+  }
+  const std::size_t bytes = std::size_t{32} << size_class;
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) object_memory_exhausted(n);
+  void* p = m.next;
+  m.next += bytes;
+  const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
+  m.peak = used > m.peak ? used : m.peak;
+  return p;
+#endif
 #if RELAXVM_OBJECT_CACHE
   if (size_class != uncached_class && !object_cache_gone) {
     object_cache& cache = thread_object_cache();
@@ -3724,6 +3824,14 @@ inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
 }
 
 inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
+  (void)size_class;  // not needed without the cache
+#if !RELAXVM_HEAP
+  auto* b = static_cast<object_memory_state::block*>(p);
+  object_memory_state& m = object_memory();
+  b->next = m.heads[size_class];
+  m.heads[size_class] = b;
+  return;
+#endif
 #if RELAXVM_OBJECT_CACHE
   if (size_class != uncached_class && !object_cache_gone) {
     object_cache& cache = thread_object_cache();
@@ -3947,6 +4055,23 @@ class object_ref {
   T* ptr_ = nullptr;
 };
 
+#if !RELAXVM_HEAP
+/// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
+/// strings, closures, storage records) live in. Call it once, before making any object; the
+/// buffer must outlive them all. object_memory_peak() says how much a program used.
+inline void set_object_memory(std::span<std::byte> buffer) noexcept {
+  detail::object_memory_state& m = detail::object_memory();
+  // Blocks are handed out at multiples of 32 bytes from an aligned start.
+  const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
+  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
+  m = {};
+  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
+  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
+  m.end = m.next + m.size;
+}
+inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
+#endif
+
 /// make_object<T>(args...): a new T with one reference.
 template <class T, class... Args>
 object_ref<T> make_object(Args&&... args) {
@@ -4018,6 +4143,14 @@ enum class value_kind : std::uint8_t {
 };
 
 constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
+
+/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
+/// compile-time linker checks arguments against it).
+using kind_set = std::uint32_t;
+constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
+template <class... K>
+constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
+inline constexpr kind_set any_kind = ~kind_set{0};
 
 constexpr std::string_view to_string(value_kind k) {
   switch (k) {
@@ -4252,14 +4385,12 @@ struct dlpack_export {
   }
 };
 
-#if RELAXVM_HOSTED
 /// Keeps a shared_ptr alive for tensors that view memory it owns (an executable's constants).
 struct keep_alive_owner : object {
   static constexpr std::string_view type_name = "relaxvm.keep_alive";
   explicit keep_alive_owner(std::shared_ptr<const void> p) : keep(std::move(p)) {}
   std::shared_ptr<const void> keep;
 };
-#endif
 
 inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, std::int64_t& numel,
                                   std::int64_t& nbytes, std::string_view what) {
@@ -4758,6 +4889,7 @@ static_assert(sizeof(value) == 16);
 template <>
 struct value_traits<value> {
   static constexpr std::string_view name = "any value";
+  static constexpr kind_set kinds = any_kind;
   static bool is(const value&) noexcept { return true; }
   static bool check(const value&) noexcept { return true; }
   static value get(const value& v) { return v; }
@@ -4769,6 +4901,7 @@ struct value_traits<T> {
   static constexpr std::string_view name = std::is_signed_v<T>
                                                ? (sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64")
                                                : (sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64");
+  static constexpr kind_set kinds = kinds_of(value_kind::int64, value_kind::boolean);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::int64 && fits(v.raw_int()); }
   // bools convert to integers, as in the reference.
   static bool check(const value& v) noexcept {
@@ -4788,6 +4921,7 @@ struct value_traits<T> {
 template <>
 struct value_traits<bool> {
   static constexpr std::string_view name = "bool";
+  static constexpr kind_set kinds = kinds_of(value_kind::boolean, value_kind::int64);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::boolean; }
   static bool check(const value& v) noexcept {
     return v.kind() == value_kind::boolean || v.kind() == value_kind::int64;
@@ -4798,6 +4932,7 @@ struct value_traits<bool> {
 template <std::floating_point T>
 struct value_traits<T> {
   static constexpr std::string_view name = "float64";
+  static constexpr kind_set kinds = kinds_of(value_kind::float64, value_kind::int64);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::float64; }
   static bool check(const value& v) noexcept {
     return v.kind() == value_kind::float64 || v.kind() == value_kind::int64;
@@ -4810,6 +4945,7 @@ struct value_traits<T> {
 template <>
 struct value_traits<dtype> {
   static constexpr std::string_view name = "dtype";
+  static constexpr kind_set kinds = kinds_of(value_kind::dtype);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::dtype; }
   static bool check(const value& v) noexcept { return is(v); }
   static dtype get(const value& v) noexcept { return dtype::unpack(v.raw_int()); }
@@ -4818,6 +4954,7 @@ struct value_traits<dtype> {
 template <>
 struct value_traits<device> {
   static constexpr std::string_view name = "device";
+  static constexpr kind_set kinds = kinds_of(value_kind::device);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::device; }
   static bool check(const value& v) noexcept { return is(v); }
   static device get(const value& v) noexcept { return device::unpack(v.raw_int()); }
@@ -4827,6 +4964,7 @@ struct value_traits<device> {
 template <object_handle H>
 struct value_traits<H> {
   static constexpr std::string_view name = to_string(H::kind);
+  static constexpr kind_set kinds = kinds_of(H::kind);
   static bool is(const value& v) noexcept { return v.kind() == H::kind; }
   static bool check(const value& v) noexcept { return is(v); }
   static H get(const value& v) noexcept { return borrowed<H>(v.get_object()).get(); }
@@ -4835,6 +4973,7 @@ struct value_traits<H> {
 template <>
 struct value_traits<std::string> {
   static constexpr std::string_view name = "string";
+  static constexpr kind_set kinds = kinds_of(value_kind::string);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::string; }
   static bool check(const value& v) noexcept { return is(v); }
   static std::string get(const value& v) {
@@ -4846,6 +4985,7 @@ struct value_traits<std::string> {
 template <>
 struct value_traits<std::string_view> {
   static constexpr std::string_view name = "string";
+  static constexpr kind_set kinds = kinds_of(value_kind::string);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::string; }
   static bool check(const value& v) noexcept { return is(v); }
   /// Valid while the value (or another reference to its string) lives.
@@ -4858,6 +4998,7 @@ struct value_traits<std::string_view> {
 template <>
 struct value_traits<vm_context*> {
   static constexpr std::string_view name = "the vm context (%vm)";
+  static constexpr kind_set kinds = kinds_of(value_kind::context);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::context; }
   static bool check(const value& v) noexcept { return is(v); }
   static vm_context* get(const value& v) noexcept { return v.raw_context(); }
@@ -4868,6 +5009,7 @@ template <class T>
   requires std::is_base_of_v<object, T>
 struct value_traits<object_ref<T>> {
   static constexpr std::string_view name = T::type_name;
+  static constexpr kind_set kinds = kinds_of(value_kind::object);
   static bool is(const value& v) noexcept {
     return v.kind() == value_kind::object && v.get_object() && v.get_object()->template is<T>();
   }
@@ -5139,6 +5281,13 @@ concept convertible_from_value = requires(const value& v) {
   value_traits<D>::get(v);
 };
 
+/// The kinds a value_traits<D> accepts; any kind when a user's specialization does not say.
+template <class D>
+constexpr kind_set traits_kinds() {
+  if constexpr (requires { value_traits<D>::kinds; }) return value_traits<D>::kinds;
+  else return any_kind;
+}
+
 /// How one parameter of type P is obtained from a (checked) value.
 template <class P>
 struct arg_holder {
@@ -5148,6 +5297,7 @@ struct arg_holder {
                 "floating point, bool, dtype, device, shape, string, std::string(_view), tensor, tuple, closure, "
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
+  static constexpr kind_set kinds = traits_kinds<D>();
   static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
@@ -5156,6 +5306,7 @@ struct arg_holder {
 template <object_handle H>
 struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
+  static constexpr kind_set kinds = kinds_of(H::kind);
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
   explicit arg_holder_handle(const value& v) noexcept : b(v.get_object()) {}
   borrowed<H> b;
@@ -5177,6 +5328,7 @@ template <class V>
   requires std::is_same_v<std::remove_cvref_t<V>, value>
 struct arg_holder<V> {
   static constexpr std::string_view name = "any value";
+  static constexpr kind_set kinds = any_kind;
   static bool check(const value&) noexcept { return true; }
   explicit arg_holder(const value& v) noexcept : p(&v) {}
   const value* p;
@@ -5185,6 +5337,7 @@ struct arg_holder<V> {
 template <>
 struct arg_holder<vm_context&> {
   static constexpr std::string_view name = "the vm context (%vm)";
+  static constexpr kind_set kinds = kinds_of(value_kind::context);
   static bool check(const value& v) noexcept { return v.kind() == value_kind::context; }
   explicit arg_holder(const value& v) noexcept : p(v.raw_context()) {}
   vm_context* p;
@@ -5230,20 +5383,20 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
 /// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
 /// exception ever crosses the packed calling convention.
 template <class Body>
-RELAXVM_ALWAYS_INLINE bool guarded(const closure_object& fn, std::optional<error>& err, Body&& body) {
+RELAXVM_ALWAYS_INLINE bool guarded(std::string_view name, std::optional<error>& err, Body&& body) {
 #if RELAXVM_USE_EXCEPTIONS
   try {
     return body();
   } catch (const error& e) {
     err.emplace(e);
   } catch (const std::exception& e) {
-    err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+    err.emplace(runtime_error(name, ": ", e.what()));
   } catch (...) {
-    err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+    err.emplace(runtime_error(name, ": an unknown exception was thrown"));
   }
   return false;
 #else
-  (void)fn;
+  (void)name;
   (void)err;
   return body();
 #endif
@@ -5264,41 +5417,61 @@ struct typed_invoker<F, R, type_list<P...>> {
   static constexpr bool variadic = last_is_rest<P...>();
   static constexpr std::size_t fixed = variadic ? n - 1 : n;
 
+  /// What fixed parameter i accepts, and its name, for the compile-time linker.
+  static constexpr kind_set param_kinds(std::size_t i) { return kinds_array(std::make_index_sequence<fixed>())[i]; }
+  static constexpr std::string_view param_name(std::size_t i) {
+    return names_array(std::make_index_sequence<fixed>())[i];
+  }
+  template <std::size_t... I>
+  static constexpr std::array<kind_set, fixed + 1> kinds_array(std::index_sequence<I...>) {
+    return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::kinds..., 0};
+  }
+  template <std::size_t... I>
+  static constexpr std::array<std::string_view, fixed + 1> names_array(std::index_sequence<I...>) {
+    return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::name..., ""};
+  }
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
-    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    auto& fn = static_cast<const typed_closure<F>&>(self);
+    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+  }
+
+  /// Checks the arguments, converts them, calls f and stores its result.
+  template <class G>
+  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
+                  std::optional<error>& err) {
     if (variadic ? nargs < fixed : nargs != fixed) {
-      err.emplace(type_error(fn.name.view(), ": expects ", variadic ? "at least " : "", fixed, " argument",
-                             fixed == 1 ? "" : "s", " but got ", nargs));
+      err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
+                             " but got ", nargs));
       return false;
     }
-    return call(fn, args, nargs, ret, err, std::make_index_sequence<fixed>());
+    return call(name, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
   template <std::size_t I>
-  static bool check_one(const closure_object& self, const value* args, std::optional<error>& err) {
+  static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if (arg_holder<P_>::check(args[I])) return true;
     text got = args[I].describe();
-    err.emplace(type_error(self.name.view(), ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
+    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
     return false;
   }
 
-  template <std::size_t... I>
-  static bool call(const typed_closure<F>& fn, const value* args, std::uint32_t nargs, value& ret,
+  template <class G, std::size_t... I>
+  static bool call(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
                    std::optional<error>& err, std::index_sequence<I...>) {
-    if (!(check_one<I>(fn, args, err) && ...)) return false;
+    if (!(check_one<I>(name, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
-    return guarded(fn, err, [&] {
+    return guarded(name, err, [&] {
       return finish_call(
           [&]() -> V {
             if constexpr (variadic)
-              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-                          std::span<const value>(args + fixed, nargs - fixed));
+              return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+                       std::span<const value>(args + fixed, nargs - fixed));
             else
-              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
+              return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
           },
           ret, err);
     });
@@ -5310,9 +5483,14 @@ template <class F>
 struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
-    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    auto& fn = static_cast<const typed_closure<F>&>(self);
+    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+  }
+  template <class G>
+  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
+                  std::optional<error>& err) {
     const std::span<const value> a(args, nargs);
-    return guarded(fn, err, [&] { return finish_call([&]() -> decltype(auto) { return fn.f(a); }, ret, err); });
+    return guarded(name, err, [&] { return finish_call([&]() -> decltype(auto) { return f(a); }, ret, err); });
   }
 };
 
@@ -5370,13 +5548,15 @@ closure make_packed(std::string_view name, F f) {
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <new>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#if RELAXVM_THREADS
+#include <mutex>
+#endif
 
 namespace relaxvm {
 
@@ -5411,6 +5591,19 @@ class allocator_object : public object {
 };
 
 namespace detail {
+#if RELAXVM_THREADS
+using mutex = std::mutex;
+using lock_guard = std::lock_guard<std::mutex>;
+#else
+// One thread (bare metal): nothing to lock.
+struct mutex {};
+struct lock_guard {
+  explicit lock_guard(mutex&) noexcept {}
+};
+#endif
+}  // namespace detail
+
+namespace detail {
 
 inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
   return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
@@ -5435,24 +5628,24 @@ class naive_allocator final : public allocator_object {
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
     if (!p) return out_of_memory("naive allocator", nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
   }
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
     system_free(p, alignment);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     ++stats_.system_frees;
     stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "naive"; }
 
  private:
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   allocator_stats stats_;
 };
 
@@ -5460,14 +5653,14 @@ class pooled_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
   explicit pooled_allocator(std::int64_t max_cached) : max_cached_(max_cached) {
-    std::lock_guard<std::mutex> lock(registry_mutex());
+    detail::lock_guard lock(registry_mutex());
     next_ = registry_head();
     if (next_) next_->prev_ = this;
     registry_head() = this;
   }
   ~pooled_allocator() {
     {
-      std::lock_guard<std::mutex> lock(registry_mutex());
+      detail::lock_guard lock(registry_mutex());
       (prev_ ? prev_->next_ : registry_head()) = next_;
       if (next_) next_->prev_ = prev_;
     }
@@ -5477,7 +5670,7 @@ class pooled_allocator final : public allocator_object {
   /// Releases the cache of every pooled allocator of the process (the reference's global
   /// MemoryManager clear: vm.builtin.memory_manager.clear without a VM context).
   static void release_all() noexcept {
-    std::lock_guard<std::mutex> lock(registry_mutex());
+    detail::lock_guard lock(registry_mutex());
     for (pooled_allocator* a = registry_head(); a; a = a->next_) a->release();
   }
 
@@ -5491,7 +5684,7 @@ class pooled_allocator final : public allocator_object {
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     if (alignment > alloc_alignment) return direct(nbytes, alignment);
     const std::size_t size = bucket_of(nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     auto it = free_.find(size);
     void* p = nullptr;
     if (it != free_.end() && !it->second.empty()) {
@@ -5517,13 +5710,13 @@ class pooled_allocator final : public allocator_object {
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
     if (alignment > alloc_alignment) {
       system_free(p, alignment);
-      std::lock_guard<std::mutex> lock(mutex_);
+      detail::lock_guard lock(mutex_);
       ++stats_.system_frees;
       stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
       return;
     }
     const std::size_t size = bucket_of(nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     stats_.bytes_in_use -= static_cast<std::int64_t>(size);
     if (max_cached_ >= 0 && stats_.bytes_cached + static_cast<std::int64_t>(size) > max_cached_) {
       system_free(p, alloc_alignment);
@@ -5544,11 +5737,11 @@ class pooled_allocator final : public allocator_object {
     stats_.bytes_cached += static_cast<std::int64_t>(size);
   }
   void release() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     release_locked();
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "pooled"; }
@@ -5557,7 +5750,7 @@ class pooled_allocator final : public allocator_object {
   result<void*> direct(std::size_t nbytes, std::size_t alignment) {
     void* p = system_allocate(nbytes, alignment);
     if (!p) return out_of_memory("pooled allocator", nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
   }
@@ -5571,8 +5764,8 @@ class pooled_allocator final : public allocator_object {
   }
 
   // Every live pooled allocator, in an intrusive list (no allocation), for release_all().
-  static std::mutex& registry_mutex() {
-    static std::mutex m;
+  static detail::mutex& registry_mutex() {
+    static detail::mutex m;
     return m;
   }
   static pooled_allocator*& registry_head() {
@@ -5583,7 +5776,7 @@ class pooled_allocator final : public allocator_object {
   pooled_allocator* next_ = nullptr;
 
   std::int64_t max_cached_;  // -1: no limit
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   std::map<std::size_t, std::vector<void*>> free_;
   allocator_stats stats_;
 };
@@ -5595,7 +5788,7 @@ class arena_allocator final : public allocator_object {
 
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     alignment = std::max(alignment, alloc_alignment);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     const auto base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     const std::uintptr_t start = (base + top_ + alignment - 1) / alignment * alignment;
     const std::size_t offset = start - base;
@@ -5617,7 +5810,7 @@ class arena_allocator final : public allocator_object {
   /// A block this arena did not give out (or with nothing live) is ignored.
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
@@ -5625,18 +5818,18 @@ class arena_allocator final : public allocator_object {
     stats_.bytes_in_use = static_cast<std::int64_t>(top_);
   }
   void release() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     if (live_ == 0) top_ = 0;
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "arena"; }
 
  private:
   std::span<std::byte> buffer_;
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   std::size_t top_ = 0;
   std::size_t live_ = 0;
   allocator_stats stats_;
@@ -5829,6 +6022,160 @@ inline vm_context* take_context(std::span<const value>& args) noexcept {
 
 #endif  // RELAXVM_RUNTIME_CONTEXT_HPP
 // ---- end relaxvm/runtime/context.hpp ----
+// ---- begin relaxvm/runtime/table.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Constexpr function tables: packed functions named by compile-time strings, with their typed
+// C++ signatures. A table is a literal value:
+//
+//   constexpr auto table = relaxvm::make_table(relaxvm::fn<"vm.add">(&add),
+//                                              relaxvm::packed<"vm.sum_all">(&sum_all),
+//                                              relaxvm::builtins::table);
+//
+// fn<Name>(f) adapts f like make_typed (each argument checked and converted); packed<Name>(f)
+// takes f(std::span<const value>) like make_packed. Tables nest: make_table flattens them. The
+// compile-time linker (vm/link.hpp) checks a static executable against a table and calls its
+// entries through a constexpr array of function pointers; registry::add_table registers a table
+// at run time.
+#ifndef RELAXVM_RUNTIME_TABLE_HPP
+#define RELAXVM_RUNTIME_TABLE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+
+namespace relaxvm {
+
+/// The calling convention of table entries: like packed_invoke, without a closure object.
+using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
+
+/// One named function of a table. Raw entries see their arguments as a span.
+template <fixed_string Name, class F, bool Raw>
+struct table_entry {
+  static_assert(Name.size() > 0, "relaxvm::fn: a function needs a non-empty name");
+  using function_type = F;
+  using invoker = std::conditional_t<Raw, detail::raw_invoker<F>,
+                                     detail::typed_invoker<F, typename detail::signature<F>::ret,
+                                                           typename detail::signature<F>::args>>;
+  static constexpr std::string_view name = Name.view();
+  static constexpr bool raw = Raw;
+
+  F f;
+
+  bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
+    return invoker::run(name, f, args, nargs, ret, err);
+  }
+};
+
+/// A typed function: fn<"vm.add">(&add), or a captureless lambda.
+template <fixed_string Name, class F>
+constexpr table_entry<Name, F, false> fn(F f) {
+  return {f};
+}
+/// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
+template <fixed_string Name, class F>
+constexpr table_entry<Name, F, true> packed(F f) {
+  return {f};
+}
+
+template <class... E>
+struct fn_table;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_table_entry_v = false;
+template <fixed_string N, class F, bool R>
+inline constexpr bool is_table_entry_v<table_entry<N, F, R>> = true;
+template <class T>
+inline constexpr bool is_fn_table_v = false;
+template <class... E>
+inline constexpr bool is_fn_table_v<fn_table<E...>> = true;
+
+template <class T>
+constexpr auto as_tuple(const T& x) {
+  if constexpr (is_fn_table_v<T>) return x.entries;
+  else return std::tuple<T>(x);
+}
+}  // namespace detail
+
+/// What the linker needs to know of one entry, without its type.
+struct entry_info {
+  std::string_view name;
+  bool raw = false;
+  bool variadic = false;  ///< typed, with a trailing std::span<const value>
+  std::size_t fixed = 0;  ///< typed: the parameters before the span
+  kind_set (*param_kinds)(std::size_t) = nullptr;
+  std::string_view (*param_name)(std::size_t) = nullptr;
+};
+
+/// A table of named functions, each a literal value (a function pointer or a captureless lambda).
+template <class... E>
+struct fn_table {
+  std::tuple<E...> entries;
+
+  static constexpr std::size_t size = sizeof...(E);
+
+  /// Index of the entry called `name`, or -1.
+  static constexpr std::int64_t find(std::string_view name) {
+    constexpr std::string_view names[] = {E::name..., ""};
+    for (std::size_t i = 0; i < size; ++i)
+      if (names[i] == name) return static_cast<std::int64_t>(i);
+    return -1;
+  }
+  static constexpr entry_info info(std::size_t i) {
+    constexpr entry_info all[] = {describe<E>()..., entry_info{}};
+    return all[i];
+  }
+  /// The first name that appears twice, or "" when every name is unique.
+  static constexpr std::string_view duplicate() {
+    constexpr std::string_view names[] = {E::name..., ""};
+    for (std::size_t i = 0; i < size; ++i)
+      for (std::size_t j = i + 1; j < size; ++j)
+        if (names[i] == names[j]) return names[i];
+    return {};
+  }
+
+ private:
+  template <class Entry>
+  static constexpr entry_info describe() {
+    if constexpr (Entry::raw) {
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr};
+    } else {
+      using inv = typename Entry::invoker;
+      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name};
+    }
+  }
+};
+
+/// A table of entries and other tables (flattened), in order.
+template <class... T>
+constexpr auto make_table(const T&... parts) {
+  static_assert(((detail::is_table_entry_v<T> || detail::is_fn_table_v<T>) && ...),
+                "relaxvm::make_table takes fn<Name>(f), packed<Name>(f) and other tables");
+  auto all = std::tuple_cat(detail::as_tuple(parts)...);
+  return std::apply([](auto... e) { return fn_table<decltype(e)...>{{e...}}; }, all);
+}
+
+namespace detail {
+/// The table_invoke of entry I of the table `T` (a constexpr object with static storage).
+/// The entry's function is a constant here, so the call is direct and the table object itself
+/// is never read at run time (a firmware image keeps only the entries a program calls).
+template <const auto& T, std::size_t I>
+bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
+  using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
+  static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
+  return entry::invoker::run(entry::name, f, args, nargs, ret, err);
+}
+}  // namespace detail
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_TABLE_HPP
+// ---- end relaxvm/runtime/table.hpp ----
 // ---- begin relaxvm/runtime/registry.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // basic_registry: names to packed functions. A VM looks every name up once, when it is made;
@@ -5880,6 +6227,13 @@ class basic_registry {
     return *this;
   }
 
+  /// Registers every function of a constexpr table (runtime/table.hpp).
+  template <class... E>
+  basic_registry& add_table(const fn_table<E...>& t) {
+    std::apply([this](const auto&... e) { (this->add_entry(e), ...); }, t.entries);
+    return *this;
+  }
+
   /// The function registered as `name`, or nullptr.
   const closure* find(std::string_view name) const {
     auto it = funcs_.find(name);
@@ -5907,6 +6261,12 @@ class basic_registry {
   }
 
  private:
+  template <class Entry>
+  void add_entry(const Entry& e) {
+    if constexpr (Entry::raw) def_packed(Entry::name, e.f);
+    else def(Entry::name, e.f);
+  }
+
   std::map<std::string, closure, std::less<>> funcs_;
 };
 
@@ -6829,6 +7189,619 @@ class virtual_machine {
 
 #endif  // RELAXVM_VM_VIRTUAL_MACHINE_HPP
 // ---- end relaxvm/vm/virtual_machine.hpp ----
+// ---- begin relaxvm/vm/link.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Compile-time linking: a static executable (bytecode/static_executable.hpp) checked against a
+// constexpr function table (runtime/table.hpp) by the compiler.
+//
+//   static constexpr auto prog = relaxvm::build([](relaxvm::exec_builder& b) { ... });
+//   static constexpr auto table = relaxvm::make_table(relaxvm::fn<"vm.add">(&add), relaxvm::builtins::table);
+//   using linked = decltype(relaxvm::link<prog, table>());
+//
+// Every packed function the program names must be in the table; every call to a typed entry must
+// pass as many arguments as it takes, and each argument whose kind is known without running the
+// program (an immediate, a constant, a function, %vm, %void) must be one the parameter accepts.
+// A violation is a compile error whose diagnostic names the function, the instruction and the
+// argument. The linked program calls the table through a constexpr array of function pointers,
+// and knows the memory its frames need (static_vm.hpp runs it).
+#ifndef RELAXVM_VM_LINK_HPP
+#define RELAXVM_VM_LINK_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+
+namespace relaxvm {
+
+/// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
+struct static_frame {
+  static_frame* caller;
+  std::int64_t func_index;
+  value* regs;
+  std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
+  std::int64_t caller_dst;  ///< where the caller wants the result
+};
+
+namespace detail {
+
+/// The kind of argument `a` when the program alone decides it; false for ordinary registers.
+constexpr bool static_kind(const exec_view& v, arg a, value_kind& kind) {
+  switch (a.kind()) {
+    case arg_kind::reg:
+      if (a.value() == vm_register) kind = value_kind::context;
+      else if (a.value() == void_register) kind = value_kind::null;
+      else return false;
+      return true;
+    case arg_kind::imm: kind = value_kind::int64; return true;
+    case arg_kind::func_idx: kind = value_kind::closure; return true;
+    case arg_kind::const_idx:
+      switch (v.constants[static_cast<std::size_t>(a.value())].kind) {
+        case const_kind::int64: kind = value_kind::int64; break;
+        case const_kind::float64: kind = value_kind::float64; break;
+        case const_kind::boolean: kind = value_kind::boolean; break;
+        case const_kind::dtype: kind = value_kind::dtype; break;
+        case const_kind::device: kind = value_kind::device; break;
+        case const_kind::shape: kind = value_kind::shape; break;
+        case const_kind::string: kind = value_kind::string; break;
+        case const_kind::tensor: kind = value_kind::tensor; break;
+      }
+      return true;
+  }
+  return false;
+}
+
+constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_kind kind) {
+  switch (a.kind()) {
+    case arg_kind::reg: t << (kind == value_kind::context ? "%vm (the vm context)" : "%void (null)"); return;
+    case arg_kind::imm: t << "the immediate " << a.value() << " (int64)"; return;
+    case arg_kind::func_idx: t << "the function " << safe_func_name(v, a.value()) << " (closure)"; return;
+    case arg_kind::const_idx: t << "constant c[" << a.value() << "] (" << to_string(kind) << ')'; return;
+  }
+}
+
+constexpr void set_message(build_summary& s, const text& t) {
+  const std::string_view m = t.view();
+  s.ok = false;
+  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
+  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+}
+
+constexpr text link_error_start() {
+  text t;
+  t << "relaxvm: link_error ";
+  t.pad_to(30);
+  return t;
+}
+
+/// Checks a verified layout against table type T; the first problem, or ok.
+template <class T>
+constexpr build_summary check_link(const exec_view& v) {
+  build_summary s;
+  s.ok = true;
+  if (constexpr std::string_view dup = T::duplicate(); !dup.empty()) {
+    text t = link_error_start();
+    t << "the function table defines '" << dup << "' twice";
+    set_message(s, t);
+    return s;
+  }
+  // Every instruction that names a packed function: as the callee, or as a function argument.
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind != func_kind::vm) continue;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) continue;
+      auto missing = [&](std::int64_t callee) {
+        const func_info& c = v.funcs[static_cast<std::size_t>(callee)];
+        return c.kind == func_kind::packed && T::find(v.str(c.name)) < 0;
+      };
+      auto fail = [&](auto&&... parts) {
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": ";
+        (t << ... << parts);
+        set_message(s, t);
+      };
+      if (missing(in.func_idx)) {
+        fail('\'', safe_func_name(v, in.func_idx), "' is not in the function table");
+        return s;
+      }
+      for (std::int64_t k = 0; k < in.num_args; ++k) {
+        const arg a = in.arg_at(k);
+        if (a.kind() == arg_kind::func_idx && missing(a.value())) {
+          fail("argument ", k, ": '", safe_func_name(v, a.value()), "' is not in the function table");
+          return s;
+        }
+      }
+      const func_info& callee = v.funcs[static_cast<std::size_t>(in.func_idx)];
+      if (callee.kind != func_kind::packed) continue;
+      const entry_info e = T::info(static_cast<std::size_t>(T::find(v.str(callee.name))));
+      if (e.raw) continue;
+      const auto n = static_cast<std::size_t>(in.num_args);
+      if (e.variadic ? n < e.fixed : n != e.fixed) {
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": '" << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
+          << (e.fixed == 1 ? "" : "s") << " (";
+        for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+        t << "), but the call passes " << n;
+        set_message(s, t);
+        return s;
+      }
+      for (std::size_t i = 0; i < e.fixed; ++i) {
+        value_kind kind = value_kind::null;
+        if (!static_kind(v, in.arg_at(static_cast<std::int64_t>(i)), kind)) continue;
+        if ((e.param_kinds(i) & kinds_of(kind)) != 0) continue;
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
+        append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
+        set_message(s, t);
+        return s;
+      }
+    }
+  }
+  return s;
+}
+
+/// Deliberately not constexpr, like relaxvm_program_failed_to_build: its template arguments are
+/// the message.
+template <message_chunk... Message>
+void relaxvm_program_failed_to_link() {}
+
+template <build_summary S, std::size_t... K>
+constexpr void report_link_failure(std::index_sequence<K...>) {
+  relaxvm_program_failed_to_link<chunk_of<S>(K)...>();
+}
+
+/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
+/// and their argument scratch (as in the dynamic VM).
+constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
+  const func_info& fi = v.funcs[f];
+  std::int64_t max_args = 0;
+  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
+  }
+  return fi.register_file_size + 1 + max_args;
+}
+
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value, or
+/// calls a builtin that invokes closures. Then the call depth is not known statically.
+constexpr bool calls_indirectly(const exec_view& v) {
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind != func_kind::vm) continue;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) continue;
+      for (std::int64_t k = 0; k < in.num_args; ++k) {
+        const arg a = in.arg_at(k);
+        if (a.kind() == arg_kind::func_idx && v.funcs[static_cast<std::size_t>(a.value())].kind == func_kind::vm)
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
+inline constexpr std::int64_t unbounded = -1;
+
+/// Bytes of the deepest chain of frames starting at function f (header and slots), or
+/// `unbounded` when f can reach itself. `state`: 0 unvisited, 1 on the path, 2 done.
+constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64_t* state, std::int64_t* memo) {
+  if (state[f] == 2) return memo[f];
+  if (state[f] == 1) return unbounded;
+  state[f] = 1;
+  const func_info& fi = v.funcs[f];
+  std::int64_t deepest = 0;
+  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call) continue;
+    const auto c = static_cast<std::size_t>(in.func_idx);
+    if (v.funcs[c].kind != func_kind::vm) continue;
+    const std::int64_t b = chain_bytes(v, c, state, memo);
+    if (b == unbounded) return unbounded;
+    deepest = b > deepest ? b : deepest;
+  }
+  state[f] = 2;
+  memo[f] = static_cast<std::int64_t>(sizeof(static_frame)) +
+            frame_slots(v, f) * static_cast<std::int64_t>(sizeof(value)) + deepest;
+  return memo[f];
+}
+
+template <std::size_t N>
+constexpr std::int64_t max_chain_bytes(const exec_view& v) {
+  if (calls_indirectly(v)) return unbounded;
+  std::array<std::int64_t, N + 1> state{}, memo{};
+  std::int64_t most = 0;
+  for (std::size_t f = 0; f < N; ++f) {
+    if (v.funcs[f].kind != func_kind::vm) continue;
+    const std::int64_t b = chain_bytes(v, f, state.data(), memo.data());
+    if (b == unbounded) return unbounded;
+    most = b > most ? b : most;
+  }
+  return most;
+}
+
+}  // namespace detail
+
+/// A static executable linked against a function table, both constexpr objects with static
+/// storage. Everything here is known at compile time.
+template <const auto& Prog, const auto& Table>
+struct linked_program {
+  using table_type = std::remove_cvref_t<decltype(Table)>;
+  static constexpr const auto& program = Prog;
+  static constexpr const auto& table = Table;
+  static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
+  static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
+
+ private:
+  template <std::size_t I>
+  static constexpr table_invoke callee_of() {
+    constexpr exec_view v = Prog.view();
+    if constexpr (v.funcs[I].kind == func_kind::packed) {
+      constexpr std::int64_t e = table_type::find(v.name(I));
+      if constexpr (e >= 0) return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      else return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  template <std::size_t... I>
+  static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
+    return {callee_of<I>()...};
+  }
+
+ public:
+  /// Per function index: the table entry a packed function calls; null for vm functions.
+  static constexpr std::array<table_invoke, num_funcs> callees = make_callees(std::make_index_sequence<num_funcs>());
+
+  /// The largest register file of any function.
+  static constexpr std::int64_t max_registers = [] {
+    std::int64_t m = 0;
+    for (const func_info& f : Prog.view().funcs) m = f.register_file_size > m ? f.register_file_size : m;
+    return m;
+  }();
+  /// The largest frame, in bytes of static_vm memory.
+  static constexpr std::size_t max_frame_bytes = [] {
+    std::int64_t m = 0;
+    for (std::size_t f = 0; f < num_funcs; ++f)
+      if (Prog.view().funcs[f].kind == func_kind::vm) {
+        const std::int64_t b = static_cast<std::int64_t>(sizeof(static_frame)) +
+                               detail::frame_slots(Prog.view(), f) * static_cast<std::int64_t>(sizeof(value));
+        m = b > m ? b : m;
+      }
+    return static_cast<std::size_t>(m);
+  }();
+  /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
+  static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
+  /// The memory static_vm needs to run any function of the program (when bounded; else give it
+  /// max_frame_bytes per frame of the deepest recursion you allow).
+  static constexpr std::size_t memory_bytes =
+      bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
+
+};
+
+/// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
+/// of this file. Both must be constexpr objects with static storage duration.
+template <const auto& Prog, const auto& Table>
+consteval auto link() {
+  using table_type = std::remove_cvref_t<decltype(Table)>;
+  constexpr detail::build_summary s = detail::check_link<table_type>(Prog.view());
+  if constexpr (!s.ok) {
+    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
+    constexpr int failed = (detail::report_link_failure<s>(std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) /
+                                                                                    detail::chunk_chars>()),
+                            0);
+    (void)failed;
+  }
+  return linked_program<Prog, Table>{};
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_LINK_HPP
+// ---- end relaxvm/vm/link.hpp ----
+// ---- begin relaxvm/vm/static_vm.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// static_vm: runs a linked program (link.hpp) in memory the caller provides. No registry, no name
+// lookup at call time, no heap of its own: frames live in the caller's buffer (sized by
+// Linked::memory_bytes, a constexpr), packed functions are called through the linked program's
+// constexpr array, and tensor constants view the program's bytes, in read-only memory, without
+// copying. Objects the program makes (shapes, tensors, storage records) come from the object
+// allocator (runtime/object.hpp), their data from the allocators in `devices`.
+//
+//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];
+//   relaxvm::static_vm<linked> vm(memory, devices);
+//   relaxvm::result<relaxvm::value> r = vm.invoke("main", args);
+#ifndef RELAXVM_VM_STATIC_VM_HPP
+#define RELAXVM_VM_STATIC_VM_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <string_view>
+
+
+namespace relaxvm {
+
+namespace detail {
+/// A packed closure over entry `fi` of a linked program, for function values (f[i] arguments).
+template <class Linked, std::size_t Fi>
+bool linked_closure_invoke(const closure_object&, const value* args, std::uint32_t nargs, value& ret,
+                           std::optional<error>& err) {
+  return Linked::callees[Fi](args, nargs, ret, err);
+}
+}  // namespace detail
+
+template <class Linked>
+class static_vm final : public vm_context {
+ public:
+  static constexpr exec_view view = Linked::program.view();
+
+  /// `memory` holds the frames: at least Linked::memory_bytes when Linked::bounded, aligned for
+  /// value. `devices` must outlive the VM; the last is the host.
+  static result<static_vm> create(std::span<std::byte> memory, std::span<const device_allocator> devices) {
+    if (devices.empty()) return detail::value_error("static_vm: give it at least one device (the host)");
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      if (!devices[i].allocator.defined()) return detail::value_error("static_vm: device ", i, " has no allocator");
+    if (reinterpret_cast<std::uintptr_t>(memory.data()) % alignof(value) != 0)
+      return detail::value_error("static_vm: the memory must be aligned to ", alignof(value), " bytes");
+    if (Linked::bounded && memory.size() < Linked::memory_bytes)
+      return detail::value_error("static_vm: the program needs ", Linked::memory_bytes, " bytes of memory, but got ",
+                                 memory.size());
+    return static_vm(memory, devices);
+  }
+
+  /// Moves are for create(); do not move a VM while one of its calls runs.
+  static_vm(static_vm&&) noexcept = default;
+  static_vm& operator=(static_vm&&) = delete;
+  ~static_vm() = default;
+
+  /// Calls function `name` (found in the program's table, a loop over a constexpr array).
+  result<value> invoke(std::string_view name, std::span<const value> args) {
+    const std::int64_t fi = view.find(name);
+    if (fi < 0) return detail::value_error("static_vm: the program has no function '", name, "'");
+    return invoke(fi, args);
+  }
+  result<value> invoke(std::int64_t fi, std::span<const value> args) {
+    if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
+      return detail::value_error("static_vm: function index ", fi, " is out of range");
+    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+      value ret;
+      std::optional<error> err;
+      if (!Linked::callees[static_cast<std::size_t>(fi)](args.data(), static_cast<std::uint32_t>(args.size()), ret, err))
+        return std::move(*err);
+      return ret;
+    }
+    return run_entry(fi, args);
+  }
+
+  /// The high-water mark of frame memory, in bytes (size the buffer of a recursive program by it).
+  std::size_t peak_memory() const { return peak_; }
+
+  // ---- vm_context ----
+  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
+    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+    if (c.is_packed()) return c.try_call(args);
+    if (c.get()->program.get() != program_tag())
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (c.bound().empty()) return run_entry(c.get()->func_index, args);
+    // Captured values come after the call's own arguments.
+    return with_bound(c, args);
+  }
+  void print(std::string_view text) override { print_(text); }
+  std::span<const device_allocator> devices() const override { return devices_; }
+
+  /// Where vm.builtin.print writes (default: nowhere; a firmware build passes its UART writer).
+  void set_print(void (*sink)(std::string_view)) { print_ = sink ? sink : [](std::string_view) {}; }
+
+ private:
+  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
+      : memory_(memory), devices_(devices) {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      consts_[i] = materialize_constant(view, view.constants[i], object_ref<object>());
+    make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+
+  // The program is a constexpr object of static storage: its address identifies it, and a
+  // shared_ptr with no control block names it without allocating.
+  static const void* program_tag() { return &Linked::program; }
+
+  template <std::size_t... I>
+  void make_funcs(std::index_sequence<I...>) {
+    (make_func<I>(), ...);
+  }
+  template <std::size_t I>
+  void make_func() {
+    const std::string_view name = view.name(I);
+    if constexpr (view.funcs[I].kind == func_kind::vm) {
+      auto c = make_object<closure_object>(closure_object::kind_t::vm, name);
+      c->func_index = static_cast<std::int64_t>(I);
+      c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
+      funcs_[I] = value(closure(std::move(c)));
+    } else {
+      auto c = make_object<closure_object>(closure_object::kind_t::packed, name);
+      c->invoke = &detail::linked_closure_invoke<Linked, I>;
+      funcs_[I] = value(closure(std::move(c)));
+    }
+  }
+
+  result<value> with_bound(const closure& c, std::span<const value> args) {
+    const std::span<const value> bound = c.bound();
+    const std::size_t n = args.size() + bound.size();
+    // The joined arguments go on the frame stack, below the callee's frame.
+    const std::size_t bytes = n * sizeof(value);
+    if (used_ + bytes > memory_.size()) return out_of_memory(c.name(), bytes);
+    value* joined = reinterpret_cast<value*>(memory_.data() + used_);
+    for (std::size_t i = 0; i < n; ++i) ::new (joined + i) value();
+    used_ += bytes;
+    std::size_t k = 0;
+    for (const value& a : args) joined[k++] = value::borrow(a);
+    for (const value& a : bound) joined[k++] = value::borrow(a);
+    result<value> r = run_entry(c.get()->func_index, std::span<const value>(joined, n));
+    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
+    used_ -= bytes;
+    return r;
+  }
+
+  error out_of_memory(std::string_view fn, std::size_t bytes) const {
+    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " more bytes than the VM's memory of ",
+                                 memory_.size(), " bytes has left");
+  }
+
+  result<value> run_entry(std::int64_t fi, std::span<const value> args) {
+    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (static_cast<std::int64_t>(args.size()) != f.num_args)
+      return detail::value_error("Invoking function ", view.name(static_cast<std::size_t>(fi)), " expects ", f.num_args,
+                                 " arguments, but ", args.size(), " arguments were provided.");
+    static_frame* const base = top_;
+    RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
+    return run(base);
+  }
+
+  status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
+                    std::int64_t caller_dst) {
+    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fi)];
+    const std::size_t bytes = sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
+    if (used_ + bytes > memory_.size()) return out_of_memory(view.name(static_cast<std::size_t>(fi)), bytes);
+    auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
+    fr->regs = reinterpret_cast<value*>(fr + 1);
+    for (std::int64_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
+    for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
+    used_ += bytes;
+    peak_ = used_ > peak_ ? used_ : peak_;
+    top_ = fr;
+    return {};
+  }
+
+  void pop_frame() {
+    static_frame* fr = top_;
+    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
+    for (std::int64_t i = slots - 1; i >= 0; --i) fr->regs[i].~value();
+    used_ -= sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
+    top_ = fr->caller;
+  }
+
+  error fail(error e, std::int64_t pc, static_frame* base) {
+    bool first = true;
+    while (top_ != base) {
+      detail::text t(first ? "in " : "called from ");
+      append_location(t, view, top_->func_index, pc);
+      e.add_context(t.view());
+      pc = top_->return_pc;
+      first = false;
+      pop_frame();
+    }
+    return e;
+  }
+
+  void load_arg(value& slot, arg a, value* regs) {
+    const std::int64_t v = a.value();
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (v < begin_special_register) slot = value::borrow(regs[v]);
+        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
+        else slot = value();
+        break;
+      case arg_kind::imm: slot = value(v); break;
+      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
+      case arg_kind::func_idx: slot = value::borrow(funcs_[static_cast<std::size_t>(v)]); break;
+    }
+  }
+
+  // Runs until the frame above `base` returns.
+  result<value> run(static_frame* base) {
+    std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
+    for (;;) {
+      const instruction in = decode(view, pc);
+      value* regs = top_->regs;
+      switch (in.op) {
+        case opcode::call: {
+          const std::size_t fi = static_cast<std::size_t>(in.func_idx);
+          const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
+          value& ret = regs[rf];
+          value* argv = regs + rf + 1;
+          for (std::int64_t k = 0; k < in.num_args; ++k) load_arg(argv[k], in.arg_at(k), regs);
+          if (const table_invoke callee = Linked::callees[fi]) {
+            std::optional<error> err;
+            const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
+            for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
+            if (!ok) return fail(err ? std::move(*err) : detail::internal_error("a packed function failed silently"), pc, base);
+            if (in.dst != void_register) regs[in.dst] = std::move(ret);
+            else ret.reset();
+            ++pc;
+          } else {
+            if (status s = push_frame(in.func_idx, argv, static_cast<std::size_t>(in.num_args), pc, in.dst); !s.ok())
+              return fail(std::move(s).error(), pc, base);
+            pc = view.funcs[fi].start;
+          }
+          break;
+        }
+        case opcode::ret: {
+          value result;
+          if (in.reg != void_register) {
+            value& src = regs[in.reg];
+            result = src.is_borrowed() ? value(src) : std::move(src);
+          }
+          const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
+          pop_frame();
+          if (top_ == base) return result;
+          // Clear the caller's argument scratch, then store the result.
+          const instruction call = decode(view, return_pc);
+          value* caller_regs = top_->regs;
+          value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
+          for (std::int64_t k = 0; k < call.num_args; ++k) argv[k].reset();
+          if (dst != void_register) caller_regs[dst] = std::move(result);
+          pc = return_pc + 1;
+          break;
+        }
+        case opcode::goto_: pc += in.offset; break;
+        case opcode::if_: {
+          const value& c = regs[in.reg];
+          if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
+            return fail(detail::type_error("If: the condition must be an int64 or a bool, but register %", in.reg,
+                                           " holds ", c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
+                        pc, base);
+          pc += c.raw_int() != 0 ? 1 : in.offset;
+          break;
+        }
+      }
+    }
+  }
+
+  static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
+    std::array<std::int64_t, Linked::num_funcs> s{};
+    for (std::size_t f = 0; f < Linked::num_funcs; ++f)
+      if (view.funcs[f].kind == func_kind::vm) s[f] = detail::frame_slots(view, f);
+    return s;
+  }();
+
+  std::span<std::byte> memory_;
+  std::span<const device_allocator> devices_;
+  std::array<value, Linked::num_constants> consts_{};
+  std::array<value, Linked::num_funcs> funcs_{};
+  static_frame* top_ = nullptr;
+  std::size_t used_ = 0, peak_ = 0;
+  void (*print_)(std::string_view) = [](std::string_view) {};
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_STATIC_VM_HPP
+// ---- end relaxvm/vm/static_vm.hpp ----
 // ---- begin relaxvm/builtins/core.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Core builtins: vm.builtin.print, vm.builtin.copy, vm.builtin.null_value.
@@ -6860,12 +7833,14 @@ inline value print(std::span<const value> args) {
   return value();
 }
 
-inline void register_core(basic_registry& reg) {
-  reg.def_packed("vm.builtin.print", &print);
-  // Identity: materializes immediates and constants into registers; copies the reference, not data.
-  reg.def("vm.builtin.copy", [](const value& v) { return v; });
-  reg.def("vm.builtin.null_value", []() { return value(); });
-}
+/// Identity: materializes immediates and constants into registers; copies the reference, not data.
+inline value copy(const value& v) { return v; }
+inline value null_value() { return value(); }
+
+inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
+                                              fn<"vm.builtin.null_value">(&null_value));
+
+inline void register_core(basic_registry& reg) { reg.add_table(core_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -7318,24 +8293,19 @@ inline result<tensor> shape_to_tensor(const shape& s) {
   return t;
 }
 
-inline void register_shape(basic_registry& reg) {
-  reg.def_packed("vm.builtin.alloc_shape_heap", &alloc_shape_heap);
-  reg.def("vm.builtin.shape_of", [](const tensor& t) { return t.shape(); });
-  reg.def("vm.builtin.store_shape", &store_shape);
-  reg.def("vm.builtin.load_shape", &load_shape);
-  reg.def_packed("vm.builtin.match_shape", &match_shape);
-  reg.def_packed("vm.builtin.make_shape", &make_shape);
-  reg.def_packed("vm.builtin.match_prim_value", &match_prim_value);
-  reg.def("vm.builtin.make_prim_value", &make_prim_value);
-  reg.def_packed("vm.builtin.check_tensor_info", &check_tensor_info);
-  reg.def("vm.builtin.check_shape_info", &check_shape_info);
-  reg.def("vm.builtin.check_tuple_info", &check_tuple_info);
-  reg.def("vm.builtin.check_func_info", &check_func_info);
-  reg.def("vm.builtin.check_prim_value_info", &check_prim_value_info);
-  reg.def_packed("vm.builtin.shape_arith", &shape_arith);
-  reg.def("vm.builtin.tensor_to_shape", &tensor_to_shape);
-  reg.def("vm.builtin.shape_to_tensor", &shape_to_tensor);
-}
+inline shape shape_of(const tensor& t) { return t.shape(); }
+
+inline constexpr auto shape_table = make_table(
+    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap), fn<"vm.builtin.shape_of">(&shape_of),
+    fn<"vm.builtin.store_shape">(&store_shape), fn<"vm.builtin.load_shape">(&load_shape),
+    packed<"vm.builtin.match_shape">(&match_shape), packed<"vm.builtin.make_shape">(&make_shape),
+    packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
+    packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
+    fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
+    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), packed<"vm.builtin.shape_arith">(&shape_arith),
+    fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
+
+inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -7466,21 +8436,24 @@ inline result<value> to_device(std::span<const value> args) {
   return value(out);
 }
 
-inline void register_memory(basic_registry& reg) {
-  reg.def("vm.builtin.alloc_storage", &alloc_storage);
-  reg.def("vm.builtin.alloc_tensor", &alloc_tensor);
-  reg.def("vm.builtin.kill_object", [](const value&) { return value(); });
-  reg.def("vm.builtin.reshape", &reshape);
-  reg.def("vm.builtin.ensure_zero_offset", &ensure_zero_offset);
-  reg.def_packed("vm.builtin.to_device", &to_device);
-  reg.def_packed("vm.builtin.memory_manager.clear", [](std::span<const value> args) -> result<value> {
-    if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
-      return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
-    if (args.size() == 1) args[0].raw_context()->release_memory();
-    else relaxvm::detail::pooled_allocator::release_all();
-    return value();
-  });
+/// Drops the register's reference: the call's result (null) overwrites it.
+inline value kill_object(const value&) { return value(); }
+
+inline result<value> memory_manager_clear(std::span<const value> args) {
+  if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
+    return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
+  if (args.size() == 1) args[0].raw_context()->release_memory();
+  else relaxvm::detail::pooled_allocator::release_all();
+  return value();
 }
+
+inline constexpr auto memory_table = make_table(
+    fn<"vm.builtin.alloc_storage">(&alloc_storage), fn<"vm.builtin.alloc_tensor">(&alloc_tensor),
+    fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
+    fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
+    packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
+
+inline void register_memory(basic_registry& reg) { reg.add_table(memory_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -7540,14 +8513,13 @@ inline result<value> get_field(const tuple& t, std::int64_t i) {
   return t[i];
 }
 
-inline void register_data(basic_registry& reg) {
-  reg.def_packed("vm.builtin.make_tuple", [](std::span<const value> args) { return value(make_tuple(args)); });
-  reg.def("vm.builtin.tuple_getitem", &tuple_getitem);
-  reg.def("vm.builtin.tuple_reset_item", &tuple_reset_item);
-  reg.def("vm.builtin.make_adt", &make_adt);
-  reg.def("vm.builtin.get_tag", &get_tag);
-  reg.def("vm.builtin.get_field", &get_field);
-}
+inline constexpr auto data_table =
+    make_table(packed<"vm.builtin.make_tuple">(&make_tuple),
+               fn<"vm.builtin.tuple_getitem">(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
+               fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
+               fn<"vm.builtin.get_field">(&get_field));
+
+inline void register_data(basic_registry& reg) { reg.add_table(data_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -7658,14 +8630,12 @@ inline result<value> call_tir_dyn(std::span<const value> args) {
   return ctx ? ctx->invoke_closure(f, all) : f.try_call(all);
 }
 
-inline void register_control(basic_registry& reg) {
-  reg.def("vm.builtin.make_closure", &make_closure);
-  reg.def("vm.builtin.invoke_closure", &invoke_closure);
-  reg.def("vm.builtin.read_if_cond", &read_if_cond);
-  reg.def("vm.builtin.scalar_eq", &scalar_eq);
-  reg.def_packed("vm.builtin.fatal", &fatal);
-  reg.def_packed("vm.builtin.call_tir_dyn", &call_tir_dyn);
-}
+inline constexpr auto control_table =
+    make_table(fn<"vm.builtin.make_closure">(&make_closure), fn<"vm.builtin.invoke_closure">(&invoke_closure),
+               fn<"vm.builtin.read_if_cond">(&read_if_cond), fn<"vm.builtin.scalar_eq">(&scalar_eq),
+               packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn));
+
+inline void register_control(basic_registry& reg) { reg.add_table(control_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -7680,15 +8650,15 @@ inline void register_control(basic_registry& reg) {
 
 namespace relaxvm {
 
+namespace builtins {
+/// Every vm.builtin.*, as a constexpr table (for the compile-time linker, vm/link.hpp).
+inline constexpr auto table = make_table(core_table, shape_table, memory_table, data_table, control_table);
+static_assert(table.duplicate().empty(), "relaxvm: a builtin is defined twice");
+}  // namespace builtins
+
 class registry : public basic_registry {
  public:
-  registry() {
-    builtins::register_core(*this);
-    builtins::register_shape(*this);
-    builtins::register_memory(*this);
-    builtins::register_data(*this);
-    builtins::register_control(*this);
-  }
+  registry() { add_table(builtins::table); }
 };
 
 }  // namespace relaxvm

@@ -30,6 +30,26 @@
 #define RELAXVM_HOSTED 1
 #endif
 
+// Threads: 1 when the standard library has std::mutex and thread_local storage (hosted, and for
+// libstdc++ built with thread support); 0 on bare-metal targets such as arm-none-eabi, where the
+// allocators take no locks and the object cache is one for the program.
+#ifndef RELAXVM_THREADS
+#include <cstddef>  // the standard library's configuration (_GLIBCXX_HAS_GTHREADS)
+#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS))
+#define RELAXVM_THREADS 1
+#else
+#define RELAXVM_THREADS 0
+#endif
+#endif
+
+// Heap: 1 lets the library use operator new (objects, vectors of the dynamic VM, error texts).
+// 0 is the firmware mode: objects come from the buffer given to set_object_memory() (see
+// runtime/object.hpp), error messages are kept in a fixed buffer, and only static_vm with arena
+// allocators is meant to run.
+#ifndef RELAXVM_HEAP
+#define RELAXVM_HEAP 1
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT

@@ -16,9 +16,11 @@
 #include "text.hpp"
 
 #if RELAXVM_HOSTED
+#include <exception>
+#endif
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #endif
 
 namespace relaxvm {
@@ -91,7 +93,7 @@ error internal_error(const Parts&... parts) {
   return make_error(error_kind::internal, parts...);
 }
 
-#if RELAXVM_HOSTED
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 [[noreturn]] inline void default_error_handler(const error& e) noexcept {
   std::fprintf(stderr, "relaxvm: unhandled %.*s: %s\n", static_cast<int>(to_string(e.kind()).size()),
                to_string(e.kind()).data(), e.what());

@@ -4,7 +4,10 @@
 #ifndef RELAXVM_BASE_TEXT_HPP
 #define RELAXVM_BASE_TEXT_HPP
 
+#include "config.hpp"
+#if RELAXVM_HEAP
 #include <charconv>  // to_chars for doubles (run time only)
+#endif
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -85,6 +88,7 @@ class text {
   std::vector<char> chars_;
 };
 
+#if RELAXVM_HEAP
 /// Appends the shortest text that reads back as exactly `v` ("2.5", "1e+20", "-0", "nan", "inf").
 /// Run time only: std::to_chars is not constexpr for floating point in C++20.
 inline void append_double(text& out, double v) {
@@ -99,6 +103,34 @@ inline void append_float(text& out, float v) {
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
 }
+#else
+/// Firmware mode (RELAXVM_HEAP=0): six decimals, without the tables of std::to_chars (tens of
+/// KiB of flash).
+inline void append_double(text& out, double v) {
+  if (v != v) {
+    out.append("nan");
+    return;
+  }
+  if (v < 0) {
+    out.append('-');
+    v = -v;
+  }
+  if (v >= 1e18) {
+    out.append(v - v != 0 ? "inf" : "1e18 or more");  // inf - inf is nan
+    return;
+  }
+  auto whole = static_cast<std::uint64_t>(v);
+  auto micros = static_cast<std::uint64_t>((v - static_cast<double>(whole)) * 1e6 + 0.5);
+  if (micros >= 1000000) {
+    ++whole;
+    micros -= 1000000;
+  }
+  out.append_uint(whole);
+  out.append('.');
+  for (std::uint64_t d = 100000; d > 0; d /= 10) out.append(static_cast<char>('0' + micros / d % 10));
+}
+inline void append_float(text& out, float v) { append_double(out, static_cast<double>(v)); }
+#endif
 
 /// A vector of n copies of `value`. Use this instead of vector(n, value), resize() or assign(n, v)
 /// in constexpr code: libstdc++ 12 fills those by assigning to elements not yet constructed,

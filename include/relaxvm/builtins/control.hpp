@@ -108,14 +108,12 @@ inline result<value> call_tir_dyn(std::span<const value> args) {
   return ctx ? ctx->invoke_closure(f, all) : f.try_call(all);
 }
 
-inline void register_control(basic_registry& reg) {
-  reg.def("vm.builtin.make_closure", &make_closure);
-  reg.def("vm.builtin.invoke_closure", &invoke_closure);
-  reg.def("vm.builtin.read_if_cond", &read_if_cond);
-  reg.def("vm.builtin.scalar_eq", &scalar_eq);
-  reg.def_packed("vm.builtin.fatal", &fatal);
-  reg.def_packed("vm.builtin.call_tir_dyn", &call_tir_dyn);
-}
+inline constexpr auto control_table =
+    make_table(fn<"vm.builtin.make_closure">(&make_closure), fn<"vm.builtin.invoke_closure">(&invoke_closure),
+               fn<"vm.builtin.read_if_cond">(&read_if_cond), fn<"vm.builtin.scalar_eq">(&scalar_eq),
+               packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn));
+
+inline void register_control(basic_registry& reg) { reg.add_table(control_table); }
 
 }  // namespace relaxvm::builtins
 

@@ -33,12 +33,14 @@ inline value print(std::span<const value> args) {
   return value();
 }
 
-inline void register_core(basic_registry& reg) {
-  reg.def_packed("vm.builtin.print", &print);
-  // Identity: materializes immediates and constants into registers; copies the reference, not data.
-  reg.def("vm.builtin.copy", [](const value& v) { return v; });
-  reg.def("vm.builtin.null_value", []() { return value(); });
-}
+/// Identity: materializes immediates and constants into registers; copies the reference, not data.
+inline value copy(const value& v) { return v; }
+inline value null_value() { return value(); }
+
+inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
+                                              fn<"vm.builtin.null_value">(&null_value));
+
+inline void register_core(basic_registry& reg) { reg.add_table(core_table); }
 
 }  // namespace relaxvm::builtins
 

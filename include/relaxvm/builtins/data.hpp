@@ -55,14 +55,13 @@ inline result<value> get_field(const tuple& t, std::int64_t i) {
   return t[i];
 }
 
-inline void register_data(basic_registry& reg) {
-  reg.def_packed("vm.builtin.make_tuple", [](std::span<const value> args) { return value(make_tuple(args)); });
-  reg.def("vm.builtin.tuple_getitem", &tuple_getitem);
-  reg.def("vm.builtin.tuple_reset_item", &tuple_reset_item);
-  reg.def("vm.builtin.make_adt", &make_adt);
-  reg.def("vm.builtin.get_tag", &get_tag);
-  reg.def("vm.builtin.get_field", &get_field);
-}
+inline constexpr auto data_table =
+    make_table(packed<"vm.builtin.make_tuple">(&make_tuple),
+               fn<"vm.builtin.tuple_getitem">(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
+               fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
+               fn<"vm.builtin.get_field">(&get_field));
+
+inline void register_data(basic_registry& reg) { reg.add_table(data_table); }
 
 }  // namespace relaxvm::builtins
 

@@ -130,21 +130,24 @@ inline result<value> to_device(std::span<const value> args) {
   return value(out);
 }
 
-inline void register_memory(basic_registry& reg) {
-  reg.def("vm.builtin.alloc_storage", &alloc_storage);
-  reg.def("vm.builtin.alloc_tensor", &alloc_tensor);
-  reg.def("vm.builtin.kill_object", [](const value&) { return value(); });
-  reg.def("vm.builtin.reshape", &reshape);
-  reg.def("vm.builtin.ensure_zero_offset", &ensure_zero_offset);
-  reg.def_packed("vm.builtin.to_device", &to_device);
-  reg.def_packed("vm.builtin.memory_manager.clear", [](std::span<const value> args) -> result<value> {
-    if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
-      return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
-    if (args.size() == 1) args[0].raw_context()->release_memory();
-    else relaxvm::detail::pooled_allocator::release_all();
-    return value();
-  });
+/// Drops the register's reference: the call's result (null) overwrites it.
+inline value kill_object(const value&) { return value(); }
+
+inline result<value> memory_manager_clear(std::span<const value> args) {
+  if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
+    return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
+  if (args.size() == 1) args[0].raw_context()->release_memory();
+  else relaxvm::detail::pooled_allocator::release_all();
+  return value();
 }
+
+inline constexpr auto memory_table = make_table(
+    fn<"vm.builtin.alloc_storage">(&alloc_storage), fn<"vm.builtin.alloc_tensor">(&alloc_tensor),
+    fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
+    fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
+    packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
+
+inline void register_memory(basic_registry& reg) { reg.add_table(memory_table); }
 
 }  // namespace relaxvm::builtins
 

@@ -12,15 +12,15 @@
 
 namespace relaxvm {
 
+namespace builtins {
+/// Every vm.builtin.*, as a constexpr table (for the compile-time linker, vm/link.hpp).
+inline constexpr auto table = make_table(core_table, shape_table, memory_table, data_table, control_table);
+static_assert(table.duplicate().empty(), "relaxvm: a builtin is defined twice");
+}  // namespace builtins
+
 class registry : public basic_registry {
  public:
-  registry() {
-    builtins::register_core(*this);
-    builtins::register_shape(*this);
-    builtins::register_memory(*this);
-    builtins::register_data(*this);
-    builtins::register_control(*this);
-  }
+  registry() { add_table(builtins::table); }
 };
 
 }  // namespace relaxvm

@@ -454,24 +454,19 @@ inline result<tensor> shape_to_tensor(const shape& s) {
   return t;
 }
 
-inline void register_shape(basic_registry& reg) {
-  reg.def_packed("vm.builtin.alloc_shape_heap", &alloc_shape_heap);
-  reg.def("vm.builtin.shape_of", [](const tensor& t) { return t.shape(); });
-  reg.def("vm.builtin.store_shape", &store_shape);
-  reg.def("vm.builtin.load_shape", &load_shape);
-  reg.def_packed("vm.builtin.match_shape", &match_shape);
-  reg.def_packed("vm.builtin.make_shape", &make_shape);
-  reg.def_packed("vm.builtin.match_prim_value", &match_prim_value);
-  reg.def("vm.builtin.make_prim_value", &make_prim_value);
-  reg.def_packed("vm.builtin.check_tensor_info", &check_tensor_info);
-  reg.def("vm.builtin.check_shape_info", &check_shape_info);
-  reg.def("vm.builtin.check_tuple_info", &check_tuple_info);
-  reg.def("vm.builtin.check_func_info", &check_func_info);
-  reg.def("vm.builtin.check_prim_value_info", &check_prim_value_info);
-  reg.def_packed("vm.builtin.shape_arith", &shape_arith);
-  reg.def("vm.builtin.tensor_to_shape", &tensor_to_shape);
-  reg.def("vm.builtin.shape_to_tensor", &shape_to_tensor);
-}
+inline shape shape_of(const tensor& t) { return t.shape(); }
+
+inline constexpr auto shape_table = make_table(
+    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap), fn<"vm.builtin.shape_of">(&shape_of),
+    fn<"vm.builtin.store_shape">(&store_shape), fn<"vm.builtin.load_shape">(&load_shape),
+    packed<"vm.builtin.match_shape">(&match_shape), packed<"vm.builtin.make_shape">(&make_shape),
+    packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
+    packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
+    fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
+    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), packed<"vm.builtin.shape_arith">(&shape_arith),
+    fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
+
+inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 
 }  // namespace relaxvm::builtins
 

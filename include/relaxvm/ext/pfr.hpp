@@ -11,6 +11,11 @@
 #ifndef RELAXVM_EXT_PFR_HPP
 #define RELAXVM_EXT_PFR_HPP
 
+#include "../base/config.hpp"
+#if !RELAXVM_HOSTED
+#error "relaxvm/ext/pfr.hpp needs a hosted build (Boost.PFR)"
+#endif
+
 #include <boost/pfr.hpp>
 
 #include <cstddef>
@@ -31,6 +36,7 @@ template <class T>
 struct value_traits<T> {
   static constexpr std::size_t fields = boost::pfr::tuple_size_v<T>;
   static constexpr std::string_view name = "a tuple of a reflected struct's fields";
+  static constexpr kind_set kinds = kinds_of(value_kind::tuple);
 
   template <std::size_t I>
   using field_t = std::remove_cvref_t<boost::pfr::tuple_element_t<I, T>>;

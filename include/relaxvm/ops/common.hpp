@@ -6,7 +6,7 @@
 
 #include "../base/config.hpp"
 #if !RELAXVM_HOSTED
-#error "relaxvm/ops needs a hosted build (xtensor is hosted-only)"
+#error "relaxvm/ops needs a hosted build (xtensor is hosted-only); a freestanding build brings its own kernels (see examples/firmware)"
 #endif
 
 #include <xtensor/xadapt.hpp>

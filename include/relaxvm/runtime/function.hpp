@@ -183,6 +183,13 @@ concept convertible_from_value = requires(const value& v) {
   value_traits<D>::get(v);
 };
 
+/// The kinds a value_traits<D> accepts; any kind when a user's specialization does not say.
+template <class D>
+constexpr kind_set traits_kinds() {
+  if constexpr (requires { value_traits<D>::kinds; }) return value_traits<D>::kinds;
+  else return any_kind;
+}
+
 /// How one parameter of type P is obtained from a (checked) value.
 template <class P>
 struct arg_holder {
@@ -192,6 +199,7 @@ struct arg_holder {
                 "floating point, bool, dtype, device, shape, string, std::string(_view), tensor, tuple, closure, "
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
+  static constexpr kind_set kinds = traits_kinds<D>();
   static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
@@ -200,6 +208,7 @@ struct arg_holder {
 template <object_handle H>
 struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
+  static constexpr kind_set kinds = kinds_of(H::kind);
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
   explicit arg_holder_handle(const value& v) noexcept : b(v.get_object()) {}
   borrowed<H> b;
@@ -221,6 +230,7 @@ template <class V>
   requires std::is_same_v<std::remove_cvref_t<V>, value>
 struct arg_holder<V> {
   static constexpr std::string_view name = "any value";
+  static constexpr kind_set kinds = any_kind;
   static bool check(const value&) noexcept { return true; }
   explicit arg_holder(const value& v) noexcept : p(&v) {}
   const value* p;
@@ -229,6 +239,7 @@ struct arg_holder<V> {
 template <>
 struct arg_holder<vm_context&> {
   static constexpr std::string_view name = "the vm context (%vm)";
+  static constexpr kind_set kinds = kinds_of(value_kind::context);
   static bool check(const value& v) noexcept { return v.kind() == value_kind::context; }
   explicit arg_holder(const value& v) noexcept : p(v.raw_context()) {}
   vm_context* p;
@@ -274,20 +285,20 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
 /// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
 /// exception ever crosses the packed calling convention.
 template <class Body>
-RELAXVM_ALWAYS_INLINE bool guarded(const closure_object& fn, std::optional<error>& err, Body&& body) {
+RELAXVM_ALWAYS_INLINE bool guarded(std::string_view name, std::optional<error>& err, Body&& body) {
 #if RELAXVM_USE_EXCEPTIONS
   try {
     return body();
   } catch (const error& e) {
     err.emplace(e);
   } catch (const std::exception& e) {
-    err.emplace(runtime_error(fn.name.view(), ": ", e.what()));
+    err.emplace(runtime_error(name, ": ", e.what()));
   } catch (...) {
-    err.emplace(runtime_error(fn.name.view(), ": an unknown exception was thrown"));
+    err.emplace(runtime_error(name, ": an unknown exception was thrown"));
   }
   return false;
 #else
-  (void)fn;
+  (void)name;
   (void)err;
   return body();
 #endif
@@ -308,41 +319,61 @@ struct typed_invoker<F, R, type_list<P...>> {
   static constexpr bool variadic = last_is_rest<P...>();
   static constexpr std::size_t fixed = variadic ? n - 1 : n;
 
+  /// What fixed parameter i accepts, and its name, for the compile-time linker.
+  static constexpr kind_set param_kinds(std::size_t i) { return kinds_array(std::make_index_sequence<fixed>())[i]; }
+  static constexpr std::string_view param_name(std::size_t i) {
+    return names_array(std::make_index_sequence<fixed>())[i];
+  }
+  template <std::size_t... I>
+  static constexpr std::array<kind_set, fixed + 1> kinds_array(std::index_sequence<I...>) {
+    return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::kinds..., 0};
+  }
+  template <std::size_t... I>
+  static constexpr std::array<std::string_view, fixed + 1> names_array(std::index_sequence<I...>) {
+    return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::name..., ""};
+  }
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
-    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    auto& fn = static_cast<const typed_closure<F>&>(self);
+    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+  }
+
+  /// Checks the arguments, converts them, calls f and stores its result.
+  template <class G>
+  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
+                  std::optional<error>& err) {
     if (variadic ? nargs < fixed : nargs != fixed) {
-      err.emplace(type_error(fn.name.view(), ": expects ", variadic ? "at least " : "", fixed, " argument",
-                             fixed == 1 ? "" : "s", " but got ", nargs));
+      err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
+                             " but got ", nargs));
       return false;
     }
-    return call(fn, args, nargs, ret, err, std::make_index_sequence<fixed>());
+    return call(name, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
   template <std::size_t I>
-  static bool check_one(const closure_object& self, const value* args, std::optional<error>& err) {
+  static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if (arg_holder<P_>::check(args[I])) return true;
     text got = args[I].describe();
-    err.emplace(type_error(self.name.view(), ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
+    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
     return false;
   }
 
-  template <std::size_t... I>
-  static bool call(const typed_closure<F>& fn, const value* args, std::uint32_t nargs, value& ret,
+  template <class G, std::size_t... I>
+  static bool call(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
                    std::optional<error>& err, std::index_sequence<I...>) {
-    if (!(check_one<I>(fn, args, err) && ...)) return false;
+    if (!(check_one<I>(name, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
-    return guarded(fn, err, [&] {
+    return guarded(name, err, [&] {
       return finish_call(
           [&]() -> V {
             if constexpr (variadic)
-              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
-                          std::span<const value>(args + fixed, nargs - fixed));
+              return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
+                       std::span<const value>(args + fixed, nargs - fixed));
             else
-              return fn.f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
+              return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...);
           },
           ret, err);
     });
@@ -354,9 +385,14 @@ template <class F>
 struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
-    const auto& fn = static_cast<const typed_closure<F>&>(self);
+    auto& fn = static_cast<const typed_closure<F>&>(self);
+    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+  }
+  template <class G>
+  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
+                  std::optional<error>& err) {
     const std::span<const value> a(args, nargs);
-    return guarded(fn, err, [&] { return finish_call([&]() -> decltype(auto) { return fn.f(a); }, ret, err); });
+    return guarded(name, err, [&] { return finish_call([&]() -> decltype(auto) { return f(a); }, ret, err); });
   }
 };
 

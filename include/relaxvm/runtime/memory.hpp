@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <new>
 #include <span>
 #include <string_view>
@@ -23,6 +22,10 @@
 #include <vector>
 
 #include "../base/checked_math.hpp"
+#include "../base/config.hpp"
+#if RELAXVM_THREADS
+#include <mutex>
+#endif
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
@@ -63,6 +66,19 @@ class allocator_object : public object {
 };
 
 namespace detail {
+#if RELAXVM_THREADS
+using mutex = std::mutex;
+using lock_guard = std::lock_guard<std::mutex>;
+#else
+// One thread (bare metal): nothing to lock.
+struct mutex {};
+struct lock_guard {
+  explicit lock_guard(mutex&) noexcept {}
+};
+#endif
+}  // namespace detail
+
+namespace detail {
 
 inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
   return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
@@ -87,24 +103,24 @@ class naive_allocator final : public allocator_object {
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
     if (!p) return out_of_memory("naive allocator", nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
   }
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
     system_free(p, alignment);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     ++stats_.system_frees;
     stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "naive"; }
 
  private:
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   allocator_stats stats_;
 };
 
@@ -112,14 +128,14 @@ class pooled_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
   explicit pooled_allocator(std::int64_t max_cached) : max_cached_(max_cached) {
-    std::lock_guard<std::mutex> lock(registry_mutex());
+    detail::lock_guard lock(registry_mutex());
     next_ = registry_head();
     if (next_) next_->prev_ = this;
     registry_head() = this;
   }
   ~pooled_allocator() {
     {
-      std::lock_guard<std::mutex> lock(registry_mutex());
+      detail::lock_guard lock(registry_mutex());
       (prev_ ? prev_->next_ : registry_head()) = next_;
       if (next_) next_->prev_ = prev_;
     }
@@ -129,7 +145,7 @@ class pooled_allocator final : public allocator_object {
   /// Releases the cache of every pooled allocator of the process (the reference's global
   /// MemoryManager clear: vm.builtin.memory_manager.clear without a VM context).
   static void release_all() noexcept {
-    std::lock_guard<std::mutex> lock(registry_mutex());
+    detail::lock_guard lock(registry_mutex());
     for (pooled_allocator* a = registry_head(); a; a = a->next_) a->release();
   }
 
@@ -143,7 +159,7 @@ class pooled_allocator final : public allocator_object {
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     if (alignment > alloc_alignment) return direct(nbytes, alignment);
     const std::size_t size = bucket_of(nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     auto it = free_.find(size);
     void* p = nullptr;
     if (it != free_.end() && !it->second.empty()) {
@@ -169,13 +185,13 @@ class pooled_allocator final : public allocator_object {
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
     if (alignment > alloc_alignment) {
       system_free(p, alignment);
-      std::lock_guard<std::mutex> lock(mutex_);
+      detail::lock_guard lock(mutex_);
       ++stats_.system_frees;
       stats_.bytes_in_use -= static_cast<std::int64_t>(nbytes);
       return;
     }
     const std::size_t size = bucket_of(nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     stats_.bytes_in_use -= static_cast<std::int64_t>(size);
     if (max_cached_ >= 0 && stats_.bytes_cached + static_cast<std::int64_t>(size) > max_cached_) {
       system_free(p, alloc_alignment);
@@ -196,11 +212,11 @@ class pooled_allocator final : public allocator_object {
     stats_.bytes_cached += static_cast<std::int64_t>(size);
   }
   void release() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     release_locked();
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "pooled"; }
@@ -209,7 +225,7 @@ class pooled_allocator final : public allocator_object {
   result<void*> direct(std::size_t nbytes, std::size_t alignment) {
     void* p = system_allocate(nbytes, alignment);
     if (!p) return out_of_memory("pooled allocator", nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
   }
@@ -223,8 +239,8 @@ class pooled_allocator final : public allocator_object {
   }
 
   // Every live pooled allocator, in an intrusive list (no allocation), for release_all().
-  static std::mutex& registry_mutex() {
-    static std::mutex m;
+  static detail::mutex& registry_mutex() {
+    static detail::mutex m;
     return m;
   }
   static pooled_allocator*& registry_head() {
@@ -235,7 +251,7 @@ class pooled_allocator final : public allocator_object {
   pooled_allocator* next_ = nullptr;
 
   std::int64_t max_cached_;  // -1: no limit
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   std::map<std::size_t, std::vector<void*>> free_;
   allocator_stats stats_;
 };
@@ -247,7 +263,7 @@ class arena_allocator final : public allocator_object {
 
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     alignment = std::max(alignment, alloc_alignment);
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     const auto base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     const std::uintptr_t start = (base + top_ + alignment - 1) / alignment * alignment;
     const std::size_t offset = start - base;
@@ -269,7 +285,7 @@ class arena_allocator final : public allocator_object {
   /// A block this arena did not give out (or with nothing live) is ignored.
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
@@ -277,18 +293,18 @@ class arena_allocator final : public allocator_object {
     stats_.bytes_in_use = static_cast<std::int64_t>(top_);
   }
   void release() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     if (live_ == 0) top_ = 0;
   }
   allocator_stats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::lock_guard lock(mutex_);
     return stats_;
   }
   std::string_view kind_name() const override { return "arena"; }
 
  private:
   std::span<std::byte> buffer_;
-  mutable std::mutex mutex_;
+  mutable detail::mutex mutex_;
   std::size_t top_ = 0;
   std::size_t live_ = 0;
   allocator_stats stats_;

@@ -16,14 +16,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
 #include "../base/config.hpp"
+#include "../base/error.hpp"
 
 #ifndef RELAXVM_OBJECT_CACHE
-#define RELAXVM_OBJECT_CACHE RELAXVM_HOSTED
+#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
+#endif
+// Per thread where there are threads; one cache for the program on bare metal.
+#if RELAXVM_THREADS
+#define RELAXVM_THREAD_LOCAL thread_local
+#else
+#define RELAXVM_THREAD_LOCAL
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -78,7 +86,7 @@ struct object_cache {
 };
 // Set when this thread's cache is destroyed: objects freed later (by static destructors) go
 // straight back to the system. A trivially destructible thread_local, so it outlives the cache.
-inline thread_local bool object_cache_gone = false;
+inline RELAXVM_THREAD_LOCAL bool object_cache_gone = false;
 inline object_cache::~object_cache() {
   for (std::uint32_t c = 0; c < size_classes; ++c)
     while (block* b = heads[c]) {
@@ -89,14 +97,54 @@ inline object_cache::~object_cache() {
   object_cache_gone = true;
 }
 inline object_cache& thread_object_cache() {
-  thread_local object_cache cache;
+  static RELAXVM_THREAD_LOCAL object_cache cache;
   return cache;
+}
+#endif
+
+#if !RELAXVM_HEAP
+// Firmware mode: every object comes from the buffer given to set_object_memory(), in blocks of
+// the size classes, and goes back to a free list of its class; nothing comes from the heap.
+struct object_memory_state {
+  struct block {
+    block* next;
+  };
+  std::byte* next = nullptr;
+  std::byte* end = nullptr;
+  std::size_t size = 0;
+  std::size_t peak = 0;
+  block* heads[size_classes] = {};
+};
+inline object_memory_state& object_memory() {
+  static object_memory_state state;
+  return state;
+}
+/// A contract violation: the program needs more object memory than it was given.
+[[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+  RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
+                                 n, " bytes; give set_object_memory() a larger buffer (objects above 512 bytes never fit)"));
+  __builtin_trap();
 }
 #endif
 
 /// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
 inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
   size_class = size_class_of(n);
+#if !RELAXVM_HEAP
+  object_memory_state& m = object_memory();
+  if (size_class == uncached_class) object_memory_exhausted(n);
+  if (object_memory_state::block* b = m.heads[size_class]) {
+    m.heads[size_class] = b->next;
+    return b;
+  }
+  const std::size_t bytes = std::size_t{32} << size_class;
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) object_memory_exhausted(n);
+  void* p = m.next;
+  m.next += bytes;
+  const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
+  m.peak = used > m.peak ? used : m.peak;
+  return p;
+#endif
 #if RELAXVM_OBJECT_CACHE
   if (size_class != uncached_class && !object_cache_gone) {
     object_cache& cache = thread_object_cache();
@@ -112,6 +160,14 @@ inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
 }
 
 inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
+  (void)size_class;  // not needed without the cache
+#if !RELAXVM_HEAP
+  auto* b = static_cast<object_memory_state::block*>(p);
+  object_memory_state& m = object_memory();
+  b->next = m.heads[size_class];
+  m.heads[size_class] = b;
+  return;
+#endif
 #if RELAXVM_OBJECT_CACHE
   if (size_class != uncached_class && !object_cache_gone) {
     object_cache& cache = thread_object_cache();
@@ -334,6 +390,23 @@ class object_ref {
   }
   T* ptr_ = nullptr;
 };
+
+#if !RELAXVM_HEAP
+/// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
+/// strings, closures, storage records) live in. Call it once, before making any object; the
+/// buffer must outlive them all. object_memory_peak() says how much a program used.
+inline void set_object_memory(std::span<std::byte> buffer) noexcept {
+  detail::object_memory_state& m = detail::object_memory();
+  // Blocks are handed out at multiples of 32 bytes from an aligned start.
+  const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
+  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
+  m = {};
+  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
+  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
+  m.end = m.next + m.size;
+}
+inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
+#endif
 
 /// make_object<T>(args...): a new T with one reference.
 template <class T, class... Args>

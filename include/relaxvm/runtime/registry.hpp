@@ -14,6 +14,7 @@
 
 #include "../base/error.hpp"
 #include "function.hpp"
+#include "table.hpp"
 
 namespace relaxvm {
 
@@ -50,6 +51,13 @@ class basic_registry {
     return *this;
   }
 
+  /// Registers every function of a constexpr table (runtime/table.hpp).
+  template <class... E>
+  basic_registry& add_table(const fn_table<E...>& t) {
+    std::apply([this](const auto&... e) { (this->add_entry(e), ...); }, t.entries);
+    return *this;
+  }
+
   /// The function registered as `name`, or nullptr.
   const closure* find(std::string_view name) const {
     auto it = funcs_.find(name);
@@ -77,6 +85,12 @@ class basic_registry {
   }
 
  private:
+  template <class Entry>
+  void add_entry(const Entry& e) {
+    if constexpr (Entry::raw) def_packed(Entry::name, e.f);
+    else def(Entry::name, e.f);
+  }
+
   std::map<std::string, closure, std::less<>> funcs_;
 };
 

@@ -74,14 +74,12 @@ struct dlpack_export {
   }
 };
 
-#if RELAXVM_HOSTED
 /// Keeps a shared_ptr alive for tensors that view memory it owns (an executable's constants).
 struct keep_alive_owner : object {
   static constexpr std::string_view type_name = "relaxvm.keep_alive";
   explicit keep_alive_owner(std::shared_ptr<const void> p) : keep(std::move(p)) {}
   std::shared_ptr<const void> keep;
 };
-#endif
 
 inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, std::int64_t& numel,
                                   std::int64_t& nbytes, std::string_view what) {

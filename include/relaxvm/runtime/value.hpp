@@ -226,6 +226,7 @@ static_assert(sizeof(value) == 16);
 template <>
 struct value_traits<value> {
   static constexpr std::string_view name = "any value";
+  static constexpr kind_set kinds = any_kind;
   static bool is(const value&) noexcept { return true; }
   static bool check(const value&) noexcept { return true; }
   static value get(const value& v) { return v; }
@@ -237,6 +238,7 @@ struct value_traits<T> {
   static constexpr std::string_view name = std::is_signed_v<T>
                                                ? (sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64")
                                                : (sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64");
+  static constexpr kind_set kinds = kinds_of(value_kind::int64, value_kind::boolean);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::int64 && fits(v.raw_int()); }
   // bools convert to integers, as in the reference.
   static bool check(const value& v) noexcept {
@@ -256,6 +258,7 @@ struct value_traits<T> {
 template <>
 struct value_traits<bool> {
   static constexpr std::string_view name = "bool";
+  static constexpr kind_set kinds = kinds_of(value_kind::boolean, value_kind::int64);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::boolean; }
   static bool check(const value& v) noexcept {
     return v.kind() == value_kind::boolean || v.kind() == value_kind::int64;
@@ -266,6 +269,7 @@ struct value_traits<bool> {
 template <std::floating_point T>
 struct value_traits<T> {
   static constexpr std::string_view name = "float64";
+  static constexpr kind_set kinds = kinds_of(value_kind::float64, value_kind::int64);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::float64; }
   static bool check(const value& v) noexcept {
     return v.kind() == value_kind::float64 || v.kind() == value_kind::int64;
@@ -278,6 +282,7 @@ struct value_traits<T> {
 template <>
 struct value_traits<dtype> {
   static constexpr std::string_view name = "dtype";
+  static constexpr kind_set kinds = kinds_of(value_kind::dtype);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::dtype; }
   static bool check(const value& v) noexcept { return is(v); }
   static dtype get(const value& v) noexcept { return dtype::unpack(v.raw_int()); }
@@ -286,6 +291,7 @@ struct value_traits<dtype> {
 template <>
 struct value_traits<device> {
   static constexpr std::string_view name = "device";
+  static constexpr kind_set kinds = kinds_of(value_kind::device);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::device; }
   static bool check(const value& v) noexcept { return is(v); }
   static device get(const value& v) noexcept { return device::unpack(v.raw_int()); }
@@ -295,6 +301,7 @@ struct value_traits<device> {
 template <object_handle H>
 struct value_traits<H> {
   static constexpr std::string_view name = to_string(H::kind);
+  static constexpr kind_set kinds = kinds_of(H::kind);
   static bool is(const value& v) noexcept { return v.kind() == H::kind; }
   static bool check(const value& v) noexcept { return is(v); }
   static H get(const value& v) noexcept { return borrowed<H>(v.get_object()).get(); }
@@ -303,6 +310,7 @@ struct value_traits<H> {
 template <>
 struct value_traits<std::string> {
   static constexpr std::string_view name = "string";
+  static constexpr kind_set kinds = kinds_of(value_kind::string);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::string; }
   static bool check(const value& v) noexcept { return is(v); }
   static std::string get(const value& v) {
@@ -314,6 +322,7 @@ struct value_traits<std::string> {
 template <>
 struct value_traits<std::string_view> {
   static constexpr std::string_view name = "string";
+  static constexpr kind_set kinds = kinds_of(value_kind::string);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::string; }
   static bool check(const value& v) noexcept { return is(v); }
   /// Valid while the value (or another reference to its string) lives.
@@ -326,6 +335,7 @@ struct value_traits<std::string_view> {
 template <>
 struct value_traits<vm_context*> {
   static constexpr std::string_view name = "the vm context (%vm)";
+  static constexpr kind_set kinds = kinds_of(value_kind::context);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::context; }
   static bool check(const value& v) noexcept { return is(v); }
   static vm_context* get(const value& v) noexcept { return v.raw_context(); }
@@ -336,6 +346,7 @@ template <class T>
   requires std::is_base_of_v<object, T>
 struct value_traits<object_ref<T>> {
   static constexpr std::string_view name = T::type_name;
+  static constexpr kind_set kinds = kinds_of(value_kind::object);
   static bool is(const value& v) noexcept {
     return v.kind() == value_kind::object && v.get_object() && v.get_object()->template is<T>();
   }

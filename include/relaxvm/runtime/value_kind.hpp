@@ -27,6 +27,14 @@ enum class value_kind : std::uint8_t {
 
 constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
 
+/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
+/// compile-time linker checks arguments against it).
+using kind_set = std::uint32_t;
+constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
+template <class... K>
+constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
+inline constexpr kind_set any_kind = ~kind_set{0};
+
 constexpr std::string_view to_string(value_kind k) {
   switch (k) {
     case value_kind::null: return "null";

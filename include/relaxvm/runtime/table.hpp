@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// Constexpr function tables: packed functions named by compile-time strings, with their typed
+// C++ signatures. A table is a literal value:
+//
+//   constexpr auto table = relaxvm::make_table(relaxvm::fn<"vm.add">(&add),
+//                                              relaxvm::packed<"vm.sum_all">(&sum_all),
+//                                              relaxvm::builtins::table);
+//
+// fn<Name>(f) adapts f like make_typed (each argument checked and converted); packed<Name>(f)
+// takes f(std::span<const value>) like make_packed. Tables nest: make_table flattens them. The
+// compile-time linker (vm/link.hpp) checks a static executable against a table and calls its
+// entries through a constexpr array of function pointers; registry::add_table registers a table
+// at run time.
+#ifndef RELAXVM_RUNTIME_TABLE_HPP
+#define RELAXVM_RUNTIME_TABLE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../base/error.hpp"
+#include "../base/fixed_string.hpp"
+#include "function.hpp"
+#include "value.hpp"
+
+namespace relaxvm {
+
+/// The calling convention of table entries: like packed_invoke, without a closure object.
+using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
+
+/// One named function of a table. Raw entries see their arguments as a span.
+template <fixed_string Name, class F, bool Raw>
+struct table_entry {
+  static_assert(Name.size() > 0, "relaxvm::fn: a function needs a non-empty name");
+  using function_type = F;
+  using invoker = std::conditional_t<Raw, detail::raw_invoker<F>,
+                                     detail::typed_invoker<F, typename detail::signature<F>::ret,
+                                                           typename detail::signature<F>::args>>;
+  static constexpr std::string_view name = Name.view();
+  static constexpr bool raw = Raw;
+
+  F f;
+
+  bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
+    return invoker::run(name, f, args, nargs, ret, err);
+  }
+};
+
+/// A typed function: fn<"vm.add">(&add), or a captureless lambda.
+template <fixed_string Name, class F>
+constexpr table_entry<Name, F, false> fn(F f) {
+  return {f};
+}
+/// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
+template <fixed_string Name, class F>
+constexpr table_entry<Name, F, true> packed(F f) {
+  return {f};
+}
+
+template <class... E>
+struct fn_table;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_table_entry_v = false;
+template <fixed_string N, class F, bool R>
+inline constexpr bool is_table_entry_v<table_entry<N, F, R>> = true;
+template <class T>
+inline constexpr bool is_fn_table_v = false;
+template <class... E>
+inline constexpr bool is_fn_table_v<fn_table<E...>> = true;
+
+template <class T>
+constexpr auto as_tuple(const T& x) {
+  if constexpr (is_fn_table_v<T>) return x.entries;
+  else return std::tuple<T>(x);
+}
+}  // namespace detail
+
+/// What the linker needs to know of one entry, without its type.
+struct entry_info {
+  std::string_view name;
+  bool raw = false;
+  bool variadic = false;  ///< typed, with a trailing std::span<const value>
+  std::size_t fixed = 0;  ///< typed: the parameters before the span
+  kind_set (*param_kinds)(std::size_t) = nullptr;
+  std::string_view (*param_name)(std::size_t) = nullptr;
+};
+
+/// A table of named functions, each a literal value (a function pointer or a captureless lambda).
+template <class... E>
+struct fn_table {
+  std::tuple<E...> entries;
+
+  static constexpr std::size_t size = sizeof...(E);
+
+  /// Index of the entry called `name`, or -1.
+  static constexpr std::int64_t find(std::string_view name) {
+    constexpr std::string_view names[] = {E::name..., ""};
+    for (std::size_t i = 0; i < size; ++i)
+      if (names[i] == name) return static_cast<std::int64_t>(i);
+    return -1;
+  }
+  static constexpr entry_info info(std::size_t i) {
+    constexpr entry_info all[] = {describe<E>()..., entry_info{}};
+    return all[i];
+  }
+  /// The first name that appears twice, or "" when every name is unique.
+  static constexpr std::string_view duplicate() {
+    constexpr std::string_view names[] = {E::name..., ""};
+    for (std::size_t i = 0; i < size; ++i)
+      for (std::size_t j = i + 1; j < size; ++j)
+        if (names[i] == names[j]) return names[i];
+    return {};
+  }
+
+ private:
+  template <class Entry>
+  static constexpr entry_info describe() {
+    if constexpr (Entry::raw) {
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr};
+    } else {
+      using inv = typename Entry::invoker;
+      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name};
+    }
+  }
+};
+
+/// A table of entries and other tables (flattened), in order.
+template <class... T>
+constexpr auto make_table(const T&... parts) {
+  static_assert(((detail::is_table_entry_v<T> || detail::is_fn_table_v<T>) && ...),
+                "relaxvm::make_table takes fn<Name>(f), packed<Name>(f) and other tables");
+  auto all = std::tuple_cat(detail::as_tuple(parts)...);
+  return std::apply([](auto... e) { return fn_table<decltype(e)...>{{e...}}; }, all);
+}
+
+namespace detail {
+/// The table_invoke of entry I of the table `T` (a constexpr object with static storage).
+/// The entry's function is a constant here, so the call is direct and the table object itself
+/// is never read at run time (a firmware image keeps only the entries a program calls).
+template <const auto& T, std::size_t I>
+bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
+  using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
+  static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
+  return entry::invoker::run(entry::name, f, args, nargs, ret, err);
+}
+}  // namespace detail
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_TABLE_HPP

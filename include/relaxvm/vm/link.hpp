@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compile-time linking: a static executable (bytecode/static_executable.hpp) checked against a
+// constexpr function table (runtime/table.hpp) by the compiler.
+//
+//   static constexpr auto prog = relaxvm::build([](relaxvm::exec_builder& b) { ... });
+//   static constexpr auto table = relaxvm::make_table(relaxvm::fn<"vm.add">(&add), relaxvm::builtins::table);
+//   using linked = decltype(relaxvm::link<prog, table>());
+//
+// Every packed function the program names must be in the table; every call to a typed entry must
+// pass as many arguments as it takes, and each argument whose kind is known without running the
+// program (an immediate, a constant, a function, %vm, %void) must be one the parameter accepts.
+// A violation is a compile error whose diagnostic names the function, the instruction and the
+// argument. The linked program calls the table through a constexpr array of function pointers,
+// and knows the memory its frames need (static_vm.hpp runs it).
+#ifndef RELAXVM_VM_LINK_HPP
+#define RELAXVM_VM_LINK_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "../bytecode/instruction.hpp"
+#include "../bytecode/static_executable.hpp"
+#include "../runtime/table.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm {
+
+/// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
+struct static_frame {
+  static_frame* caller;
+  std::int64_t func_index;
+  value* regs;
+  std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
+  std::int64_t caller_dst;  ///< where the caller wants the result
+};
+
+namespace detail {
+
+/// The kind of argument `a` when the program alone decides it; false for ordinary registers.
+constexpr bool static_kind(const exec_view& v, arg a, value_kind& kind) {
+  switch (a.kind()) {
+    case arg_kind::reg:
+      if (a.value() == vm_register) kind = value_kind::context;
+      else if (a.value() == void_register) kind = value_kind::null;
+      else return false;
+      return true;
+    case arg_kind::imm: kind = value_kind::int64; return true;
+    case arg_kind::func_idx: kind = value_kind::closure; return true;
+    case arg_kind::const_idx:
+      switch (v.constants[static_cast<std::size_t>(a.value())].kind) {
+        case const_kind::int64: kind = value_kind::int64; break;
+        case const_kind::float64: kind = value_kind::float64; break;
+        case const_kind::boolean: kind = value_kind::boolean; break;
+        case const_kind::dtype: kind = value_kind::dtype; break;
+        case const_kind::device: kind = value_kind::device; break;
+        case const_kind::shape: kind = value_kind::shape; break;
+        case const_kind::string: kind = value_kind::string; break;
+        case const_kind::tensor: kind = value_kind::tensor; break;
+      }
+      return true;
+  }
+  return false;
+}
+
+constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_kind kind) {
+  switch (a.kind()) {
+    case arg_kind::reg: t << (kind == value_kind::context ? "%vm (the vm context)" : "%void (null)"); return;
+    case arg_kind::imm: t << "the immediate " << a.value() << " (int64)"; return;
+    case arg_kind::func_idx: t << "the function " << safe_func_name(v, a.value()) << " (closure)"; return;
+    case arg_kind::const_idx: t << "constant c[" << a.value() << "] (" << to_string(kind) << ')'; return;
+  }
+}
+
+constexpr void set_message(build_summary& s, const text& t) {
+  const std::string_view m = t.view();
+  s.ok = false;
+  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
+  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+}
+
+constexpr text link_error_start() {
+  text t;
+  t << "relaxvm: link_error ";
+  t.pad_to(30);
+  return t;
+}
+
+/// Checks a verified layout against table type T; the first problem, or ok.
+template <class T>
+constexpr build_summary check_link(const exec_view& v) {
+  build_summary s;
+  s.ok = true;
+  if (constexpr std::string_view dup = T::duplicate(); !dup.empty()) {
+    text t = link_error_start();
+    t << "the function table defines '" << dup << "' twice";
+    set_message(s, t);
+    return s;
+  }
+  // Every instruction that names a packed function: as the callee, or as a function argument.
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind != func_kind::vm) continue;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) continue;
+      auto missing = [&](std::int64_t callee) {
+        const func_info& c = v.funcs[static_cast<std::size_t>(callee)];
+        return c.kind == func_kind::packed && T::find(v.str(c.name)) < 0;
+      };
+      auto fail = [&](auto&&... parts) {
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": ";
+        (t << ... << parts);
+        set_message(s, t);
+      };
+      if (missing(in.func_idx)) {
+        fail('\'', safe_func_name(v, in.func_idx), "' is not in the function table");
+        return s;
+      }
+      for (std::int64_t k = 0; k < in.num_args; ++k) {
+        const arg a = in.arg_at(k);
+        if (a.kind() == arg_kind::func_idx && missing(a.value())) {
+          fail("argument ", k, ": '", safe_func_name(v, a.value()), "' is not in the function table");
+          return s;
+        }
+      }
+      const func_info& callee = v.funcs[static_cast<std::size_t>(in.func_idx)];
+      if (callee.kind != func_kind::packed) continue;
+      const entry_info e = T::info(static_cast<std::size_t>(T::find(v.str(callee.name))));
+      if (e.raw) continue;
+      const auto n = static_cast<std::size_t>(in.num_args);
+      if (e.variadic ? n < e.fixed : n != e.fixed) {
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": '" << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
+          << (e.fixed == 1 ? "" : "s") << " (";
+        for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+        t << "), but the call passes " << n;
+        set_message(s, t);
+        return s;
+      }
+      for (std::size_t i = 0; i < e.fixed; ++i) {
+        value_kind kind = value_kind::null;
+        if (!static_kind(v, in.arg_at(static_cast<std::int64_t>(i)), kind)) continue;
+        if ((e.param_kinds(i) & kinds_of(kind)) != 0) continue;
+        text t = link_error_start();
+        t << "in ";
+        append_location(t, v, static_cast<std::int64_t>(f), pc);
+        t << ": argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
+        append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
+        set_message(s, t);
+        return s;
+      }
+    }
+  }
+  return s;
+}
+
+/// Deliberately not constexpr, like relaxvm_program_failed_to_build: its template arguments are
+/// the message.
+template <message_chunk... Message>
+void relaxvm_program_failed_to_link() {}
+
+template <build_summary S, std::size_t... K>
+constexpr void report_link_failure(std::index_sequence<K...>) {
+  relaxvm_program_failed_to_link<chunk_of<S>(K)...>();
+}
+
+/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
+/// and their argument scratch (as in the dynamic VM).
+constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
+  const func_info& fi = v.funcs[f];
+  std::int64_t max_args = 0;
+  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
+  }
+  return fi.register_file_size + 1 + max_args;
+}
+
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value, or
+/// calls a builtin that invokes closures. Then the call depth is not known statically.
+constexpr bool calls_indirectly(const exec_view& v) {
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind != func_kind::vm) continue;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) continue;
+      for (std::int64_t k = 0; k < in.num_args; ++k) {
+        const arg a = in.arg_at(k);
+        if (a.kind() == arg_kind::func_idx && v.funcs[static_cast<std::size_t>(a.value())].kind == func_kind::vm)
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
+inline constexpr std::int64_t unbounded = -1;
+
+/// Bytes of the deepest chain of frames starting at function f (header and slots), or
+/// `unbounded` when f can reach itself. `state`: 0 unvisited, 1 on the path, 2 done.
+constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64_t* state, std::int64_t* memo) {
+  if (state[f] == 2) return memo[f];
+  if (state[f] == 1) return unbounded;
+  state[f] = 1;
+  const func_info& fi = v.funcs[f];
+  std::int64_t deepest = 0;
+  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call) continue;
+    const auto c = static_cast<std::size_t>(in.func_idx);
+    if (v.funcs[c].kind != func_kind::vm) continue;
+    const std::int64_t b = chain_bytes(v, c, state, memo);
+    if (b == unbounded) return unbounded;
+    deepest = b > deepest ? b : deepest;
+  }
+  state[f] = 2;
+  memo[f] = static_cast<std::int64_t>(sizeof(static_frame)) +
+            frame_slots(v, f) * static_cast<std::int64_t>(sizeof(value)) + deepest;
+  return memo[f];
+}
+
+template <std::size_t N>
+constexpr std::int64_t max_chain_bytes(const exec_view& v) {
+  if (calls_indirectly(v)) return unbounded;
+  std::array<std::int64_t, N + 1> state{}, memo{};
+  std::int64_t most = 0;
+  for (std::size_t f = 0; f < N; ++f) {
+    if (v.funcs[f].kind != func_kind::vm) continue;
+    const std::int64_t b = chain_bytes(v, f, state.data(), memo.data());
+    if (b == unbounded) return unbounded;
+    most = b > most ? b : most;
+  }
+  return most;
+}
+
+}  // namespace detail
+
+/// A static executable linked against a function table, both constexpr objects with static
+/// storage. Everything here is known at compile time.
+template <const auto& Prog, const auto& Table>
+struct linked_program {
+  using table_type = std::remove_cvref_t<decltype(Table)>;
+  static constexpr const auto& program = Prog;
+  static constexpr const auto& table = Table;
+  static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
+  static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
+
+ private:
+  template <std::size_t I>
+  static constexpr table_invoke callee_of() {
+    constexpr exec_view v = Prog.view();
+    if constexpr (v.funcs[I].kind == func_kind::packed) {
+      constexpr std::int64_t e = table_type::find(v.name(I));
+      if constexpr (e >= 0) return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      else return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  template <std::size_t... I>
+  static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
+    return {callee_of<I>()...};
+  }
+
+ public:
+  /// Per function index: the table entry a packed function calls; null for vm functions.
+  static constexpr std::array<table_invoke, num_funcs> callees = make_callees(std::make_index_sequence<num_funcs>());
+
+  /// The largest register file of any function.
+  static constexpr std::int64_t max_registers = [] {
+    std::int64_t m = 0;
+    for (const func_info& f : Prog.view().funcs) m = f.register_file_size > m ? f.register_file_size : m;
+    return m;
+  }();
+  /// The largest frame, in bytes of static_vm memory.
+  static constexpr std::size_t max_frame_bytes = [] {
+    std::int64_t m = 0;
+    for (std::size_t f = 0; f < num_funcs; ++f)
+      if (Prog.view().funcs[f].kind == func_kind::vm) {
+        const std::int64_t b = static_cast<std::int64_t>(sizeof(static_frame)) +
+                               detail::frame_slots(Prog.view(), f) * static_cast<std::int64_t>(sizeof(value));
+        m = b > m ? b : m;
+      }
+    return static_cast<std::size_t>(m);
+  }();
+  /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
+  static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
+  /// The memory static_vm needs to run any function of the program (when bounded; else give it
+  /// max_frame_bytes per frame of the deepest recursion you allow).
+  static constexpr std::size_t memory_bytes =
+      bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
+
+};
+
+/// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
+/// of this file. Both must be constexpr objects with static storage duration.
+template <const auto& Prog, const auto& Table>
+consteval auto link() {
+  using table_type = std::remove_cvref_t<decltype(Table)>;
+  constexpr detail::build_summary s = detail::check_link<table_type>(Prog.view());
+  if constexpr (!s.ok) {
+    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
+    constexpr int failed = (detail::report_link_failure<s>(std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) /
+                                                                                    detail::chunk_chars>()),
+                            0);
+    (void)failed;
+  }
+  return linked_program<Prog, Table>{};
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_LINK_HPP

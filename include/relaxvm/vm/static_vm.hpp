@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+// static_vm: runs a linked program (link.hpp) in memory the caller provides. No registry, no name
+// lookup at call time, no heap of its own: frames live in the caller's buffer (sized by
+// Linked::memory_bytes, a constexpr), packed functions are called through the linked program's
+// constexpr array, and tensor constants view the program's bytes, in read-only memory, without
+// copying. Objects the program makes (shapes, tensors, storage records) come from the object
+// allocator (runtime/object.hpp), their data from the allocators in `devices`.
+//
+//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];
+//   relaxvm::static_vm<linked> vm(memory, devices);
+//   relaxvm::result<relaxvm::value> r = vm.invoke("main", args);
+#ifndef RELAXVM_VM_STATIC_VM_HPP
+#define RELAXVM_VM_STATIC_VM_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "../base/error.hpp"
+#include "../bytecode/instruction.hpp"
+#include "../runtime/constant.hpp"
+#include "../runtime/context.hpp"
+#include "../runtime/function.hpp"
+#include "../runtime/memory.hpp"
+#include "../runtime/value.hpp"
+#include "link.hpp"
+
+namespace relaxvm {
+
+namespace detail {
+/// A packed closure over entry `fi` of a linked program, for function values (f[i] arguments).
+template <class Linked, std::size_t Fi>
+bool linked_closure_invoke(const closure_object&, const value* args, std::uint32_t nargs, value& ret,
+                           std::optional<error>& err) {
+  return Linked::callees[Fi](args, nargs, ret, err);
+}
+}  // namespace detail
+
+template <class Linked>
+class static_vm final : public vm_context {
+ public:
+  static constexpr exec_view view = Linked::program.view();
+
+  /// `memory` holds the frames: at least Linked::memory_bytes when Linked::bounded, aligned for
+  /// value. `devices` must outlive the VM; the last is the host.
+  static result<static_vm> create(std::span<std::byte> memory, std::span<const device_allocator> devices) {
+    if (devices.empty()) return detail::value_error("static_vm: give it at least one device (the host)");
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      if (!devices[i].allocator.defined()) return detail::value_error("static_vm: device ", i, " has no allocator");
+    if (reinterpret_cast<std::uintptr_t>(memory.data()) % alignof(value) != 0)
+      return detail::value_error("static_vm: the memory must be aligned to ", alignof(value), " bytes");
+    if (Linked::bounded && memory.size() < Linked::memory_bytes)
+      return detail::value_error("static_vm: the program needs ", Linked::memory_bytes, " bytes of memory, but got ",
+                                 memory.size());
+    return static_vm(memory, devices);
+  }
+
+  /// Moves are for create(); do not move a VM while one of its calls runs.
+  static_vm(static_vm&&) noexcept = default;
+  static_vm& operator=(static_vm&&) = delete;
+  ~static_vm() = default;
+
+  /// Calls function `name` (found in the program's table, a loop over a constexpr array).
+  result<value> invoke(std::string_view name, std::span<const value> args) {
+    const std::int64_t fi = view.find(name);
+    if (fi < 0) return detail::value_error("static_vm: the program has no function '", name, "'");
+    return invoke(fi, args);
+  }
+  result<value> invoke(std::int64_t fi, std::span<const value> args) {
+    if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
+      return detail::value_error("static_vm: function index ", fi, " is out of range");
+    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+      value ret;
+      std::optional<error> err;
+      if (!Linked::callees[static_cast<std::size_t>(fi)](args.data(), static_cast<std::uint32_t>(args.size()), ret, err))
+        return std::move(*err);
+      return ret;
+    }
+    return run_entry(fi, args);
+  }
+
+  /// The high-water mark of frame memory, in bytes (size the buffer of a recursive program by it).
+  std::size_t peak_memory() const { return peak_; }
+
+  // ---- vm_context ----
+  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
+    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+    if (c.is_packed()) return c.try_call(args);
+    if (c.get()->program.get() != program_tag())
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (c.bound().empty()) return run_entry(c.get()->func_index, args);
+    // Captured values come after the call's own arguments.
+    return with_bound(c, args);
+  }
+  void print(std::string_view text) override { print_(text); }
+  std::span<const device_allocator> devices() const override { return devices_; }
+
+  /// Where vm.builtin.print writes (default: nowhere; a firmware build passes its UART writer).
+  void set_print(void (*sink)(std::string_view)) { print_ = sink ? sink : [](std::string_view) {}; }
+
+ private:
+  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
+      : memory_(memory), devices_(devices) {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      consts_[i] = materialize_constant(view, view.constants[i], object_ref<object>());
+    make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+
+  // The program is a constexpr object of static storage: its address identifies it, and a
+  // shared_ptr with no control block names it without allocating.
+  static const void* program_tag() { return &Linked::program; }
+
+  template <std::size_t... I>
+  void make_funcs(std::index_sequence<I...>) {
+    (make_func<I>(), ...);
+  }
+  template <std::size_t I>
+  void make_func() {
+    const std::string_view name = view.name(I);
+    if constexpr (view.funcs[I].kind == func_kind::vm) {
+      auto c = make_object<closure_object>(closure_object::kind_t::vm, name);
+      c->func_index = static_cast<std::int64_t>(I);
+      c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
+      funcs_[I] = value(closure(std::move(c)));
+    } else {
+      auto c = make_object<closure_object>(closure_object::kind_t::packed, name);
+      c->invoke = &detail::linked_closure_invoke<Linked, I>;
+      funcs_[I] = value(closure(std::move(c)));
+    }
+  }
+
+  result<value> with_bound(const closure& c, std::span<const value> args) {
+    const std::span<const value> bound = c.bound();
+    const std::size_t n = args.size() + bound.size();
+    // The joined arguments go on the frame stack, below the callee's frame.
+    const std::size_t bytes = n * sizeof(value);
+    if (used_ + bytes > memory_.size()) return out_of_memory(c.name(), bytes);
+    value* joined = reinterpret_cast<value*>(memory_.data() + used_);
+    for (std::size_t i = 0; i < n; ++i) ::new (joined + i) value();
+    used_ += bytes;
+    std::size_t k = 0;
+    for (const value& a : args) joined[k++] = value::borrow(a);
+    for (const value& a : bound) joined[k++] = value::borrow(a);
+    result<value> r = run_entry(c.get()->func_index, std::span<const value>(joined, n));
+    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
+    used_ -= bytes;
+    return r;
+  }
+
+  error out_of_memory(std::string_view fn, std::size_t bytes) const {
+    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " more bytes than the VM's memory of ",
+                                 memory_.size(), " bytes has left");
+  }
+
+  result<value> run_entry(std::int64_t fi, std::span<const value> args) {
+    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (static_cast<std::int64_t>(args.size()) != f.num_args)
+      return detail::value_error("Invoking function ", view.name(static_cast<std::size_t>(fi)), " expects ", f.num_args,
+                                 " arguments, but ", args.size(), " arguments were provided.");
+    static_frame* const base = top_;
+    RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
+    return run(base);
+  }
+
+  status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
+                    std::int64_t caller_dst) {
+    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fi)];
+    const std::size_t bytes = sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
+    if (used_ + bytes > memory_.size()) return out_of_memory(view.name(static_cast<std::size_t>(fi)), bytes);
+    auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
+    fr->regs = reinterpret_cast<value*>(fr + 1);
+    for (std::int64_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
+    for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
+    used_ += bytes;
+    peak_ = used_ > peak_ ? used_ : peak_;
+    top_ = fr;
+    return {};
+  }
+
+  void pop_frame() {
+    static_frame* fr = top_;
+    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
+    for (std::int64_t i = slots - 1; i >= 0; --i) fr->regs[i].~value();
+    used_ -= sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
+    top_ = fr->caller;
+  }
+
+  error fail(error e, std::int64_t pc, static_frame* base) {
+    bool first = true;
+    while (top_ != base) {
+      detail::text t(first ? "in " : "called from ");
+      append_location(t, view, top_->func_index, pc);
+      e.add_context(t.view());
+      pc = top_->return_pc;
+      first = false;
+      pop_frame();
+    }
+    return e;
+  }
+
+  void load_arg(value& slot, arg a, value* regs) {
+    const std::int64_t v = a.value();
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (v < begin_special_register) slot = value::borrow(regs[v]);
+        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
+        else slot = value();
+        break;
+      case arg_kind::imm: slot = value(v); break;
+      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
+      case arg_kind::func_idx: slot = value::borrow(funcs_[static_cast<std::size_t>(v)]); break;
+    }
+  }
+
+  // Runs until the frame above `base` returns.
+  result<value> run(static_frame* base) {
+    std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
+    for (;;) {
+      const instruction in = decode(view, pc);
+      value* regs = top_->regs;
+      switch (in.op) {
+        case opcode::call: {
+          const std::size_t fi = static_cast<std::size_t>(in.func_idx);
+          const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
+          value& ret = regs[rf];
+          value* argv = regs + rf + 1;
+          for (std::int64_t k = 0; k < in.num_args; ++k) load_arg(argv[k], in.arg_at(k), regs);
+          if (const table_invoke callee = Linked::callees[fi]) {
+            std::optional<error> err;
+            const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
+            for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
+            if (!ok) return fail(err ? std::move(*err) : detail::internal_error("a packed function failed silently"), pc, base);
+            if (in.dst != void_register) regs[in.dst] = std::move(ret);
+            else ret.reset();
+            ++pc;
+          } else {
+            if (status s = push_frame(in.func_idx, argv, static_cast<std::size_t>(in.num_args), pc, in.dst); !s.ok())
+              return fail(std::move(s).error(), pc, base);
+            pc = view.funcs[fi].start;
+          }
+          break;
+        }
+        case opcode::ret: {
+          value result;
+          if (in.reg != void_register) {
+            value& src = regs[in.reg];
+            result = src.is_borrowed() ? value(src) : std::move(src);
+          }
+          const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
+          pop_frame();
+          if (top_ == base) return result;
+          // Clear the caller's argument scratch, then store the result.
+          const instruction call = decode(view, return_pc);
+          value* caller_regs = top_->regs;
+          value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
+          for (std::int64_t k = 0; k < call.num_args; ++k) argv[k].reset();
+          if (dst != void_register) caller_regs[dst] = std::move(result);
+          pc = return_pc + 1;
+          break;
+        }
+        case opcode::goto_: pc += in.offset; break;
+        case opcode::if_: {
+          const value& c = regs[in.reg];
+          if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
+            return fail(detail::type_error("If: the condition must be an int64 or a bool, but register %", in.reg,
+                                           " holds ", c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
+                        pc, base);
+          pc += c.raw_int() != 0 ? 1 : in.offset;
+          break;
+        }
+      }
+    }
+  }
+
+  static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
+    std::array<std::int64_t, Linked::num_funcs> s{};
+    for (std::size_t f = 0; f < Linked::num_funcs; ++f)
+      if (view.funcs[f].kind == func_kind::vm) s[f] = detail::frame_slots(view, f);
+    return s;
+  }();
+
+  std::span<std::byte> memory_;
+  std::span<const device_allocator> devices_;
+  std::array<value, Linked::num_constants> consts_{};
+  std::array<value, Linked::num_funcs> funcs_{};
+  static_frame* top_ = nullptr;
+  std::size_t used_ = 0, peak_ = 0;
+  void (*print_)(std::string_view) = [](std::string_view) {};
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_STATIC_VM_HPP

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// Constexpr function tables, compile-time linking and static_vm. (What must not link is in
+// tests/compile_fail/link_*.cpp.)
+#include <doctest/doctest.h>
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <relaxvm.hpp>
+#include <string>
+#include <vector>
+
+#include "../support/counting_new.hpp"
+
+namespace rv = relaxvm;
+using V = std::vector<rv::value>;
+
+namespace {
+
+std::int64_t add(std::int64_t a, std::int64_t b) { return a + b; }
+rv::result<std::int64_t> checked_div(std::int64_t a, std::int64_t b) {
+  if (b == 0) return rv::detail::value_error("test.div: division by zero");
+  return a / b;
+}
+rv::value count_args(std::span<const rv::value> args) { return rv::value(static_cast<std::int64_t>(args.size())); }
+double tensor_sum(const rv::tensor& t) {
+  double s = 0;
+  for (std::int64_t i = 0; i < t.numel(); ++i) s += t.data<const float>()[i];
+  return s;
+}
+
+constexpr auto table = rv::make_table(rv::fn<"test.add">(&add), rv::fn<"test.div">(&checked_div),
+                                      rv::packed<"test.count">(&count_args), rv::fn<"test.sum">(&tensor_sum),
+                                      rv::fn<"test.neg">([](std::int64_t x) { return -x; }), rv::builtins::table);
+
+// inc(x) = x + 1; main(x, y) = inc(x) + y / 2, with the packed calls linked at compile time.
+constexpr auto prog = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("inc", 1, {"x"});
+    b.emit_call("test.add", {b.r(0), b.imm(1)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("main", 2, {"x", "y"});
+    b.emit_call("inc", {b.r(0)}, b.r(2));
+    b.emit_call("test.div", {b.r(1), b.imm(2)}, b.r(3));
+    b.emit_call("test.add", {b.r(2), b.r(3)}, b.r(4));
+    b.emit_ret(b.r(4));
+  }
+  {
+    auto fn = b.function("variadic", 0);
+    b.emit_call("test.count", {b.imm(1), b.imm(2), b.imm(3)}, b.r(0));
+    b.emit_call("test.neg", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+});
+using linked = decltype(rv::link<prog, table>());
+
+rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::naive()}};
+
+}  // namespace
+
+TEST_CASE("a constexpr table knows its entries at compile time") {
+  static_assert(decltype(table)::find("test.add") == 0);
+  static_assert(decltype(table)::find("vm.builtin.match_shape") > 0);
+  static_assert(decltype(table)::find("nope") == -1);
+  static_assert(decltype(table)::duplicate().empty());
+  constexpr rv::entry_info add_info = decltype(table)::info(0);
+  static_assert(add_info.name == "test.add" && !add_info.raw && add_info.fixed == 2 && !add_info.variadic);
+  static_assert(add_info.param_name(0) == "int64");
+  static_assert((add_info.param_kinds(0) & rv::kinds_of(rv::value_kind::int64)) != 0);
+  static_assert((add_info.param_kinds(0) & rv::kinds_of(rv::value_kind::tensor)) == 0);
+  static_assert(decltype(table)::info(2).raw);
+  // The same table registers at run time.
+  rv::basic_registry reg;
+  reg.add_table(table);
+  CHECK(reg.get("test.add")(2, 3).as<std::int64_t>() == 5);
+  CHECK(reg.get("test.neg")(4).as<std::int64_t>() == -4);
+  CHECK(reg.size() == decltype(table)::size);
+}
+
+TEST_CASE("a linked program dispatches through a constexpr array and knows its memory") {
+  static_assert(linked::callees[prog.view().find("test.add")] != nullptr);
+  static_assert(linked::callees[prog.view().find("main")] == nullptr);  // a vm function
+  static_assert(linked::bounded);
+  static_assert(linked::max_registers == 5);
+  // main's frame, then inc's: each a header and its slots (registers, return slot, arguments).
+  constexpr std::size_t main_frame = sizeof(rv::static_frame) + (5 + 1 + 2) * sizeof(rv::value);
+  constexpr std::size_t inc_frame = sizeof(rv::static_frame) + (2 + 1 + 2) * sizeof(rv::value);
+  static_assert(linked::memory_bytes == main_frame + inc_frame);
+  static_assert(linked::max_frame_bytes == main_frame);
+
+  alignas(rv::value) std::byte memory[linked::memory_bytes];
+  rv::static_vm<linked> vm = rv::static_vm<linked>::create(memory, host).value();
+  CHECK(vm.invoke("main", V{40, 5}).value().as<std::int64_t>() == 43);
+  CHECK(vm.invoke("variadic", V{}).value().as<std::int64_t>() == -3);
+  CHECK(vm.invoke("test.add", V{1, 2}).value().as<std::int64_t>() == 3);  // a packed function directly
+  CHECK(vm.peak_memory() == linked::memory_bytes);
+  // Warm calls make no heap allocation.
+  const long before = relaxvm_test::heap_allocations();
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < 100; ++i) {
+    const rv::value args[] = {i, 4};
+    sum += vm.invoke("main", args).value().as<std::int64_t>();
+  }
+  CHECK(relaxvm_test::heap_allocations() == before);
+  CHECK(sum == 99 * 100 / 2 + 300);
+}
+
+TEST_CASE("static_vm reports errors with their place, and stays usable") {
+  alignas(rv::value) std::byte memory[linked::memory_bytes];
+  rv::static_vm<linked> vm = rv::static_vm<linked>::create(memory, host).value();
+  rv::result<rv::value> r = vm.invoke("main", V{1, 0});
+  CHECK(r.ok());
+  r = vm.invoke("main", V{std::int64_t{1}, rv::value("two")});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind() == rv::error_kind::type);
+  CHECK(std::string(r.error().message()) ==
+        "test.div: argument 0 expects int64 but got string\n"
+        "  in function 'main', instruction 1 (call test.div in: %1, i2 dst: %3)");
+  CHECK(vm.invoke("main", V{1, 2}).value().as<std::int64_t>() == 3);
+  CHECK(std::string(vm.invoke("main", V{1}).error().message()) ==
+        "Invoking function main expects 2 arguments, but 1 arguments were provided.");
+  CHECK(std::string(vm.invoke("nope", V{}).error().message()) == "static_vm: the program has no function 'nope'");
+  CHECK(vm.peak_memory() == linked::memory_bytes);
+
+  alignas(rv::value) std::byte small[64];
+  CHECK(std::string(rv::static_vm<linked>::create(small, host).error().message()) ==
+        "static_vm: the program needs " + std::to_string(linked::memory_bytes) + " bytes of memory, but got 64");
+  CHECK(std::string(rv::static_vm<linked>::create(memory, {}).error().message()) ==
+        "static_vm: give it at least one device (the host)");
+}
+
+namespace {
+// count(n) = n == 0 ? 0 : 1 + count(n - 1): recursion, so the depth is not known statically.
+constexpr auto recursive = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("count", 1);
+  b.emit_call("vm.builtin.scalar_eq", {b.r(0), b.imm(0)}, b.r(1));
+  b.emit_if(b.r(1), 3);
+  b.emit_call("vm.builtin.copy", {b.imm(0)}, b.r(2));
+  b.emit_ret(b.r(2));
+  b.emit_call("test.add", {b.r(0), b.imm(-1)}, b.r(2));
+  b.emit_call("count", {b.r(2)}, b.r(3));
+  b.emit_call("test.add", {b.r(3), b.imm(1)}, b.r(2));
+  b.emit_ret(b.r(2));
+});
+using linked_recursive = decltype(rv::link<recursive, table>());
+}  // namespace
+
+TEST_CASE("a recursive program gets memory per frame, and a clear error when it runs out") {
+  static_assert(!linked_recursive::bounded);
+  static_assert(linked_recursive::memory_bytes == 0);
+  alignas(rv::value) std::byte memory[linked_recursive::max_frame_bytes * 10];
+  rv::static_vm<linked_recursive> vm = rv::static_vm<linked_recursive>::create(memory, host).value();
+  CHECK(vm.invoke("count", V{9}).value().as<std::int64_t>() == 9);
+  rv::result<rv::value> deep = vm.invoke("count", V{10});
+  REQUIRE_FALSE(deep.ok());
+  CHECK(deep.error().kind() == rv::error_kind::runtime);
+  const std::string m(deep.error().message());
+  CHECK(m.find("static_vm: calling 'count' needs " + std::to_string(linked_recursive::max_frame_bytes) +
+               " more bytes than the VM's memory of " + std::to_string(sizeof(memory)) + " bytes has left") == 0);
+  CHECK(vm.invoke("count", V{3}).value().as<std::int64_t>() == 3);  // usable again, memory all back
+}
+
+namespace {
+constexpr auto weight_bytes = std::bit_cast<std::array<std::uint8_t, 16>>(std::array<float, 4>{1.5f, 2.5f, 3.0f, -1.0f});
+constexpr std::array<std::int64_t, 2> weight_shape{2, 2};
+// main() = test.sum(a tensor constant), and closures over vm and packed functions.
+constexpr auto with_constants = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("test.sum", {b.c(b.add_tensor(rv::dtype::float32(), weight_shape, weight_bytes))}, b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  {
+    auto fn = b.function("twice", 1);
+    b.emit_call("test.add", {b.r(0), b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("closures", 1);  // closures(x) = twice(x) + neg(x), both through invoke_closure
+    b.emit_call("vm.builtin.invoke_closure", {b.vm_state(), b.f("twice"), b.r(0)}, b.r(1));
+    b.emit_call("vm.builtin.make_closure", {b.f("test.add"), b.imm(100)}, b.r(2));
+    b.emit_call("vm.builtin.invoke_closure", {b.vm_state(), b.r(2), b.r(1)}, b.r(3));
+    b.emit_ret(b.r(3));
+  }
+});
+using linked_constants = decltype(rv::link<with_constants, table>());
+}  // namespace
+
+TEST_CASE("tensor constants are used in place; closures work") {
+  static_assert(!linked_constants::bounded);  // a vm function passed as a value
+  alignas(rv::value) std::byte memory[4096];
+  rv::static_vm<linked_constants> vm = rv::static_vm<linked_constants>::create(memory, host).value();
+  CHECK(vm.invoke("main", V{}).value().as<double>() == doctest::Approx(6.0));
+  CHECK(vm.invoke("closures", V{5}).value().as<std::int64_t>() == 110);
+}

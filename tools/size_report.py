@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Size report for Cortex-M3 (thumb, -Os, firmware mode RELAXVM_HEAP=0).
+
+usage: size_report.py [--out DIR] [--max-text BYTES]
+
+Builds tools/size/probe.cpp (static_vm linked at compile time against every builtin of the shape
+and memory tables), links it with --gc-sections, and prints the bytes of .text, .rodata, .data and
+.bss that belong to relaxvm (symbols in namespace relaxvm, from nm) and those of the whole image
+(with newlib and libstdc++). Then it runs the firmware example (tools/firmware.sh) and prints the
+RAM the VM needs for it. Exits with 1 when relaxvm's .text is above --max-text."""
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def relaxvm_sizes(elf):
+    """Bytes of relaxvm's own symbols, by section kind (nm's type letters)."""
+    kinds = {"t": ".text", "w": ".text", "r": ".rodata", "v": ".rodata", "d": ".data", "b": ".bss"}
+    sizes = {".text": 0, ".rodata": 0, ".data": 0, ".bss": 0}
+    for line in run(["arm-none-eabi-nm", "-S", "-C", elf]).splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and "relaxvm" in parts[3] and parts[2].lower() in kinds:
+            # A weak object ("V") is data; a weak function ("W") is code.
+            section = kinds[parts[2].lower()]
+            sizes[section] += int(parts[1], 16)
+    return sizes
+
+
+def image_sizes(elf):
+    sizes = {}
+    for line in run(["arm-none-eabi-size", "-A", elf]).splitlines():
+        m = re.match(r"^(\.text|\.rodata|\.data|\.bss)\s+(\d+)", line)
+        if m:
+            sizes[m.group(1)] = int(m.group(2))
+    return sizes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(ROOT / "build-firmware"))
+    ap.add_argument("--max-text", type=int, default=None)
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    flags = (ROOT / "tools" / "firmware_flags.txt").read_text().split()
+    obj, elf = out / "size_probe.o", out / "size_probe.elf"
+    run(["arm-none-eabi-g++", *flags, f"-I{ROOT / 'include'}", "-idirafter", "/usr/include", "-c",
+         str(ROOT / "tools" / "size" / "probe.cpp"), "-o", str(obj)])
+    # The probe's entry point keeps everything it reaches; nothing else is kept.
+    run(["arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb", str(obj), "-T",
+         str(ROOT / "examples" / "firmware" / "mps2_an385.ld"), "-nostartfiles", "--specs=nosys.specs",
+         "-Wl,--gc-sections", "-Wl,-e,relaxvm_size_probe", "-Wl,--defsym=__dso_handle=0",
+         "-Wl,--defsym=end=__heap_start", "-o", str(elf)])
+    own, image = relaxvm_sizes(str(elf)), image_sizes(str(elf))
+    print("Cortex-M3, arm-none-eabi-g++ -Os, RELAXVM_HEAP=0: static_vm + the shape and memory builtins")
+    print(f"{'section':10} {'relaxvm':>9} {'image':>9}")
+    for s in (".text", ".rodata", ".data", ".bss"):
+        print(f"{s:10} {own[s]:>9} {image.get(s, 0):>9}")
+    firmware = subprocess.run([str(ROOT / "tools" / "firmware.sh"), str(out)], capture_output=True, text=True)
+    output = firmware.stdout + firmware.stderr  # QEMU writes semihosting output to stderr
+    ram = [l for l in output.splitlines() if l.startswith("memory:")]
+    print("RAM for examples/firmware:", ram[0][len("memory: "):] if ram else f"(the example failed: {output})")
+    if firmware.returncode != 0:
+        return 1
+    if args.max_text is not None and own[".text"] > args.max_text:
+        print(f"relaxvm's .text is {own['.text']} bytes, above the limit of {args.max_text}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
