@@ -48,7 +48,7 @@
 // allocators take no locks and the object cache is one for the program.
 #ifndef RELAXVM_THREADS
 #include <cstddef>  // the standard library's configuration (_GLIBCXX_HAS_GTHREADS)
-#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS))
+#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS)) && !defined(_LIBCPP_HAS_NO_THREADS)
 #define RELAXVM_THREADS 1
 #else
 #define RELAXVM_THREADS 0
@@ -61,6 +61,9 @@
 // allocators is meant to run.
 #ifndef RELAXVM_HEAP
 #define RELAXVM_HEAP 1
+#endif
+#if !RELAXVM_HEAP && RELAXVM_THREADS
+#error "relaxvm: firmware mode (RELAXVM_HEAP=0) has one object memory without locks; define RELAXVM_THREADS=0 and use the library from one thread"
 #endif
 
 // 1: every reference count is atomic (like std::shared_ptr).
@@ -99,8 +102,10 @@
 #include <type_traits>
 #include <utility>
 
-#include <string>  // error messages; issue 4 gives freestanding builds a fixed buffer instead
 
+#if RELAXVM_HEAP
+#include <string>  // error messages (firmware mode keeps them in the error itself)
+#endif
 // ---- begin relaxvm/base/text.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // A growable character buffer usable in constant expressions. std::string is not (clang 16 with
@@ -115,9 +120,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace relaxvm::detail {
+
+#ifndef RELAXVM_TEXT_CAPACITY
+/// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
+/// time, in the object itself; longer texts are cut there.
+#define RELAXVM_TEXT_CAPACITY 256
+#endif
 
 class text {
  public:
@@ -125,6 +137,10 @@ class text {
   constexpr explicit text(std::string_view s) { append(s); }
 
   constexpr text& append(std::string_view s) {
+    if (fixed()) {
+      for (char c : s) push(c);
+      return *this;
+    }
     // A loop rather than insert(): g++ 12 at -O3 sees a null source in insert()'s memmove for an
     // empty view and warns (-Wnonnull), which -Werror makes fatal.
     const std::size_t need = chars_.size() + s.size();
@@ -133,7 +149,7 @@ class text {
     return *this;
   }
   constexpr text& append(char c) {
-    chars_.push_back(c);
+    push(c);
     return *this;
   }
   constexpr text& append_int(std::int64_t v) {
@@ -145,8 +161,8 @@ class text {
       digits[n++] = static_cast<char>('0' - (x % 10));
       x /= 10;
     } while (x != 0);
-    if (v < 0) chars_.push_back('-');
-    while (n > 0) chars_.push_back(digits[--n]);
+    if (v < 0) push('-');
+    while (n > 0) push(digits[--n]);
     return *this;
   }
   constexpr text& append_uint(std::uint64_t v) {
@@ -156,12 +172,16 @@ class text {
       digits[n++] = static_cast<char>('0' + (v % 10));
       v /= 10;
     } while (v != 0);
-    while (n > 0) chars_.push_back(digits[--n]);
+    while (n > 0) push(digits[--n]);
     return *this;
   }
   /// Appends `c` until the text is `width` characters long (std::setw with std::left).
   constexpr text& pad_to(std::size_t width, char c = ' ') {
-    while (chars_.size() < width) chars_.push_back(c);
+    while (size() < width) {
+      const std::size_t before = size();
+      push(c);
+      if (size() == before) break;  // full (firmware mode)
+    }
     return *this;
   }
 
@@ -181,14 +201,45 @@ class text {
   constexpr text& operator<<(const text& t) { return append(t.view()); }
 
   constexpr std::string_view view() const noexcept {
+#if !RELAXVM_HEAP
+    if (fixed()) return std::string_view(small_, small_size_);
+#endif
     return std::string_view(chars_.data(), chars_.size());
   }
-  constexpr std::size_t size() const noexcept { return chars_.size(); }
-  constexpr bool empty() const noexcept { return chars_.empty(); }
-  constexpr void clear() noexcept { chars_.clear(); }
+  constexpr std::size_t size() const noexcept { return view().size(); }
+  constexpr bool empty() const noexcept { return size() == 0; }
+  constexpr void clear() noexcept {
+#if !RELAXVM_HEAP
+    small_size_ = 0;
+#endif
+    chars_.clear();
+  }
 
  private:
+  // Whether the characters live in the fixed buffer: at run time in firmware mode. Constant
+  // evaluation (the builder, the verifier) always uses the vector.
+  constexpr bool fixed() const noexcept {
+#if RELAXVM_HEAP
+    return false;
+#else
+    return !std::is_constant_evaluated();
+#endif
+  }
+  constexpr void push(char c) {
+#if !RELAXVM_HEAP
+    if (fixed()) {
+      if (small_size_ < RELAXVM_TEXT_CAPACITY) small_[small_size_++] = c;
+      return;
+    }
+#endif
+    chars_.push_back(c);
+  }
+
   std::vector<char> chars_;
+#if !RELAXVM_HEAP
+  char small_[RELAXVM_TEXT_CAPACITY]{};
+  std::size_t small_size_ = 0;
+#endif
 };
 
 #if RELAXVM_HEAP
@@ -291,26 +342,59 @@ class error
 #endif
 {
  public:
+#if RELAXVM_HEAP
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
+#else
+  error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+#endif
 
   error_kind kind() const noexcept { return kind_; }
+#if RELAXVM_HEAP
   std::string_view message() const noexcept { return message_; }
+#else
+  std::string_view message() const noexcept { return std::string_view(message_, size_); }
+#endif
   const char* what() const noexcept
 #if RELAXVM_HOSTED
       override
 #endif
   {
+#if RELAXVM_HEAP
     return message_.c_str();
+#else
+    return message_;
+#endif
   }
   /// Adds a line of context (where the error happened) below the message.
   void add_context(std::string_view line) {
+#if RELAXVM_HEAP
     message_ += "\n  ";
     message_ += line;
+#else
+    append("\n  ");
+    append(line);
+#endif
   }
 
  private:
   error_kind kind_;
+#if RELAXVM_HEAP
   std::string message_;
+#else
+  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters.
+  void append(std::string_view s) noexcept {
+    for (char c : s) {
+      if (size_ == RELAXVM_TEXT_CAPACITY) {  // cut: say so
+        for (std::size_t i = size_ - 3; i < size_; ++i) message_[i] = '.';
+        break;
+      }
+      message_[size_++] = c;
+    }
+    message_[size_] = '\0';
+  }
+  char message_[RELAXVM_TEXT_CAPACITY + 1]{};
+  std::size_t size_ = 0;
+#endif
 };
 
 namespace detail {
@@ -3777,6 +3861,7 @@ struct object_memory_state {
   std::byte* end = nullptr;
   std::size_t size = 0;
   std::size_t peak = 0;
+  std::size_t live = 0;  // objects not yet freed
   block* heads[size_classes] = {};
 };
 inline object_memory_state& object_memory() {
@@ -3785,8 +3870,11 @@ inline object_memory_state& object_memory() {
 }
 /// A contract violation: the program needs more object memory than it was given.
 [[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+  if (n > (std::size_t{32} << (size_classes - 1)))
+    RELAXVM_ON_ERROR(runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
+                                   std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long"));
   RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
-                                 n, " bytes; give set_object_memory() a larger buffer (objects above 512 bytes never fit)"));
+                                 n, " bytes; give set_object_memory() a larger buffer"));
   __builtin_trap();
 }
 #endif
@@ -3797,12 +3885,16 @@ inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
 #if !RELAXVM_HEAP
   object_memory_state& m = object_memory();
   if (size_class == uncached_class) object_memory_exhausted(n);
+  ++m.live;
   if (object_memory_state::block* b = m.heads[size_class]) {
     m.heads[size_class] = b->next;
     return b;
   }
   const std::size_t bytes = std::size_t{32} << size_class;
-  if (static_cast<std::size_t>(m.end - m.next) < bytes) object_memory_exhausted(n);
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) {
+    --m.live;
+    object_memory_exhausted(n);
+  }
   void* p = m.next;
   m.next += bytes;
   const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
@@ -3830,6 +3922,7 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   object_memory_state& m = object_memory();
   b->next = m.heads[size_class];
   m.heads[size_class] = b;
+  --m.live;
   return;
 #endif
 #if RELAXVM_OBJECT_CACHE
@@ -4057,10 +4150,14 @@ class object_ref {
 
 #if !RELAXVM_HEAP
 /// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
-/// strings, closures, storage records) live in. Call it once, before making any object; the
-/// buffer must outlive them all. object_memory_peak() says how much a program used.
-inline void set_object_memory(std::span<std::byte> buffer) noexcept {
+/// strings, closures, storage records; at most 512 bytes each) live in. Call it before making
+/// any object, or again once every object is gone; the buffer must outlive them all.
+/// object_memory_peak() says how much a program used.
+inline void set_object_memory(std::span<std::byte> buffer) {
   detail::object_memory_state& m = detail::object_memory();
+  if (m.live != 0)
+    RELAXVM_ON_ERROR(detail::runtime_error("relaxvm: set_object_memory while ", m.live,
+                                           " objects still live in the previous buffer"));
   // Blocks are handed out at multiples of 32 bytes from an aligned start.
   const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
   const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
@@ -7289,6 +7386,7 @@ constexpr build_summary check_link(const exec_view& v) {
     return s;
   }
   // Every instruction that names a packed function: as the callee, or as a function argument.
+  // (A function the table lacks and no instruction names is reported after this loop.)
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     const func_info& fi = v.funcs[f];
     if (fi.kind != func_kind::vm) continue;
@@ -7348,6 +7446,16 @@ constexpr build_summary check_link(const exec_view& v) {
       }
     }
   }
+  // A packed function declared but named by no instruction can still be invoked by name.
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind == func_kind::packed && T::find(v.str(fi.name)) < 0) {
+      text t = link_error_start();
+      t << "function table entry " << f << " ('" << v.str(fi.name) << "') is not in the function table";
+      set_message(s, t);
+      return s;
+    }
+  }
   return s;
 }
 
@@ -7373,8 +7481,8 @@ constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
   return fi.register_file_size + 1 + max_args;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value, or
-/// calls a builtin that invokes closures. Then the call depth is not known statically.
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
+/// only way a closure over one is made). Then the call depth is not known statically.
 constexpr bool calls_indirectly(const exec_view& v) {
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     const func_info& fi = v.funcs[f];
@@ -7438,6 +7546,8 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v) {
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
+  static_assert(detail::check_link<table_type>(Prog.view()).ok,
+                "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
@@ -7484,7 +7594,8 @@ struct linked_program {
   /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
   static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
   /// The memory static_vm needs to run any function of the program (when bounded; else give it
-  /// max_frame_bytes per frame of the deepest recursion you allow).
+  /// max_frame_bytes per frame of the deepest recursion you allow). A kernel that re-enters the
+  /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
 
@@ -7519,9 +7630,9 @@ consteval auto link() {
 // copying. Objects the program makes (shapes, tensors, storage records) come from the object
 // allocator (runtime/object.hpp), their data from the allocators in `devices`.
 //
-//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];
-//   relaxvm::static_vm<linked> vm(memory, devices);
-//   relaxvm::result<relaxvm::value> r = vm.invoke("main", args);
+//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];  // when linked::bounded
+//   relaxvm::result<relaxvm::static_vm<linked>> vm = relaxvm::static_vm<linked>::create(memory, devices);
+//   relaxvm::result<relaxvm::value> r = vm->invoke("main", args);
 #ifndef RELAXVM_VM_STATIC_VM_HPP
 #define RELAXVM_VM_STATIC_VM_HPP
 
@@ -7545,6 +7656,9 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
   return Linked::callees[Fi](args, nargs, ret, err);
 }
 }  // namespace detail
+
+// Frames are a header followed by value slots, packed back to back in the VM's memory.
+static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
 template <class Linked>
 class static_vm final : public vm_context {
@@ -7580,10 +7694,10 @@ class static_vm final : public vm_context {
     if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
       return detail::value_error("static_vm: function index ", fi, " is out of range");
     if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+      const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
       value ret;
       std::optional<error> err;
-      if (!Linked::callees[static_cast<std::size_t>(fi)](args.data(), static_cast<std::uint32_t>(args.size()), ret, err))
-        return std::move(*err);
+      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
       return ret;
     }
     return run_entry(fi, args);
@@ -7595,11 +7709,11 @@ class static_vm final : public vm_context {
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
     if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    if (c.is_packed()) return c.try_call(args);
-    if (c.get()->program.get() != program_tag())
+    if (c.is_vm_function() && c.get()->program.get() != program_tag())
       return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return run_entry(c.get()->func_index, args);
-    // Captured values come after the call's own arguments.
+    if (c.bound().empty()) return call_closure(c, args);
+    // Captured values come after the call's own arguments; they are joined in the VM's memory
+    // (the heap-free counterpart of invoke_packed_bound).
     return with_bound(c, args);
   }
   void print(std::string_view text) override { print_(text); }
@@ -7639,6 +7753,19 @@ class static_vm final : public vm_context {
     }
   }
 
+  static error take(std::optional<error>& err) {
+    return err ? std::move(*err) : detail::internal_error("a packed function failed without reporting an error");
+  }
+
+  result<value> call_closure(const closure& c, std::span<const value> args) {
+    if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    const closure_object& fn = c.get()->callee();
+    value ret;
+    std::optional<error> err;
+    if (!fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
+    return ret;
+  }
+
   result<value> with_bound(const closure& c, std::span<const value> args) {
     const std::span<const value> bound = c.bound();
     const std::size_t n = args.size() + bound.size();
@@ -7651,15 +7778,15 @@ class static_vm final : public vm_context {
     std::size_t k = 0;
     for (const value& a : args) joined[k++] = value::borrow(a);
     for (const value& a : bound) joined[k++] = value::borrow(a);
-    result<value> r = run_entry(c.get()->func_index, std::span<const value>(joined, n));
+    result<value> r = call_closure(c, std::span<const value>(joined, n));
     for (std::size_t i = 0; i < n; ++i) joined[i].~value();
     used_ -= bytes;
     return r;
   }
 
   error out_of_memory(std::string_view fn, std::size_t bytes) const {
-    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " more bytes than the VM's memory of ",
-                                 memory_.size(), " bytes has left");
+    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " bytes of VM memory, but only ",
+                                 memory_.size() - used_, " of its ", memory_.size(), " bytes are left");
   }
 
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
@@ -7739,7 +7866,7 @@ class static_vm final : public vm_context {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
-            if (!ok) return fail(err ? std::move(*err) : detail::internal_error("a packed function failed silently"), pc, base);
+            if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
             ++pc;

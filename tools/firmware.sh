@@ -17,5 +17,6 @@ mapfile -t FIRMWARE_FLAGS < "$root/tools/firmware_flags.txt"
 # toolchain's own directories.
 arm-none-eabi-g++ "${FIRMWARE_FLAGS[@]}" -I"$root/include" -idirafter /usr/include \
   "$root/examples/firmware/main.cpp" -T "$root/examples/firmware/mps2_an385.ld" -nostartfiles \
-  --specs=nosys.specs -Wl,--gc-sections -Wl,--wrap=malloc -o "$out/firmware.elf"
+  --specs=nosys.specs -Wl,--gc-sections \
+  -Wl,--wrap=_malloc_r,--wrap=_calloc_r,--wrap=_realloc_r,--wrap=_memalign_r -o "$out/firmware.elf"
 exec timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel "$out/firmware.elf"

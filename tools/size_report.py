@@ -24,15 +24,15 @@ def run(cmd, **kw):
 
 
 def relaxvm_sizes(elf):
-    """Bytes of relaxvm's own symbols, by section kind (nm's type letters)."""
-    kinds = {"t": ".text", "w": ".text", "r": ".rodata", "v": ".rodata", "d": ".data", "b": ".bss"}
+    """Bytes of relaxvm's own symbols, by the section they are in (nm's System V format says)."""
     sizes = {".text": 0, ".rodata": 0, ".data": 0, ".bss": 0}
-    for line in run(["arm-none-eabi-nm", "-S", "-C", elf]).splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and "relaxvm" in parts[3] and parts[2].lower() in kinds:
-            # A weak object ("V") is data; a weak function ("W") is code.
-            section = kinds[parts[2].lower()]
-            sizes[section] += int(parts[1], 16)
+    seen = set()  # aliases (a constructor's C1 and C2 names) share an address: count it once
+    for line in run(["arm-none-eabi-nm", "-C", "-S", "--format=sysv", elf]).splitlines():
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) == 7 and "relaxvm" in fields[0] and fields[4] and fields[6] in sizes:
+            if fields[1] not in seen:
+                seen.add(fields[1])
+                sizes[fields[6]] += int(fields[4], 16)
     return sizes
 
 

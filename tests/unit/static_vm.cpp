@@ -158,7 +158,7 @@ TEST_CASE("a recursive program gets memory per frame, and a clear error when it 
   CHECK(deep.error().kind() == rv::error_kind::runtime);
   const std::string m(deep.error().message());
   CHECK(m.find("static_vm: calling 'count' needs " + std::to_string(linked_recursive::max_frame_bytes) +
-               " more bytes than the VM's memory of " + std::to_string(sizeof(memory)) + " bytes has left") == 0);
+               " bytes of VM memory, but only 0 of its " + std::to_string(sizeof(memory)) + " bytes are left") == 0);
   CHECK(vm.invoke("count", V{3}).value().as<std::int64_t>() == 3);  // usable again, memory all back
 }
 
@@ -194,4 +194,68 @@ TEST_CASE("tensor constants are used in place; closures work") {
   rv::static_vm<linked_constants> vm = rv::static_vm<linked_constants>::create(memory, host).value();
   CHECK(vm.invoke("main", V{}).value().as<double>() == doctest::Approx(6.0));
   CHECK(vm.invoke("closures", V{5}).value().as<std::int64_t>() == 110);
+}
+
+namespace {
+// outer(x) = inner(x): an error two frames deep; bound(x) calls a vm closure and a packed
+// closure, each with captured values, through invoke_closure.
+constexpr auto nested = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("inner", 1);
+    b.emit_call("test.div", {b.r(0), b.imm(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("outer", 1);
+    b.emit_call("inner", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("sub", 2);  // sub(a, b) = a - b
+    b.emit_call("test.neg", {b.r(1)}, b.r(2));
+    b.emit_call("test.add", {b.r(0), b.r(2)}, b.r(3));
+    b.emit_ret(b.r(3));
+  }
+  {
+    auto fn = b.function("bound", 1);  // (x - 10) + 1000
+    b.emit_call("vm.builtin.make_closure", {b.f("sub"), b.imm(10)}, b.r(1));
+    b.emit_call("vm.builtin.invoke_closure", {b.vm_state(), b.r(1), b.r(0)}, b.r(2));
+    b.emit_call("vm.builtin.make_closure", {b.f("test.add"), b.imm(1000)}, b.r(3));
+    b.emit_call("vm.builtin.invoke_closure", {b.vm_state(), b.r(3), b.r(2)}, b.r(4));
+    b.emit_ret(b.r(4));
+  }
+});
+using linked_nested = decltype(rv::link<nested, table>());
+}  // namespace
+
+TEST_CASE("static_vm: closures with captured values, errors deep in the call chain, bad set-up") {
+  alignas(rv::value) std::byte memory[2048];
+  rv::static_vm<linked_nested> vm = rv::static_vm<linked_nested>::create(memory, host).value();
+  CHECK(vm.invoke("bound", V{15}).value().as<std::int64_t>() == 1005);
+  rv::result<rv::value> r = vm.invoke("outer", V{7});
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.error().message()) ==
+        "test.div: division by zero\n"
+        "  in function 'inner', instruction 0 (call test.div in: %0, i0 dst: %1)\n"
+        "  called from function 'outer', instruction 0 (call inner in: %0 dst: %1)");
+  CHECK(vm.invoke("bound", V{20}).value().as<std::int64_t>() == 1010);  // usable, memory all back
+  CHECK(std::string(vm.invoke(std::int64_t{99}, V{}).error().message()) == "static_vm: function index 99 is out of range");
+
+  // Moved before use, the VM works the same.
+  rv::static_vm<linked_nested> moved = std::move(vm);
+  CHECK(moved.invoke("bound", V{0}).value().as<std::int64_t>() == 990);
+
+  CHECK(std::string(rv::static_vm<linked_nested>::create(std::span(memory + 1, 64), host).error().message()) ==
+        "static_vm: the memory must be aligned to 8 bytes");
+  const rv::device_allocator none[] = {{rv::device::cpu(), rv::allocator()}};
+  CHECK(std::string(rv::static_vm<linked_nested>::create(memory, none).error().message()) ==
+        "static_vm: device 0 has no allocator");
+  // Too little memory for a closure's joined arguments and frame: an error, not a crash.
+  alignas(rv::value) std::byte tiny[linked_nested::max_frame_bytes];
+  rv::static_vm<linked_nested> small = rv::static_vm<linked_nested>::create(tiny, host).value();
+  rv::result<rv::value> oom = small.invoke("bound", V{1});
+  REQUIRE_FALSE(oom.ok());
+  CHECK(oom.error().kind() == rv::error_kind::runtime);
+  CHECK(std::string(oom.error().message()).find("bytes of VM memory, but only") != std::string::npos);
+  CHECK(small.invoke("inner", V{1}).error().kind() == rv::error_kind::value);  // the division error: it ran
 }

@@ -35,7 +35,7 @@
 // allocators take no locks and the object cache is one for the program.
 #ifndef RELAXVM_THREADS
 #include <cstddef>  // the standard library's configuration (_GLIBCXX_HAS_GTHREADS)
-#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS))
+#if RELAXVM_HOSTED && (!defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS)) && !defined(_LIBCPP_HAS_NO_THREADS)
 #define RELAXVM_THREADS 1
 #else
 #define RELAXVM_THREADS 0
@@ -48,6 +48,9 @@
 // allocators is meant to run.
 #ifndef RELAXVM_HEAP
 #define RELAXVM_HEAP 1
+#endif
+#if !RELAXVM_HEAP && RELAXVM_THREADS
+#error "relaxvm: firmware mode (RELAXVM_HEAP=0) has one object memory without locks; define RELAXVM_THREADS=0 and use the library from one thread"
 #endif
 
 // 1: every reference count is atomic (like std::shared_ptr).

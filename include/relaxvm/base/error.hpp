@@ -10,9 +10,11 @@
 #include <type_traits>
 #include <utility>
 
-#include <string>  // error messages; issue 4 gives freestanding builds a fixed buffer instead
 
 #include "config.hpp"
+#if RELAXVM_HEAP
+#include <string>  // error messages (firmware mode keeps them in the error itself)
+#endif
 #include "text.hpp"
 
 #if RELAXVM_HOSTED
@@ -47,26 +49,59 @@ class error
 #endif
 {
  public:
+#if RELAXVM_HEAP
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
+#else
+  error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+#endif
 
   error_kind kind() const noexcept { return kind_; }
+#if RELAXVM_HEAP
   std::string_view message() const noexcept { return message_; }
+#else
+  std::string_view message() const noexcept { return std::string_view(message_, size_); }
+#endif
   const char* what() const noexcept
 #if RELAXVM_HOSTED
       override
 #endif
   {
+#if RELAXVM_HEAP
     return message_.c_str();
+#else
+    return message_;
+#endif
   }
   /// Adds a line of context (where the error happened) below the message.
   void add_context(std::string_view line) {
+#if RELAXVM_HEAP
     message_ += "\n  ";
     message_ += line;
+#else
+    append("\n  ");
+    append(line);
+#endif
   }
 
  private:
   error_kind kind_;
+#if RELAXVM_HEAP
   std::string message_;
+#else
+  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters.
+  void append(std::string_view s) noexcept {
+    for (char c : s) {
+      if (size_ == RELAXVM_TEXT_CAPACITY) {  // cut: say so
+        for (std::size_t i = size_ - 3; i < size_; ++i) message_[i] = '.';
+        break;
+      }
+      message_[size_++] = c;
+    }
+    message_[size_] = '\0';
+  }
+  char message_[RELAXVM_TEXT_CAPACITY + 1]{};
+  std::size_t size_ = 0;
+#endif
 };
 
 namespace detail {

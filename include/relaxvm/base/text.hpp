@@ -12,9 +12,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace relaxvm::detail {
+
+#ifndef RELAXVM_TEXT_CAPACITY
+/// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
+/// time, in the object itself; longer texts are cut there.
+#define RELAXVM_TEXT_CAPACITY 256
+#endif
 
 class text {
  public:
@@ -22,6 +29,10 @@ class text {
   constexpr explicit text(std::string_view s) { append(s); }
 
   constexpr text& append(std::string_view s) {
+    if (fixed()) {
+      for (char c : s) push(c);
+      return *this;
+    }
     // A loop rather than insert(): g++ 12 at -O3 sees a null source in insert()'s memmove for an
     // empty view and warns (-Wnonnull), which -Werror makes fatal.
     const std::size_t need = chars_.size() + s.size();
@@ -30,7 +41,7 @@ class text {
     return *this;
   }
   constexpr text& append(char c) {
-    chars_.push_back(c);
+    push(c);
     return *this;
   }
   constexpr text& append_int(std::int64_t v) {
@@ -42,8 +53,8 @@ class text {
       digits[n++] = static_cast<char>('0' - (x % 10));
       x /= 10;
     } while (x != 0);
-    if (v < 0) chars_.push_back('-');
-    while (n > 0) chars_.push_back(digits[--n]);
+    if (v < 0) push('-');
+    while (n > 0) push(digits[--n]);
     return *this;
   }
   constexpr text& append_uint(std::uint64_t v) {
@@ -53,12 +64,16 @@ class text {
       digits[n++] = static_cast<char>('0' + (v % 10));
       v /= 10;
     } while (v != 0);
-    while (n > 0) chars_.push_back(digits[--n]);
+    while (n > 0) push(digits[--n]);
     return *this;
   }
   /// Appends `c` until the text is `width` characters long (std::setw with std::left).
   constexpr text& pad_to(std::size_t width, char c = ' ') {
-    while (chars_.size() < width) chars_.push_back(c);
+    while (size() < width) {
+      const std::size_t before = size();
+      push(c);
+      if (size() == before) break;  // full (firmware mode)
+    }
     return *this;
   }
 
@@ -78,14 +93,45 @@ class text {
   constexpr text& operator<<(const text& t) { return append(t.view()); }
 
   constexpr std::string_view view() const noexcept {
+#if !RELAXVM_HEAP
+    if (fixed()) return std::string_view(small_, small_size_);
+#endif
     return std::string_view(chars_.data(), chars_.size());
   }
-  constexpr std::size_t size() const noexcept { return chars_.size(); }
-  constexpr bool empty() const noexcept { return chars_.empty(); }
-  constexpr void clear() noexcept { chars_.clear(); }
+  constexpr std::size_t size() const noexcept { return view().size(); }
+  constexpr bool empty() const noexcept { return size() == 0; }
+  constexpr void clear() noexcept {
+#if !RELAXVM_HEAP
+    small_size_ = 0;
+#endif
+    chars_.clear();
+  }
 
  private:
+  // Whether the characters live in the fixed buffer: at run time in firmware mode. Constant
+  // evaluation (the builder, the verifier) always uses the vector.
+  constexpr bool fixed() const noexcept {
+#if RELAXVM_HEAP
+    return false;
+#else
+    return !std::is_constant_evaluated();
+#endif
+  }
+  constexpr void push(char c) {
+#if !RELAXVM_HEAP
+    if (fixed()) {
+      if (small_size_ < RELAXVM_TEXT_CAPACITY) small_[small_size_++] = c;
+      return;
+    }
+#endif
+    chars_.push_back(c);
+  }
+
   std::vector<char> chars_;
+#if !RELAXVM_HEAP
+  char small_[RELAXVM_TEXT_CAPACITY]{};
+  std::size_t small_size_ = 0;
+#endif
 };
 
 #if RELAXVM_HEAP

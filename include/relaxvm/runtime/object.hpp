@@ -113,6 +113,7 @@ struct object_memory_state {
   std::byte* end = nullptr;
   std::size_t size = 0;
   std::size_t peak = 0;
+  std::size_t live = 0;  // objects not yet freed
   block* heads[size_classes] = {};
 };
 inline object_memory_state& object_memory() {
@@ -121,8 +122,11 @@ inline object_memory_state& object_memory() {
 }
 /// A contract violation: the program needs more object memory than it was given.
 [[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+  if (n > (std::size_t{32} << (size_classes - 1)))
+    RELAXVM_ON_ERROR(runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
+                                   std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long"));
   RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
-                                 n, " bytes; give set_object_memory() a larger buffer (objects above 512 bytes never fit)"));
+                                 n, " bytes; give set_object_memory() a larger buffer"));
   __builtin_trap();
 }
 #endif
@@ -133,12 +137,16 @@ inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
 #if !RELAXVM_HEAP
   object_memory_state& m = object_memory();
   if (size_class == uncached_class) object_memory_exhausted(n);
+  ++m.live;
   if (object_memory_state::block* b = m.heads[size_class]) {
     m.heads[size_class] = b->next;
     return b;
   }
   const std::size_t bytes = std::size_t{32} << size_class;
-  if (static_cast<std::size_t>(m.end - m.next) < bytes) object_memory_exhausted(n);
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) {
+    --m.live;
+    object_memory_exhausted(n);
+  }
   void* p = m.next;
   m.next += bytes;
   const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
@@ -166,6 +174,7 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   object_memory_state& m = object_memory();
   b->next = m.heads[size_class];
   m.heads[size_class] = b;
+  --m.live;
   return;
 #endif
 #if RELAXVM_OBJECT_CACHE
@@ -393,10 +402,14 @@ class object_ref {
 
 #if !RELAXVM_HEAP
 /// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
-/// strings, closures, storage records) live in. Call it once, before making any object; the
-/// buffer must outlive them all. object_memory_peak() says how much a program used.
-inline void set_object_memory(std::span<std::byte> buffer) noexcept {
+/// strings, closures, storage records; at most 512 bytes each) live in. Call it before making
+/// any object, or again once every object is gone; the buffer must outlive them all.
+/// object_memory_peak() says how much a program used.
+inline void set_object_memory(std::span<std::byte> buffer) {
   detail::object_memory_state& m = detail::object_memory();
+  if (m.live != 0)
+    RELAXVM_ON_ERROR(detail::runtime_error("relaxvm: set_object_memory while ", m.live,
+                                           " objects still live in the previous buffer"));
   // Blocks are handed out at multiples of 32 bytes from an aligned start.
   const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
   const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());

@@ -101,6 +101,7 @@ constexpr build_summary check_link(const exec_view& v) {
     return s;
   }
   // Every instruction that names a packed function: as the callee, or as a function argument.
+  // (A function the table lacks and no instruction names is reported after this loop.)
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     const func_info& fi = v.funcs[f];
     if (fi.kind != func_kind::vm) continue;
@@ -160,6 +161,16 @@ constexpr build_summary check_link(const exec_view& v) {
       }
     }
   }
+  // A packed function declared but named by no instruction can still be invoked by name.
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind == func_kind::packed && T::find(v.str(fi.name)) < 0) {
+      text t = link_error_start();
+      t << "function table entry " << f << " ('" << v.str(fi.name) << "') is not in the function table";
+      set_message(s, t);
+      return s;
+    }
+  }
   return s;
 }
 
@@ -185,8 +196,8 @@ constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
   return fi.register_file_size + 1 + max_args;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value, or
-/// calls a builtin that invokes closures. Then the call depth is not known statically.
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
+/// only way a closure over one is made). Then the call depth is not known statically.
 constexpr bool calls_indirectly(const exec_view& v) {
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     const func_info& fi = v.funcs[f];
@@ -250,6 +261,8 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v) {
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
+  static_assert(detail::check_link<table_type>(Prog.view()).ok,
+                "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
@@ -296,7 +309,8 @@ struct linked_program {
   /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
   static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
   /// The memory static_vm needs to run any function of the program (when bounded; else give it
-  /// max_frame_bytes per frame of the deepest recursion you allow).
+  /// max_frame_bytes per frame of the deepest recursion you allow). A kernel that re-enters the
+  /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
 

@@ -6,9 +6,9 @@
 // copying. Objects the program makes (shapes, tensors, storage records) come from the object
 // allocator (runtime/object.hpp), their data from the allocators in `devices`.
 //
-//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];
-//   relaxvm::static_vm<linked> vm(memory, devices);
-//   relaxvm::result<relaxvm::value> r = vm.invoke("main", args);
+//   alignas(relaxvm::value) static std::byte memory[linked::memory_bytes];  // when linked::bounded
+//   relaxvm::result<relaxvm::static_vm<linked>> vm = relaxvm::static_vm<linked>::create(memory, devices);
+//   relaxvm::result<relaxvm::value> r = vm->invoke("main", args);
 #ifndef RELAXVM_VM_STATIC_VM_HPP
 #define RELAXVM_VM_STATIC_VM_HPP
 
@@ -40,6 +40,9 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
   return Linked::callees[Fi](args, nargs, ret, err);
 }
 }  // namespace detail
+
+// Frames are a header followed by value slots, packed back to back in the VM's memory.
+static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
 template <class Linked>
 class static_vm final : public vm_context {
@@ -75,10 +78,10 @@ class static_vm final : public vm_context {
     if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
       return detail::value_error("static_vm: function index ", fi, " is out of range");
     if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+      const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
       value ret;
       std::optional<error> err;
-      if (!Linked::callees[static_cast<std::size_t>(fi)](args.data(), static_cast<std::uint32_t>(args.size()), ret, err))
-        return std::move(*err);
+      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
       return ret;
     }
     return run_entry(fi, args);
@@ -90,11 +93,11 @@ class static_vm final : public vm_context {
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
     if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    if (c.is_packed()) return c.try_call(args);
-    if (c.get()->program.get() != program_tag())
+    if (c.is_vm_function() && c.get()->program.get() != program_tag())
       return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return run_entry(c.get()->func_index, args);
-    // Captured values come after the call's own arguments.
+    if (c.bound().empty()) return call_closure(c, args);
+    // Captured values come after the call's own arguments; they are joined in the VM's memory
+    // (the heap-free counterpart of invoke_packed_bound).
     return with_bound(c, args);
   }
   void print(std::string_view text) override { print_(text); }
@@ -134,6 +137,19 @@ class static_vm final : public vm_context {
     }
   }
 
+  static error take(std::optional<error>& err) {
+    return err ? std::move(*err) : detail::internal_error("a packed function failed without reporting an error");
+  }
+
+  result<value> call_closure(const closure& c, std::span<const value> args) {
+    if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    const closure_object& fn = c.get()->callee();
+    value ret;
+    std::optional<error> err;
+    if (!fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
+    return ret;
+  }
+
   result<value> with_bound(const closure& c, std::span<const value> args) {
     const std::span<const value> bound = c.bound();
     const std::size_t n = args.size() + bound.size();
@@ -146,15 +162,15 @@ class static_vm final : public vm_context {
     std::size_t k = 0;
     for (const value& a : args) joined[k++] = value::borrow(a);
     for (const value& a : bound) joined[k++] = value::borrow(a);
-    result<value> r = run_entry(c.get()->func_index, std::span<const value>(joined, n));
+    result<value> r = call_closure(c, std::span<const value>(joined, n));
     for (std::size_t i = 0; i < n; ++i) joined[i].~value();
     used_ -= bytes;
     return r;
   }
 
   error out_of_memory(std::string_view fn, std::size_t bytes) const {
-    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " more bytes than the VM's memory of ",
-                                 memory_.size(), " bytes has left");
+    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " bytes of VM memory, but only ",
+                                 memory_.size() - used_, " of its ", memory_.size(), " bytes are left");
   }
 
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
@@ -234,7 +250,7 @@ class static_vm final : public vm_context {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
-            if (!ok) return fail(err ? std::move(*err) : detail::internal_error("a packed function failed silently"), pc, base);
+            if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
             ++pc;
