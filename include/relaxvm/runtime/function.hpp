@@ -41,6 +41,9 @@ struct closure_object : object {
   enum class kind_t : std::uint8_t { packed, vm };
 
   closure_object(kind_t k, std::string_view n) : fn_kind(k), name(n) {}
+  ~closure_object() {
+    for (value& v : bound) v.~value();
+  }
   void share_children() noexcept {
     if (auto* s = name.get()) s->share();
     if (target) target->share();
@@ -58,8 +61,11 @@ struct closure_object : object {
   /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
   /// its program and be mistaken for a function of another executable at the same address.
   std::shared_ptr<const void> program;
-  std::vector<value> bound;            ///< captured arguments, passed after the call's own
+  /// Captured arguments, passed after the call's own. They live in the object's own block, after
+  /// it (bind() makes such closures), so capturing makes one allocation, from the object memory.
+  std::span<value> bound;
 };
+static_assert(sizeof(closure_object) % alignof(value) == 0);
 
 namespace detail {
 // The cold half of invoke_packed: joins the arguments and the captured values.
@@ -106,14 +112,18 @@ class closure {
   /// A new closure that calls this one with `captured` appended after the call's arguments
   /// (and after any values this one already captured).
   closure bind(std::span<const value> captured) const {
-    auto c = make_object<closure_object>(obj_->fn_kind, obj_->name.view());
+    const std::size_t n = obj_->bound.size() + captured.size();
+    closure_object* raw = make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name.view());
+    auto c = object_ref<closure_object>::adopt(raw);
     c->invoke = obj_->invoke;
     c->func_index = obj_->func_index;
     c->program = obj_->program;
     if (is_packed()) c->target = obj_->target ? obj_->target : obj_;
-    c->bound.reserve(obj_->bound.size() + captured.size());
-    c->bound.assign(obj_->bound.begin(), obj_->bound.end());
-    c->bound.insert(c->bound.end(), captured.begin(), captured.end());
+    auto* tail = reinterpret_cast<value*>(raw + 1);
+    std::size_t k = 0;
+    for (const value& v : obj_->bound) ::new (static_cast<void*>(tail + k++)) value(v);
+    for (const value& v : captured) ::new (static_cast<void*>(tail + k++)) value(v);
+    c->bound = std::span<value>(tail, n);
     return closure(std::move(c));
   }
 
