@@ -19,7 +19,7 @@ namespace relaxvm::detail {
 
 #ifndef RELAXVM_TEXT_CAPACITY
 /// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
-/// time, in the object itself; longer texts are cut there.
+/// time, in the object itself; longer texts are cut there, ending in "...".
 #define RELAXVM_TEXT_CAPACITY 256
 #endif
 
@@ -121,6 +121,7 @@ class text {
 #if !RELAXVM_HEAP
     if (fixed()) {
       if (small_size_ < RELAXVM_TEXT_CAPACITY) small_[small_size_++] = c;
+      else small_[RELAXVM_TEXT_CAPACITY - 1] = small_[RELAXVM_TEXT_CAPACITY - 2] = small_[RELAXVM_TEXT_CAPACITY - 3] = '.';
       return;
     }
 #endif

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// Firmware mode on the host: RELAXVM_HEAP=0 and RELAXVM_THREADS=0 (tests/meson.build defines
+// them for this file only). A linked program runs with objects from set_object_memory(), tensor
+// data from an arena and frames from a static buffer, and nothing calls operator new, errors
+// included.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <relaxvm.hpp>
+#include <string>
+#include <string_view>
+
+#include "../support/counting_new.hpp"
+
+static_assert(!RELAXVM_HEAP && !RELAXVM_THREADS, "build this file with -DRELAXVM_HEAP=0 -DRELAXVM_THREADS=0");
+
+namespace rv = relaxvm;
+
+namespace {
+
+std::int64_t add(std::int64_t a, std::int64_t b) { return a + b; }
+
+constexpr auto table = rv::make_table(rv::fn<"test.add">(&add), rv::builtins::shape_table, rv::builtins::memory_table,
+                                      rv::builtins::control_table);
+
+// main(x) = x + 1 through a closure that captured 1; shape(t) = its shape, via a heap slot.
+constexpr auto prog = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.make_closure", {b.f("test.add"), b.imm(1)}, b.r(1));
+    b.emit_call("vm.builtin.invoke_closure", {b.vm_state(), b.r(1), b.r(0)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  {
+    auto fn = b.function("storage", 1);  // a tensor of n float32 from the arena
+    b.emit_call("vm.builtin.make_shape", {b.void_arg(), b.imm(1), b.imm(0), b.r(0)}, b.r(1));
+    b.emit_call("vm.builtin.alloc_storage",
+                {b.vm_state(), b.r(1), b.imm(-1), b.c(b.add_dtype(rv::dtype::float32()))}, b.r(2));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(2), b.imm(0), b.r(1), b.c(b.add_dtype(rv::dtype::float32()))}, b.r(3));
+    b.emit_ret(b.r(3));
+  }
+});
+using linked = decltype(rv::link<prog, table>());
+
+alignas(64) std::byte object_memory[8192];
+alignas(64) std::byte arena[1024];
+alignas(rv::value) std::byte vm_memory[4096];
+
+}  // namespace
+
+TEST_CASE("firmware mode: objects, tensors and errors without the heap") {
+  rv::set_object_memory(object_memory);
+  const long before = relaxvm_test::heap_allocations();
+  {
+    const rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+    rv::static_vm<linked> vm = rv::static_vm<linked>::create(vm_memory, host).value();
+    const rv::value x[] = {rv::value(41)};
+    CHECK(vm.invoke("main", x).value().as<std::int64_t>() == 42);
+    const rv::value n[] = {rv::value(16)};
+    rv::tensor t = vm.invoke("storage", n).value().as<rv::tensor>();
+    CHECK(t.shape() == rv::shape{16});
+    CHECK(t.numel() == 16);
+    t = rv::tensor();
+    // An error: its message lives in the error, and the arena's refusal names the request.
+    const rv::value big[] = {rv::value(1000)};
+    const rv::result<rv::value> r = vm.invoke("storage", big);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind() == rv::error_kind::runtime);
+    const std::string_view m = r.error().message();
+    CHECK(m.find("arena allocator: exhausted: 4000 bytes") == 0);
+    CHECK(m.size() <= RELAXVM_TEXT_CAPACITY);
+    CHECK(vm.invoke("main", x).value().as<std::int64_t>() == 42);  // still usable
+    CHECK(rv::object_memory_peak() > 0);
+  }
+  CHECK(relaxvm_test::heap_allocations() == before);
+}
+
+TEST_CASE("firmware mode: long messages are cut, and say so") {
+  rv::detail::text t;
+  for (int i = 0; i < 100; ++i) t << "0123456789";
+  CHECK(t.size() == RELAXVM_TEXT_CAPACITY);
+  CHECK(t.view().substr(RELAXVM_TEXT_CAPACITY - 4) == "2...");  // the 253rd digit, then the mark
+  rv::error e(rv::error_kind::value, t.view());
+  CHECK(e.message().size() == RELAXVM_TEXT_CAPACITY);
+  CHECK(e.message().substr(RELAXVM_TEXT_CAPACITY - 3) == "...");
+  rv::error short_one(rv::error_kind::value, "short");
+  short_one.add_context("in function 'main'");
+  CHECK(std::string(short_one.message()) == "short\n  in function 'main'");
+  CHECK(std::string(short_one.what()) == "short\n  in function 'main'");
+}
