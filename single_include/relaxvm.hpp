@@ -2669,6 +2669,14 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
+/// Marks `s` failed with message `t` (cut at max_build_message characters).
+constexpr void set_message(build_summary& s, const text& t) {
+  const std::string_view m = t.view();
+  s.ok = false;
+  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
+  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+}
+
 template <class F>
 constexpr build_summary summarize() {
   build_output out = run_builder<F>();
@@ -2682,9 +2690,7 @@ constexpr build_summary summarize() {
     t << "relaxvm: " << (out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule)) << ' ';
     t.pad_to(30);
     t << out.message;
-    std::string_view m = t.view();
-    s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-    for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+    set_message(s, t);
   }
   return s;
 }
@@ -6556,6 +6562,51 @@ inline std::string to_string(const value& v) {
 #include <utility>
 #include <vector>
 
+// ---- begin relaxvm/vm/operand.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// What both interpreters (virtual_machine and static_vm) do alike with an instruction's
+// operands: load a Call argument, and reject an If condition that is not an int64 or a bool.
+#ifndef RELAXVM_VM_OPERAND_HPP
+#define RELAXVM_VM_OPERAND_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+
+namespace relaxvm {
+
+class vm_context;
+
+namespace detail {
+
+/// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
+/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null.
+RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
+                                    const value* funcs) {
+  const std::int64_t v = a.value();
+  switch (a.kind()) {
+    case arg_kind::reg:
+      if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
+      else if (v == vm_register) slot = value(ctx);
+      else slot = value();
+      break;
+    case arg_kind::imm: slot = value(v); break;
+    case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
+    case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
+  }
+}
+
+/// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
+RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& c) {
+  return type_error("If: the condition must be an int64 or a bool, but register %", reg, " holds ", c.describe(),
+                    "; convert tensors with vm.builtin.read_if_cond");
+}
+
+}  // namespace detail
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_OPERAND_HPP
+// ---- end relaxvm/vm/operand.hpp ----
 
 namespace relaxvm {
 
@@ -7043,9 +7094,7 @@ class vm_impl final : public vm_context {
         case opcode::if_: {
           const value& c = regs[w[1]];
           if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(type_error("If: the condition must be an int64 or a bool, but register %", w[1], " holds ",
-                                   c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
-                        pc, base);
+            return fail(if_condition_error(w[1], c), pc, base);
           pc += c.raw_int() != 0 ? 1 : w[2];
           break;
         }
@@ -7058,17 +7107,7 @@ class vm_impl final : public vm_context {
   }
 
   RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
-    const std::int64_t v = a.value();
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
-        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
-        else slot = value();
-        break;
-      case arg_kind::imm: slot = value(v); break;
-      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
-      case arg_kind::func_idx: slot = value::borrow(func_values_[static_cast<std::size_t>(v)]); break;
-    }
+    detail::load_arg(slot, a, regs, this, consts_.data(), func_values_.data());
   }
 
   executable exe_;
@@ -7371,13 +7410,6 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
   }
 }
 
-constexpr void set_message(build_summary& s, const text& t) {
-  const std::string_view m = t.view();
-  s.ok = false;
-  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
-}
-
 constexpr text link_error_start() {
   text t;
   t << "relaxvm: link_error ";
@@ -7408,22 +7440,26 @@ constexpr build_summary check_link(const exec_view& v) {
         const func_info& c = v.funcs[static_cast<std::size_t>(callee)];
         return c.kind == func_kind::packed && T::find(v.str(c.name)) < 0;
       };
-      auto fail = [&](auto&&... parts) {
+      // "relaxvm: link_error  in function 'f', instruction i (...): ", for the problem to follow.
+      auto at_instruction = [&] {
         text t = link_error_start();
         t << "in ";
         append_location(t, v, static_cast<std::int64_t>(f), pc);
         t << ": ";
-        (t << ... << parts);
-        set_message(s, t);
+        return t;
       };
       if (missing(in.func_idx)) {
-        fail('\'', safe_func_name(v, in.func_idx), "' is not in the function table");
+        text t = at_instruction();
+        t << '\'' << safe_func_name(v, in.func_idx) << "' is not in the function table";
+        set_message(s, t);
         return s;
       }
       for (std::int64_t k = 0; k < in.num_args; ++k) {
         const arg a = in.arg_at(k);
         if (a.kind() == arg_kind::func_idx && missing(a.value())) {
-          fail("argument ", k, ": '", safe_func_name(v, a.value()), "' is not in the function table");
+          text t = at_instruction();
+          t << "argument " << k << ": '" << safe_func_name(v, a.value()) << "' is not in the function table";
+          set_message(s, t);
           return s;
         }
       }
@@ -7433,10 +7469,8 @@ constexpr build_summary check_link(const exec_view& v) {
       if (e.raw) continue;
       const auto n = static_cast<std::size_t>(in.num_args);
       if (e.variadic ? n < e.fixed : n != e.fixed) {
-        text t = link_error_start();
-        t << "in ";
-        append_location(t, v, static_cast<std::int64_t>(f), pc);
-        t << ": '" << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
+        text t = at_instruction();
+        t << '\'' << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
           << (e.fixed == 1 ? "" : "s") << " (";
         for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
         t << "), but the call passes " << n;
@@ -7447,10 +7481,8 @@ constexpr build_summary check_link(const exec_view& v) {
         value_kind kind = value_kind::null;
         if (!static_kind(v, in.arg_at(static_cast<std::int64_t>(i)), kind)) continue;
         if ((e.param_kinds(i) & kinds_of(kind)) != 0) continue;
-        text t = link_error_start();
-        t << "in ";
-        append_location(t, v, static_cast<std::int64_t>(f), pc);
-        t << ": argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
+        text t = at_instruction();
+        t << "argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
         append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
         set_message(s, t);
         return s;
@@ -7492,22 +7524,29 @@ constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
   return fi.register_file_size + 1 + max_args;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
-/// only way a closure over one is made). Then the call depth is not known statically.
-constexpr bool calls_indirectly(const exec_view& v) {
-  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
-    const func_info& fi = v.funcs[f];
+/// Per function index: whether some instruction passes the function as a value (f[i]).
+template <std::size_t N>
+constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
+  std::array<bool, N> used{};
+  for (const func_info& fi : v.funcs) {
     if (fi.kind != func_kind::vm) continue;
     for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
       const instruction in = decode(v, pc);
       if (in.op != opcode::call) continue;
-      for (std::int64_t k = 0; k < in.num_args; ++k) {
-        const arg a = in.arg_at(k);
-        if (a.kind() == arg_kind::func_idx && v.funcs[static_cast<std::size_t>(a.value())].kind == func_kind::vm)
-          return true;
-      }
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
     }
   }
+  return used;
+}
+
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
+/// only way a closure over one is made). Then the call depth is not known statically.
+template <std::size_t N>
+constexpr bool calls_indirectly(const exec_view& v) {
+  const std::array<bool, N> used = functions_used_as_values<N>(v);
+  for (std::size_t f = 0; f < N; ++f)
+    if (used[f] && v.funcs[f].kind == func_kind::vm) return true;
   return false;
 }
 
@@ -7538,7 +7577,7 @@ constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64
 
 template <std::size_t N>
 constexpr std::int64_t max_chain_bytes(const exec_view& v) {
-  if (calls_indirectly(v)) return unbounded;
+  if (calls_indirectly<N>(v)) return unbounded;
   std::array<std::int64_t, N + 1> state{}, memo{};
   std::int64_t most = 0;
   for (std::size_t f = 0; f < N; ++f) {
@@ -7580,6 +7619,7 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
+  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes<num_funcs>(Prog.view());
 
  public:
   /// Per function index: the table entry a packed function calls; null for vm functions.
@@ -7603,12 +7643,15 @@ struct linked_program {
     return static_cast<std::size_t>(m);
   }();
   /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
-  static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
+  static constexpr bool bounded = deepest_chain != detail::unbounded;
   /// The memory static_vm needs to run any function of the program (when bounded; else give it
   /// max_frame_bytes per frame of the deepest recursion you allow). A kernel that re-enters the
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
-      bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
+      bounded ? static_cast<std::size_t>(deepest_chain) : 0;
+  /// Per function index: whether an instruction passes the function as a value (f[i]), so that
+  /// static_vm needs a closure object for it.
+  static constexpr std::array<bool, num_funcs> used_as_value = detail::functions_used_as_values<num_funcs>(Prog.view());
 
 };
 
@@ -7745,20 +7788,22 @@ class static_vm final : public vm_context {
   // shared_ptr with no control block names it without allocating.
   static const void* program_tag() { return &Linked::program; }
 
+  // Closures only for the functions the program passes as values: nothing else reads funcs_.
   template <std::size_t... I>
   void make_funcs(std::index_sequence<I...>) {
     (make_func<I>(), ...);
   }
   template <std::size_t I>
   void make_func() {
-    const std::string_view name = view.name(I);
-    if constexpr (view.funcs[I].kind == func_kind::vm) {
-      auto c = make_object<closure_object>(closure_object::kind_t::vm, name);
+    if constexpr (!Linked::used_as_value[I]) {
+      return;
+    } else if constexpr (view.funcs[I].kind == func_kind::vm) {
+      auto c = make_object<closure_object>(closure_object::kind_t::vm, view.name(I));
       c->func_index = static_cast<std::int64_t>(I);
       c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
       funcs_[I] = value(closure(std::move(c)));
     } else {
-      auto c = make_object<closure_object>(closure_object::kind_t::packed, name);
+      auto c = make_object<closure_object>(closure_object::kind_t::packed, view.name(I));
       c->invoke = &detail::linked_closure_invoke<Linked, I>;
       funcs_[I] = value(closure(std::move(c)));
     }
@@ -7846,20 +7891,6 @@ class static_vm final : public vm_context {
     return e;
   }
 
-  void load_arg(value& slot, arg a, value* regs) {
-    const std::int64_t v = a.value();
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (v < begin_special_register) slot = value::borrow(regs[v]);
-        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
-        else slot = value();
-        break;
-      case arg_kind::imm: slot = value(v); break;
-      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
-      case arg_kind::func_idx: slot = value::borrow(funcs_[static_cast<std::size_t>(v)]); break;
-    }
-  }
-
   // Runs until the frame above `base` returns.
   result<value> run(static_frame* base) {
     std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
@@ -7872,7 +7903,8 @@ class static_vm final : public vm_context {
           const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
-          for (std::int64_t k = 0; k < in.num_args; ++k) load_arg(argv[k], in.arg_at(k), regs);
+          for (std::int64_t k = 0; k < in.num_args; ++k)
+            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           if (const table_invoke callee = Linked::callees[fi]) {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
@@ -7910,9 +7942,7 @@ class static_vm final : public vm_context {
         case opcode::if_: {
           const value& c = regs[in.reg];
           if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
-            return fail(detail::type_error("If: the condition must be an int64 or a bool, but register %", in.reg,
-                                           " holds ", c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
-                        pc, base);
+            return fail(detail::if_condition_error(in.reg, c), pc, base);
           pc += c.raw_int() != 0 ? 1 : in.offset;
           break;
         }

@@ -44,6 +44,14 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
+/// Marks `s` failed with message `t` (cut at max_build_message characters).
+constexpr void set_message(build_summary& s, const text& t) {
+  const std::string_view m = t.view();
+  s.ok = false;
+  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
+  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+}
+
 template <class F>
 constexpr build_summary summarize() {
   build_output out = run_builder<F>();
@@ -57,9 +65,7 @@ constexpr build_summary summarize() {
     t << "relaxvm: " << (out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule)) << ' ';
     t.pad_to(30);
     t << out.message;
-    std::string_view m = t.view();
-    s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-    for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
+    set_message(s, t);
   }
   return s;
 }

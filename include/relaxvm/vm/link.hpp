@@ -75,13 +75,6 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
   }
 }
 
-constexpr void set_message(build_summary& s, const text& t) {
-  const std::string_view m = t.view();
-  s.ok = false;
-  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
-}
-
 constexpr text link_error_start() {
   text t;
   t << "relaxvm: link_error ";
@@ -112,22 +105,26 @@ constexpr build_summary check_link(const exec_view& v) {
         const func_info& c = v.funcs[static_cast<std::size_t>(callee)];
         return c.kind == func_kind::packed && T::find(v.str(c.name)) < 0;
       };
-      auto fail = [&](auto&&... parts) {
+      // "relaxvm: link_error  in function 'f', instruction i (...): ", for the problem to follow.
+      auto at_instruction = [&] {
         text t = link_error_start();
         t << "in ";
         append_location(t, v, static_cast<std::int64_t>(f), pc);
         t << ": ";
-        (t << ... << parts);
-        set_message(s, t);
+        return t;
       };
       if (missing(in.func_idx)) {
-        fail('\'', safe_func_name(v, in.func_idx), "' is not in the function table");
+        text t = at_instruction();
+        t << '\'' << safe_func_name(v, in.func_idx) << "' is not in the function table";
+        set_message(s, t);
         return s;
       }
       for (std::int64_t k = 0; k < in.num_args; ++k) {
         const arg a = in.arg_at(k);
         if (a.kind() == arg_kind::func_idx && missing(a.value())) {
-          fail("argument ", k, ": '", safe_func_name(v, a.value()), "' is not in the function table");
+          text t = at_instruction();
+          t << "argument " << k << ": '" << safe_func_name(v, a.value()) << "' is not in the function table";
+          set_message(s, t);
           return s;
         }
       }
@@ -137,10 +134,8 @@ constexpr build_summary check_link(const exec_view& v) {
       if (e.raw) continue;
       const auto n = static_cast<std::size_t>(in.num_args);
       if (e.variadic ? n < e.fixed : n != e.fixed) {
-        text t = link_error_start();
-        t << "in ";
-        append_location(t, v, static_cast<std::int64_t>(f), pc);
-        t << ": '" << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
+        text t = at_instruction();
+        t << '\'' << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
           << (e.fixed == 1 ? "" : "s") << " (";
         for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
         t << "), but the call passes " << n;
@@ -151,10 +146,8 @@ constexpr build_summary check_link(const exec_view& v) {
         value_kind kind = value_kind::null;
         if (!static_kind(v, in.arg_at(static_cast<std::int64_t>(i)), kind)) continue;
         if ((e.param_kinds(i) & kinds_of(kind)) != 0) continue;
-        text t = link_error_start();
-        t << "in ";
-        append_location(t, v, static_cast<std::int64_t>(f), pc);
-        t << ": argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
+        text t = at_instruction();
+        t << "argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
         append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
         set_message(s, t);
         return s;
@@ -196,22 +189,29 @@ constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
   return fi.register_file_size + 1 + max_args;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
-/// only way a closure over one is made). Then the call depth is not known statically.
-constexpr bool calls_indirectly(const exec_view& v) {
-  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
-    const func_info& fi = v.funcs[f];
+/// Per function index: whether some instruction passes the function as a value (f[i]).
+template <std::size_t N>
+constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
+  std::array<bool, N> used{};
+  for (const func_info& fi : v.funcs) {
     if (fi.kind != func_kind::vm) continue;
     for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
       const instruction in = decode(v, pc);
       if (in.op != opcode::call) continue;
-      for (std::int64_t k = 0; k < in.num_args; ++k) {
-        const arg a = in.arg_at(k);
-        if (a.kind() == arg_kind::func_idx && v.funcs[static_cast<std::size_t>(a.value())].kind == func_kind::vm)
-          return true;
-      }
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
     }
   }
+  return used;
+}
+
+/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
+/// only way a closure over one is made). Then the call depth is not known statically.
+template <std::size_t N>
+constexpr bool calls_indirectly(const exec_view& v) {
+  const std::array<bool, N> used = functions_used_as_values<N>(v);
+  for (std::size_t f = 0; f < N; ++f)
+    if (used[f] && v.funcs[f].kind == func_kind::vm) return true;
   return false;
 }
 
@@ -242,7 +242,7 @@ constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64
 
 template <std::size_t N>
 constexpr std::int64_t max_chain_bytes(const exec_view& v) {
-  if (calls_indirectly(v)) return unbounded;
+  if (calls_indirectly<N>(v)) return unbounded;
   std::array<std::int64_t, N + 1> state{}, memo{};
   std::int64_t most = 0;
   for (std::size_t f = 0; f < N; ++f) {
@@ -284,6 +284,7 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
+  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes<num_funcs>(Prog.view());
 
  public:
   /// Per function index: the table entry a packed function calls; null for vm functions.
@@ -307,12 +308,15 @@ struct linked_program {
     return static_cast<std::size_t>(m);
   }();
   /// Whether the deepest chain of calls is known: no recursion, no vm function passed as a value.
-  static constexpr bool bounded = detail::max_chain_bytes<num_funcs>(Prog.view()) != detail::unbounded;
+  static constexpr bool bounded = deepest_chain != detail::unbounded;
   /// The memory static_vm needs to run any function of the program (when bounded; else give it
   /// max_frame_bytes per frame of the deepest recursion you allow). A kernel that re-enters the
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
-      bounded ? static_cast<std::size_t>(detail::max_chain_bytes<num_funcs>(Prog.view())) : 0;
+      bounded ? static_cast<std::size_t>(deepest_chain) : 0;
+  /// Per function index: whether an instruction passes the function as a value (f[i]), so that
+  /// static_vm needs a closure object for it.
+  static constexpr std::array<bool, num_funcs> used_as_value = detail::functions_used_as_values<num_funcs>(Prog.view());
 
 };
 

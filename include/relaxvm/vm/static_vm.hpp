@@ -29,6 +29,7 @@
 #include "../runtime/memory.hpp"
 #include "../runtime/value.hpp"
 #include "link.hpp"
+#include "operand.hpp"
 
 namespace relaxvm {
 
@@ -118,20 +119,22 @@ class static_vm final : public vm_context {
   // shared_ptr with no control block names it without allocating.
   static const void* program_tag() { return &Linked::program; }
 
+  // Closures only for the functions the program passes as values: nothing else reads funcs_.
   template <std::size_t... I>
   void make_funcs(std::index_sequence<I...>) {
     (make_func<I>(), ...);
   }
   template <std::size_t I>
   void make_func() {
-    const std::string_view name = view.name(I);
-    if constexpr (view.funcs[I].kind == func_kind::vm) {
-      auto c = make_object<closure_object>(closure_object::kind_t::vm, name);
+    if constexpr (!Linked::used_as_value[I]) {
+      return;
+    } else if constexpr (view.funcs[I].kind == func_kind::vm) {
+      auto c = make_object<closure_object>(closure_object::kind_t::vm, view.name(I));
       c->func_index = static_cast<std::int64_t>(I);
       c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
       funcs_[I] = value(closure(std::move(c)));
     } else {
-      auto c = make_object<closure_object>(closure_object::kind_t::packed, name);
+      auto c = make_object<closure_object>(closure_object::kind_t::packed, view.name(I));
       c->invoke = &detail::linked_closure_invoke<Linked, I>;
       funcs_[I] = value(closure(std::move(c)));
     }
@@ -219,20 +222,6 @@ class static_vm final : public vm_context {
     return e;
   }
 
-  void load_arg(value& slot, arg a, value* regs) {
-    const std::int64_t v = a.value();
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (v < begin_special_register) slot = value::borrow(regs[v]);
-        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
-        else slot = value();
-        break;
-      case arg_kind::imm: slot = value(v); break;
-      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
-      case arg_kind::func_idx: slot = value::borrow(funcs_[static_cast<std::size_t>(v)]); break;
-    }
-  }
-
   // Runs until the frame above `base` returns.
   result<value> run(static_frame* base) {
     std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
@@ -245,7 +234,8 @@ class static_vm final : public vm_context {
           const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
-          for (std::int64_t k = 0; k < in.num_args; ++k) load_arg(argv[k], in.arg_at(k), regs);
+          for (std::int64_t k = 0; k < in.num_args; ++k)
+            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           if (const table_invoke callee = Linked::callees[fi]) {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
@@ -283,9 +273,7 @@ class static_vm final : public vm_context {
         case opcode::if_: {
           const value& c = regs[in.reg];
           if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
-            return fail(detail::type_error("If: the condition must be an int64 or a bool, but register %", in.reg,
-                                           " holds ", c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
-                        pc, base);
+            return fail(detail::if_condition_error(in.reg, c), pc, base);
           pc += c.raw_int() != 0 ? 1 : in.offset;
           break;
         }

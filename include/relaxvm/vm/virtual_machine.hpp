@@ -35,6 +35,7 @@
 #include "../runtime/function.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/value.hpp"
+#include "operand.hpp"
 
 namespace relaxvm {
 
@@ -522,9 +523,7 @@ class vm_impl final : public vm_context {
         case opcode::if_: {
           const value& c = regs[w[1]];
           if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(type_error("If: the condition must be an int64 or a bool, but register %", w[1], " holds ",
-                                   c.describe(), "; convert tensors with vm.builtin.read_if_cond"),
-                        pc, base);
+            return fail(if_condition_error(w[1], c), pc, base);
           pc += c.raw_int() != 0 ? 1 : w[2];
           break;
         }
@@ -537,17 +536,7 @@ class vm_impl final : public vm_context {
   }
 
   RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
-    const std::int64_t v = a.value();
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
-        else if (v == vm_register) slot = value(static_cast<vm_context*>(this));
-        else slot = value();
-        break;
-      case arg_kind::imm: slot = value(v); break;
-      case arg_kind::const_idx: slot = value::borrow(consts_[static_cast<std::size_t>(v)]); break;
-      case arg_kind::func_idx: slot = value::borrow(func_values_[static_cast<std::size_t>(v)]); break;
-    }
+    detail::load_arg(slot, a, regs, this, consts_.data(), func_values_.data());
   }
 
   executable exe_;

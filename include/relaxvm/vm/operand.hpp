@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What both interpreters (virtual_machine and static_vm) do alike with an instruction's
+// operands: load a Call argument, and reject an If condition that is not an int64 or a bool.
+#ifndef RELAXVM_VM_OPERAND_HPP
+#define RELAXVM_VM_OPERAND_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../base/config.hpp"
+#include "../base/error.hpp"
+#include "../bytecode/opcode.hpp"
+#include "../runtime/value.hpp"
+
+namespace relaxvm {
+
+class vm_context;
+
+namespace detail {
+
+/// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
+/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null.
+RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
+                                    const value* funcs) {
+  const std::int64_t v = a.value();
+  switch (a.kind()) {
+    case arg_kind::reg:
+      if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
+      else if (v == vm_register) slot = value(ctx);
+      else slot = value();
+      break;
+    case arg_kind::imm: slot = value(v); break;
+    case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
+    case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
+  }
+}
+
+/// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
+RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& c) {
+  return type_error("If: the condition must be an int64 or a bool, but register %", reg, " holds ", c.describe(),
+                    "; convert tensors with vm.builtin.read_if_cond");
+}
+
+}  // namespace detail
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_OPERAND_HPP
