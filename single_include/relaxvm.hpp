@@ -66,6 +66,14 @@
 #error "relaxvm: firmware mode (RELAXVM_HEAP=0) has one object memory without locks; define RELAXVM_THREADS=0 and use the library from one thread"
 #endif
 
+// Error texts: 1 (default) formats every message with the values that were wrong. 0, for the
+// smallest firmware, keeps an error's kind and the name it starts with (the builtin's, or the
+// program's error context) and drops the rest of the text and the code that formats it (as
+// TF Lite Micro's TF_LITE_STRIP_ERROR_STRINGS does); see the README, Firmware mode.
+#ifndef RELAXVM_ERROR_TEXT
+#define RELAXVM_ERROR_TEXT 1
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT
@@ -121,6 +129,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <memory>
 #include <vector>
 
 namespace relaxvm::detail {
@@ -129,6 +138,26 @@ namespace relaxvm::detail {
 /// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
 /// time, in the object itself; longer texts are cut there, ending in "...".
 #define RELAXVM_TEXT_CAPACITY 256
+#endif
+
+#if !RELAXVM_HEAP
+/// Firmware mode: text's growable buffer serves constant evaluation only (at run time the fixed
+/// buffer does), so no run-time path may reach operator new or delete, and none is linked.
+template <class T>
+struct compile_time_allocator {
+  using value_type = T;
+  constexpr compile_time_allocator() noexcept = default;
+  template <class U>
+  constexpr compile_time_allocator(const compile_time_allocator<U>&) noexcept {}
+  constexpr T* allocate(std::size_t n) {
+    if (std::is_constant_evaluated()) return std::allocator<T>().allocate(n);
+    __builtin_trap();
+  }
+  constexpr void deallocate(T* p, std::size_t n) noexcept {
+    if (std::is_constant_evaluated()) std::allocator<T>().deallocate(p, n);
+  }
+  friend constexpr bool operator==(compile_time_allocator, compile_time_allocator) noexcept { return true; }
+};
 #endif
 
 class text {
@@ -236,8 +265,10 @@ class text {
     chars_.push_back(c);
   }
 
+#if RELAXVM_HEAP
   std::vector<char> chars_;
-#if !RELAXVM_HEAP
+#else
+  std::vector<char, compile_time_allocator<char>> chars_;
   char small_[RELAXVM_TEXT_CAPACITY]{};
   std::size_t small_size_ = 0;
 #endif
@@ -311,7 +342,7 @@ constexpr text cat(const Args&... args) {
 #endif  // RELAXVM_BASE_TEXT_HPP
 // ---- end relaxvm/base/text.hpp ----
 
-#if RELAXVM_HOSTED
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <exception>
 #endif
 #if RELAXVM_HOSTED && RELAXVM_HEAP
@@ -336,9 +367,13 @@ constexpr std::string_view to_string(error_kind k) noexcept {
   return "UnknownError";
 }
 
+// A std::exception in hosted builds with a heap. In firmware mode it is a plain class: no vtable,
+// so no deleting destructor that would link operator delete and the C library's allocator.
+#define RELAXVM_ERROR_IS_STD_EXCEPTION (RELAXVM_HOSTED && RELAXVM_HEAP)
+
 /// An error with its kind and a message that says what is wrong, where, and what to do.
 class error
-#if RELAXVM_HOSTED
+#if RELAXVM_ERROR_IS_STD_EXCEPTION
     : public std::exception
 #endif
 {
@@ -347,6 +382,16 @@ class error
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
 #else
   error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+  // Out of line, and copying only the characters in use: errors move through every result.
+  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_) { append(o.message()); }
+  RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
+    if (this != &o) {
+      kind_ = o.kind_;
+      size_ = 0;
+      append(o.message());
+    }
+    return *this;
+  }
 #endif
 
   error_kind kind() const noexcept { return kind_; }
@@ -356,7 +401,7 @@ class error
   std::string_view message() const noexcept { return std::string_view(message_, size_); }
 #endif
   const char* what() const noexcept
-#if RELAXVM_HOSTED
+#if RELAXVM_ERROR_IS_STD_EXCEPTION
       override
 #endif
   {
@@ -400,11 +445,24 @@ class error
 
 namespace detail {
 
+#if RELAXVM_ERROR_TEXT
 template <class... Parts>
 error make_error(error_kind kind, const Parts&... parts) {
   text t = cat(parts...);
   return error(kind, t.view());
 }
+#else
+// Terse errors: the message is the first part when that is a name (the builtin's, or the program's
+// error context; often all the sites of a function then share one error path). The other parts are
+// not formatted, and their formatting code is not linked.
+template <class First, class... Rest>
+error make_error(error_kind kind, const First& first, const Rest&... rest) {
+  ((void)rest, ...);
+  if constexpr (std::is_array_v<First>) return error(kind, std::string_view(first, sizeof(First) - 1));  // a literal
+  else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
+  else return error(kind, std::string_view());
+}
+#endif
 template <class... Parts>
 error type_error(const Parts&... parts) {
   return make_error(error_kind::type, parts...);
@@ -740,6 +798,12 @@ inline detail::text to_text(dtype t) {
   return out;
 }
 
+/// Writes to_text(t) into a text (for messages: formatted only when the text is).
+constexpr detail::text& operator<<(detail::text& out, dtype t) {
+  detail::append_dtype(out, t);
+  return out;
+}
+
 /// Parses the names to_text() writes; returns false for anything else.
 constexpr bool parse_dtype(std::string_view s, dtype& out) {
   if (s == "void") {
@@ -861,6 +925,12 @@ constexpr void append_device(text& out, device d) {
   out << device_type_name(d.device_type) << ':' << d.device_id;
 }
 }  // namespace detail
+
+/// Writes to_text(d) into a text (for messages: formatted only when the text is).
+constexpr detail::text& operator<<(detail::text& out, device d) {
+  detail::append_device(out, d);
+  return out;
+}
 
 /// "cpu:0", "cuda:1".
 inline detail::text to_text(device d) {
@@ -1323,7 +1393,11 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
   std::int64_t start = (func >= 0 && static_cast<std::uint64_t>(func) < v.funcs.size())
                            ? v.funcs[static_cast<std::size_t>(func)].start
                            : 0;
-  out << (instr - start) << " (";
+  out << (instr - start);
+#if !RELAXVM_ERROR_TEXT
+  if (!std::is_constant_evaluated()) return;  // the disassembler stays out of the image
+#endif
+  out << " (";
   append_instruction(out, v, instr, false);
   out << ')';
 }
@@ -1718,7 +1792,7 @@ class verifier {
           if (c.kind == const_kind::shape) break;
           const dtype t = dtype::unpack(c.scalar);
           if (!t.valid_for_tensor()) {
-            bad() << "dtype " << to_text(t) << " is not a valid tensor element type";
+            bad() << "dtype " << t << " is not a valid tensor element type";
             return false;
           }
           std::int64_t nbytes = 0;
@@ -2380,7 +2454,7 @@ class exec_builder {
     if (!t.valid_for_tensor() || !detail::checked_mul(numel, t.bytes(), nbytes) ||
         nbytes != static_cast<std::int64_t>(bytes.size())) {
       fail() << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
-             << to_text(t) << " elements";
+             << t << " elements";
       return 0;
     }
     const pool_marks m = marks();
@@ -3857,6 +3931,29 @@ inline object_cache& thread_object_cache() {
 }
 #endif
 
+/// Ends the message of a failed heap allocation.
+inline constexpr std::string_view no_heap_note =
+    RELAXVM_HEAP ? "" : " (firmware mode, RELAXVM_HEAP=0, has no heap: allocate from an arena allocator)";
+/// Tensor data and allocator blocks from the system heap: null when there is no room, and always
+/// in firmware mode (RELAXVM_HEAP=0), which has no heap and links no operator new.
+inline void* heap_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
+#if RELAXVM_HEAP
+  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{alignment}, std::nothrow);
+#else
+  (void)nbytes;
+  (void)alignment;
+  return nullptr;
+#endif
+}
+inline void heap_free(void* p, std::size_t alignment) noexcept {
+#if RELAXVM_HEAP
+  ::operator delete(p, std::align_val_t{alignment});
+#else
+  (void)p;  // heap_allocate gave nothing to free
+  (void)alignment;
+#endif
+}
+
 #if !RELAXVM_HEAP
 // Firmware mode: every object comes from the buffer given to set_object_memory(), in blocks of
 // the size classes, and goes back to a free list of its class; nothing comes from the heap.
@@ -4309,6 +4406,20 @@ class shape {
   }
   shape(detail::borrow_t b, shape_object* o) noexcept : obj_(b, o) {}
 
+  /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
+  /// without a scratch buffer; the first error of `dim` is returned.
+  template <class F>
+  static result<shape> generate(std::size_t n, F&& dim) {
+    shape s;
+    if (n == 0) return s;
+    shape_object* o = make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t), static_cast<std::int64_t>(n));
+    s.obj_ = object_ref<shape_object>::adopt(o);
+    for (std::size_t i = 0; i < n; ++i) {
+      RELAXVM_TRY_ASSIGN(o->dims()[i], dim(i));
+    }
+    return s;
+  }
+
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
@@ -4352,11 +4463,14 @@ inline void append_shape(text& out, std::span<const std::int64_t> dims) {
   }
   out << ']';
 }
-inline text cat_shape(std::span<const std::int64_t> dims) {
-  text t;
-  append_shape(t, dims);
-  return t;
-}
+/// Dimensions for a message ("[32, 16]"), written when streamed into a text.
+struct dims_text {
+  std::span<const std::int64_t> dims;
+  friend text& operator<<(text& out, const dims_text& d) {
+    append_shape(out, d.dims);
+    return out;
+  }
+};
 }  // namespace detail
 
 }  // namespace relaxvm
@@ -4449,7 +4563,7 @@ struct tensor_object : object {
   static constexpr std::string_view type_name = "relaxvm.tensor";
   tensor_object() = default;
   ~tensor_object() {
-    if (own_data) ::operator delete(own_data, std::align_val_t{tensor_alignment});
+    if (own_data) detail::heap_free(own_data, tensor_alignment);
   }
   void share_children() noexcept {
     if (owner) owner->share();
@@ -4499,15 +4613,15 @@ struct keep_alive_owner : object {
 inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, std::int64_t& numel,
                                   std::int64_t& nbytes, std::string_view what) {
   if (!t.valid_for_tensor())
-    return value_error(what, ": ", to_text(t), " is not a valid tensor element type");
+    return value_error(what, ": ", t, " is not a valid tensor element type");
   numel = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) return value_error(what, ": dimension ", i, " is ", dims[i], "; dimensions must be 0 or more");
     if (!checked_mul(numel, dims[i], numel))
-      return value_error(what, ": the element count of shape ", cat_shape(dims), " overflows int64");
+      return value_error(what, ": the element count of shape ", dims_text{dims}, " overflows int64");
   }
   if (!checked_mul(numel, t.bytes(), nbytes))
-    return value_error(what, ": ", numel, " elements of ", to_text(t), " overflow int64 bytes");
+    return value_error(what, ": ", numel, " elements of ", t, " overflow int64 bytes");
   return {};
 }
 
@@ -4527,15 +4641,14 @@ class tensor {
   static result<tensor> try_empty(const relaxvm::shape& s, relaxvm::dtype t,
                                   relaxvm::device d = relaxvm::device::cpu()) {
     if (d.device_type != kDLCPU)
-      return detail::value_error("tensor::empty: cannot allocate on ", to_text(d),
+      return detail::value_error("tensor::empty: cannot allocate on ", d,
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
-    // nothrow: a program asking for more memory than there is gets an error, not an exception
-    // (or, without exceptions, termination).
-    void* data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment},
-                                std::nothrow);
-    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes");
+    // A program asking for more memory than there is gets an error, not an exception (or, without
+    // exceptions, termination).
+    void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
+    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
     auto o = make_object<tensor_object>();
     o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
@@ -4552,7 +4665,7 @@ class tensor {
     std::int64_t numel = 0;
     if (!s.numel(numel) || numel != static_cast<std::int64_t>(data.size()))
       return detail::value_error("tensor::from: ", data.size(), " values do not fill shape ",
-                                 detail::cat_shape(s.dims()));
+                                 detail::dims_text{s.dims()});
     RELAXVM_TRY_ASSIGN(tensor t, try_empty(s, dtype_of<T>()));
     if (!data.empty()) std::memcpy(t.raw_data(), data.data(), data.size() * sizeof(T));
     return t;
@@ -4667,12 +4780,12 @@ class tensor {
     using E = std::remove_const_t<T>;
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
     if (dtype_of<E>() != dtype())
-      return detail::type_error("tensor::data<", to_text(dtype_of<E>()), ">: the tensor holds ", to_text(dtype()));
+      return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
     if constexpr (!std::is_const_v<T>) {
       if (obj_->read_only)
-        return detail::value_error("tensor::data<", to_text(dtype_of<E>()),
+        return detail::value_error("tensor::data<", dtype_of<E>(),
                                    ">: the tensor is read-only (a constant of an executable); read it through data<const ",
-                                   to_text(dtype_of<E>()), ">()");
+                                   dtype_of<E>(), ">()");
     }
     return static_cast<T*>(raw_data());
   }
@@ -4784,7 +4897,7 @@ inline void append_tensor(text& out, const tensor& t, std::int64_t limit = 64) {
   }
   out << ", shape=";
   append_shape(out, t.shape().dims());
-  out << ", dtype=" << to_text(t.dtype()) << ", device=" << to_text(t.device()) << ')';
+  out << ", dtype=" << t.dtype() << ", device=" << t.device() << ')';
 }
 
 }  // namespace detail
@@ -4940,17 +5053,25 @@ class value {
     return try_as<T>().value();
   }
 
-  /// "tensor", or for numbers the kind and value ("int64 3000000000", "float64 2.5").
-  detail::text describe() const {
-    detail::text t(to_string(kind_));
-    if (kind_ == value_kind::int64) t << ' ' << p_.i;
-    if (kind_ == value_kind::boolean) t << (p_.i ? " true" : " false");
-    if (kind_ == value_kind::float64) {
-      t << ' ';
-      detail::append_double(t, p_.f);
+  /// For messages: "tensor", or for numbers the kind and value ("int64 3000000000", "float64
+  /// 2.5"), written when streamed into a text (so never with terse errors).
+  struct description {
+    const value& v;
+    void write(detail::text& t) const {
+      t << to_string(v.kind_);
+      if (v.kind_ == value_kind::int64) t << ' ' << v.p_.i;
+      if (v.kind_ == value_kind::boolean) t << (v.p_.i ? " true" : " false");
+      if (v.kind_ == value_kind::float64) {
+        t << ' ';
+        detail::append_double(t, v.p_.f);
+      }
     }
-    return t;
-  }
+    friend detail::text& operator<<(detail::text& t, const description& d) {
+      d.write(t);
+      return t;
+    }
+  };
+  description describe() const noexcept { return {*this}; }
 
   /// Lets copies of this value be made and dropped on several threads (see object::share).
   void share() const noexcept {
@@ -5566,8 +5687,7 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if (arg_holder<P_>::check(args[I])) return true;
-    text got = args[I].describe();
-    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
+    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", args[I].describe()));
     return false;
   }
 
@@ -5720,11 +5840,9 @@ struct lock_guard {
 namespace detail {
 
 inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
-  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
+  return heap_allocate(nbytes, std::max(alignment, alloc_alignment));
 }
-inline void system_free(void* p, std::size_t alignment) noexcept {
-  ::operator delete(p, std::align_val_t{std::max(alignment, alloc_alignment)});
-}
+inline void system_free(void* p, std::size_t alignment) noexcept { heap_free(p, std::max(alignment, alloc_alignment)); }
 /// Records a request served straight from the system.
 inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noexcept {
   ++s.allocations;
@@ -5733,7 +5851,7 @@ inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noex
   s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
 }
 inline error out_of_memory(std::string_view who, std::size_t nbytes) {
-  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes");
+  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes", no_heap_note);
 }
 
 class naive_allocator final : public allocator_object {
@@ -6038,7 +6156,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
   // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
   const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
   if (offset % element != 0)
-    return value_error(who, ": offset ", offset, " is not aligned for ", to_text(t), " (", element, " bytes)");
+    return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};
 }
 }  // namespace detail
@@ -6086,7 +6204,7 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
   if (!src.defined()) return detail::value_error("copy_to: the tensor is undefined");
   if (!src.is_contiguous()) return detail::value_error("copy_to: strided tensors are not supported");
   if (src.device().device_type != kDLCPU || dev.device_type != kDLCPU)
-    return detail::value_error("copy_to: cannot copy from ", to_text(src.device()), " to ", to_text(dev),
+    return detail::value_error("copy_to: cannot copy from ", src.device(), " to ", dev,
                                "; relaxvm runs on host (cpu) devices only");
   RELAXVM_TRY_ASSIGN(tensor out, empty_tensor(src.shape(), src.dtype(), alloc, dev));
   if (src.nbytes() > 0) std::memcpy(out.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));
@@ -6665,7 +6783,7 @@ class vm_impl final : public vm_context {
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
       if (d.device.device_type != kDLCPU)
-        return value_error("virtual_machine: device ", i, " is ", to_text(d.device),
+        return value_error("virtual_machine: device ", i, " is ", d.device,
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
@@ -8052,7 +8170,6 @@ inline void register_core(basic_registry& reg) { reg.add_table(core_table); }
 #include <limits>
 #include <span>
 #include <string_view>
-#include <vector>
 
 
 namespace relaxvm::builtins {
@@ -8080,8 +8197,8 @@ inline result<heap_view> open_heap(std::string_view fn, const value& v, bool wri
   const tensor heap = v.as<tensor>();
   if (heap.ndim() != 1 || heap.dtype() != dtype::int64() || heap.device().device_type != kDLCPU)
     return value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
-                       relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()), " on ",
-                       to_text(heap.device()));
+                       relaxvm::detail::dims_text{heap.shape().dims()}, " ", heap.dtype(), " on ",
+                       heap.device());
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
@@ -8167,15 +8284,12 @@ inline status store_shape(const shape& s, const value& heap_value, std::span<con
 inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.load_shape";
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
-  std::vector<std::int64_t> dims;
-  dims.reserve(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) {
+  return shape::generate(indices.size(), [&](std::size_t i) -> result<std::int64_t> {
     if (indices[i].kind() != value_kind::int64)
       return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
     RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
-    dims.push_back(heap.slots[indices[i].raw_int()]);
-  }
-  return shape(dims);
+    return heap.slots[indices[i].raw_int()];
+  });
 }
 
 // ---- match and make ------------------------------------------------------------------------
@@ -8232,26 +8346,17 @@ inline result<shape> make_shape(std::span<const value> args) {
   if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
     return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
-  std::int64_t small[8];
-  std::vector<std::int64_t> large;
-  std::int64_t* dims = small;
-  if (n > 8) {
-    large.resize(static_cast<std::size_t>(n));
-    dims = large.data();
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * static_cast<std::size_t>(i), "a code"));
-    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a value"));
+  return shape::generate(static_cast<std::size_t>(n), [&](std::size_t i) -> result<std::int64_t> {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * i, "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * i, "a value"));
     switch (static_cast<make_code>(code)) {
-      case make_code::use_imm: dims[i] = v; break;
+      case make_code::use_imm: return v;
       case make_code::load_shape:
-        RELAXVM_TRY(detail::check_slot(fn, "dimension", i, v, heap));
-        dims[i] = heap.slots[v];
-        break;
-      default: return detail::value_error(fn, ": Unknown make shape code: ", code);
+        RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
+        return heap.slots[v];
     }
-  }
-  return shape(std::span<const std::int64_t>(dims, static_cast<std::size_t>(n)));
+    return detail::value_error(fn, ": Unknown make shape code: ", code);
+  });
 }
 
 inline status match_prim_value(std::span<const value> args) {
@@ -8316,7 +8421,7 @@ inline status check_tensor_info(std::span<const value> args) {
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
     const dtype want = args[2].as<dtype>();
     if (!want.is_void() && want != t.dtype())
-      return detail::value_error(ctx, "expect Tensor with dtype ", to_text(want), " but get ", to_text(t.dtype()));
+      return detail::value_error(ctx, "expect Tensor with dtype ", want, " but get ", t.dtype());
   }
   return {};
 }
@@ -8347,14 +8452,14 @@ inline status check_func_info(const value& x, const value& err_ctx) {
 inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
   if (holds_object(x.kind()))
-    return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ObjectRef of type ", to_string(x.kind()));
+    return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
   bool ok = false;
   if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
   else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
   else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
   else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
-  else return detail::type_error(ctx, ", unsupported dtype ", to_text(t));
-  if (!ok) return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ", x.describe());
+  else return detail::type_error(ctx, ", unsupported dtype ", t);
+  if (!ok) return detail::type_error(ctx, ", expected dtype ", t, ", but received ", x.describe());
   return {};
 }
 
@@ -8442,16 +8547,24 @@ inline result<shape> tensor_to_shape(const tensor& t) {
   if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
       (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
-                               relaxvm::detail::cat_shape(t.shape().dims()), " ", to_text(t.dtype()));
+                               relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(t.numel()));
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (t.dtype().bits == 16) { std::int16_t x; std::memcpy(&x, p + 2 * i, 2); dims[i] = x; }
-    else if (t.dtype().bits == 32) { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); dims[i] = x; }
-    else std::memcpy(&dims[i], p + 8 * i, 8);
-  }
-  return shape(dims);
+  return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
+    if (t.dtype().bits == 16) {
+      std::int16_t x;
+      std::memcpy(&x, p + 2 * i, 2);
+      return x;
+    }
+    if (t.dtype().bits == 32) {
+      std::int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      return x;
+    }
+    std::int64_t x;
+    std::memcpy(&x, p + 8 * i, 8);
+    return x;
+  });
 }
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
@@ -8527,11 +8640,11 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
     return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
                                         " devices (use -1 for the host)");
   if (!dtype_hint.valid_for_tensor())
-    return relaxvm::detail::value_error(fn, ": ", to_text(dtype_hint), " is not a valid element type");
+    return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
   std::int64_t numel = 0, nbytes = 0;
   if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
-    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::cat_shape(buffer_shape.dims()),
-                                        " x ", to_text(dtype_hint), " is negative or overflows int64");
+    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
+                                        " x ", dtype_hint, " is negative or overflows int64");
   const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
@@ -8552,10 +8665,10 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
   if (!t.is_contiguous()) return relaxvm::detail::value_error(fn, ": the tensor must be compact");
   std::int64_t numel = 0;
   if (!s.numel(numel))
-    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::cat_shape(s.dims()),
+    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::dims_text{s.dims()},
                                         " has a negative dimension or overflows int64");
   if (numel > t.numel())
-    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::cat_shape(s.dims()), " would have a size of ",
+    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::dims_text{s.dims()}, " would have a size of ",
                                         numel, " elements, but the tensor has ", t.numel());
   RELAXVM_TRY_ASSIGN(tensor v, tensor::try_view(t.dl().data, s, t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                                                t.read_only()));
@@ -8598,7 +8711,7 @@ inline result<value> to_device(std::span<const value> args) {
         RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
         return value(out);
       }
-    return relaxvm::detail::value_error(fn, ": the VM has no device ", to_text(target));
+    return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
   return value(out);
@@ -8611,7 +8724,9 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
   if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
     return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
   if (args.size() == 1) args[0].raw_context()->release_memory();
+#if RELAXVM_HEAP  // without a heap no pooled allocator holds memory
   else relaxvm::detail::pooled_allocator::release_all();
+#endif
   return value();
 }
 
@@ -8726,8 +8841,8 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
   const tensor t = v.as<tensor>();
   const dtype d = t.dtype();
   if (!(d.is_int() || d.is_uint()) || d.lanes != 1 || t.device().device_type != kDLCPU)
-    return relaxvm::detail::type_error(fn, ": expects an integer or bool host tensor, but got ", to_text(d), " on ",
-                                       to_text(t.device()));
+    return relaxvm::detail::type_error(fn, ": expects an integer or bool host tensor, but got ", d, " on ",
+                                       t.device());
   if (t.numel() < 1) return relaxvm::detail::value_error(fn, ": the tensor is empty");
   const void* p = t.raw_data();
   switch (d.bits) {
@@ -8752,7 +8867,7 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
       std::memcpy(&x, p, 8);
       return x;
     }
-    default: return relaxvm::detail::value_error(fn, ": Unknown scalar int type ", to_text(d));
+    default: return relaxvm::detail::value_error(fn, ": Unknown scalar int type ", d);
   }
 }
 

@@ -5,10 +5,11 @@
 usage: size_report.py [--out DIR] [--max-text BYTES]
 
 Builds tools/size/probe.cpp (static_vm linked at compile time against every builtin of the shape
-and memory tables), links it with --gc-sections, and prints the bytes of .text, .rodata, .data and
-.bss that belong to relaxvm (symbols in namespace relaxvm, from nm) and those of the whole image
-(with newlib and libstdc++). Then it runs the firmware example (tools/firmware.sh) and prints the
-RAM the VM needs for it. Exits with 1 when relaxvm's .text is above --max-text."""
+and memory tables) twice, with full error messages and with terse ones (RELAXVM_ERROR_TEXT=0),
+links each with --gc-sections, and prints the bytes of .text, .rodata, .data and .bss that belong
+to relaxvm (symbols in namespace relaxvm, from nm) and those of the whole image (with newlib and
+libstdc++). Then it runs the firmware example (tools/firmware.sh) and prints the RAM the VM needs
+for it. Exits with 1 when relaxvm's .text with terse errors is above --max-text."""
 
 import argparse
 import pathlib
@@ -45,6 +46,19 @@ def image_sizes(elf):
     return sizes
 
 
+def measure(stem, flags):
+    """Builds the probe with `flags`, links it with --gc-sections; (relaxvm's sizes, the image's)."""
+    obj, elf = stem.with_suffix(".o"), stem.with_suffix(".elf")
+    run(["arm-none-eabi-g++", *flags, f"-I{ROOT / 'include'}", "-idirafter", "/usr/include", "-c",
+         str(ROOT / "tools" / "size" / "probe.cpp"), "-o", str(obj)])
+    # The probe's entry point keeps everything it reaches; nothing else is kept.
+    run(["arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb", str(obj), "-T",
+         str(ROOT / "examples" / "firmware" / "mps2_an385.ld"), "-nostartfiles", "--specs=nosys.specs",
+         "-Wl,--gc-sections", "-Wl,-e,relaxvm_size_probe", "-Wl,--defsym=__dso_handle=0",
+         "-Wl,--defsym=end=__heap_start", "-o", str(elf)])
+    return relaxvm_sizes(str(elf)), image_sizes(str(elf))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "build-firmware"))
@@ -53,27 +67,22 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     flags = (ROOT / "tools" / "firmware_flags.txt").read_text().split()
-    obj, elf = out / "size_probe.o", out / "size_probe.elf"
-    run(["arm-none-eabi-g++", *flags, f"-I{ROOT / 'include'}", "-idirafter", "/usr/include", "-c",
-         str(ROOT / "tools" / "size" / "probe.cpp"), "-o", str(obj)])
-    # The probe's entry point keeps everything it reaches; nothing else is kept.
-    run(["arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb", str(obj), "-T",
-         str(ROOT / "examples" / "firmware" / "mps2_an385.ld"), "-nostartfiles", "--specs=nosys.specs",
-         "-Wl,--gc-sections", "-Wl,-e,relaxvm_size_probe", "-Wl,--defsym=__dso_handle=0",
-         "-Wl,--defsym=end=__heap_start", "-o", str(elf)])
-    own, image = relaxvm_sizes(str(elf)), image_sizes(str(elf))
+    full = measure(out / "size_probe", flags)
+    terse = measure(out / "size_probe_terse", [*flags, "-DRELAXVM_ERROR_TEXT=0"])
     print("Cortex-M3, arm-none-eabi-g++ -Os, RELAXVM_HEAP=0: static_vm + the shape and memory builtins")
-    print(f"{'section':10} {'relaxvm':>9} {'image':>9}")
+    print("(relaxvm: its own symbols; image: with newlib and libstdc++; terse: RELAXVM_ERROR_TEXT=0)")
+    print(f"{'section':10} {'relaxvm':>9} {'terse':>9} {'image':>9} {'terse':>9}")
     for s in (".text", ".rodata", ".data", ".bss"):
-        print(f"{s:10} {own[s]:>9} {image.get(s, 0):>9}")
+        print(f"{s:10} {full[0][s]:>9} {terse[0][s]:>9} {full[1].get(s, 0):>9} {terse[1].get(s, 0):>9}")
     firmware = subprocess.run([str(ROOT / "tools" / "firmware.sh"), str(out)], capture_output=True, text=True)
     output = firmware.stdout + firmware.stderr  # QEMU writes semihosting output to stderr
     ram = [l for l in output.splitlines() if l.startswith("memory:")]
     print("RAM for examples/firmware:", ram[0][len("memory: "):] if ram else f"(the example failed: {output})")
     if firmware.returncode != 0:
         return 1
-    if args.max_text is not None and own[".text"] > args.max_text:
-        print(f"relaxvm's .text is {own['.text']} bytes, above the limit of {args.max_text}", file=sys.stderr)
+    if args.max_text is not None and terse[0][".text"] > args.max_text:
+        print(f"relaxvm's .text (terse errors) is {terse[0]['.text']} bytes, above the limit of {args.max_text}",
+              file=sys.stderr)
         return 1
     return 0
 

@@ -53,6 +53,14 @@
 #error "relaxvm: firmware mode (RELAXVM_HEAP=0) has one object memory without locks; define RELAXVM_THREADS=0 and use the library from one thread"
 #endif
 
+// Error texts: 1 (default) formats every message with the values that were wrong. 0, for the
+// smallest firmware, keeps an error's kind and the name it starts with (the builtin's, or the
+// program's error context) and drops the rest of the text and the code that formats it (as
+// TF Lite Micro's TF_LITE_STRIP_ERROR_STRINGS does); see the README, Firmware mode.
+#ifndef RELAXVM_ERROR_TEXT
+#define RELAXVM_ERROR_TEXT 1
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT

@@ -72,6 +72,12 @@ constexpr void append_device(text& out, device d) {
 }
 }  // namespace detail
 
+/// Writes to_text(d) into a text (for messages: formatted only when the text is).
+constexpr detail::text& operator<<(detail::text& out, device d) {
+  detail::append_device(out, d);
+  return out;
+}
+
 /// "cpu:0", "cuda:1".
 inline detail::text to_text(device d) {
   detail::text out;

@@ -121,6 +121,12 @@ inline detail::text to_text(dtype t) {
   return out;
 }
 
+/// Writes to_text(t) into a text (for messages: formatted only when the text is).
+constexpr detail::text& operator<<(detail::text& out, dtype t) {
+  detail::append_dtype(out, t);
+  return out;
+}
+
 /// Parses the names to_text() writes; returns false for anything else.
 constexpr bool parse_dtype(std::string_view s, dtype& out) {
   if (s == "void") {

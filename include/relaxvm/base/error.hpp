@@ -17,7 +17,7 @@
 #endif
 #include "text.hpp"
 
-#if RELAXVM_HOSTED
+#if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <exception>
 #endif
 #if RELAXVM_HOSTED && RELAXVM_HEAP
@@ -42,9 +42,13 @@ constexpr std::string_view to_string(error_kind k) noexcept {
   return "UnknownError";
 }
 
+// A std::exception in hosted builds with a heap. In firmware mode it is a plain class: no vtable,
+// so no deleting destructor that would link operator delete and the C library's allocator.
+#define RELAXVM_ERROR_IS_STD_EXCEPTION (RELAXVM_HOSTED && RELAXVM_HEAP)
+
 /// An error with its kind and a message that says what is wrong, where, and what to do.
 class error
-#if RELAXVM_HOSTED
+#if RELAXVM_ERROR_IS_STD_EXCEPTION
     : public std::exception
 #endif
 {
@@ -53,6 +57,16 @@ class error
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
 #else
   error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+  // Out of line, and copying only the characters in use: errors move through every result.
+  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_) { append(o.message()); }
+  RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
+    if (this != &o) {
+      kind_ = o.kind_;
+      size_ = 0;
+      append(o.message());
+    }
+    return *this;
+  }
 #endif
 
   error_kind kind() const noexcept { return kind_; }
@@ -62,7 +76,7 @@ class error
   std::string_view message() const noexcept { return std::string_view(message_, size_); }
 #endif
   const char* what() const noexcept
-#if RELAXVM_HOSTED
+#if RELAXVM_ERROR_IS_STD_EXCEPTION
       override
 #endif
   {
@@ -106,11 +120,24 @@ class error
 
 namespace detail {
 
+#if RELAXVM_ERROR_TEXT
 template <class... Parts>
 error make_error(error_kind kind, const Parts&... parts) {
   text t = cat(parts...);
   return error(kind, t.view());
 }
+#else
+// Terse errors: the message is the first part when that is a name (the builtin's, or the program's
+// error context; often all the sites of a function then share one error path). The other parts are
+// not formatted, and their formatting code is not linked.
+template <class First, class... Rest>
+error make_error(error_kind kind, const First& first, const Rest&... rest) {
+  ((void)rest, ...);
+  if constexpr (std::is_array_v<First>) return error(kind, std::string_view(first, sizeof(First) - 1));  // a literal
+  else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
+  else return error(kind, std::string_view());
+}
+#endif
 template <class... Parts>
 error type_error(const Parts&... parts) {
   return make_error(error_kind::type, parts...);

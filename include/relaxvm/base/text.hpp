@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <memory>
 #include <vector>
 
 namespace relaxvm::detail {
@@ -21,6 +22,26 @@ namespace relaxvm::detail {
 /// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
 /// time, in the object itself; longer texts are cut there, ending in "...".
 #define RELAXVM_TEXT_CAPACITY 256
+#endif
+
+#if !RELAXVM_HEAP
+/// Firmware mode: text's growable buffer serves constant evaluation only (at run time the fixed
+/// buffer does), so no run-time path may reach operator new or delete, and none is linked.
+template <class T>
+struct compile_time_allocator {
+  using value_type = T;
+  constexpr compile_time_allocator() noexcept = default;
+  template <class U>
+  constexpr compile_time_allocator(const compile_time_allocator<U>&) noexcept {}
+  constexpr T* allocate(std::size_t n) {
+    if (std::is_constant_evaluated()) return std::allocator<T>().allocate(n);
+    __builtin_trap();
+  }
+  constexpr void deallocate(T* p, std::size_t n) noexcept {
+    if (std::is_constant_evaluated()) std::allocator<T>().deallocate(p, n);
+  }
+  friend constexpr bool operator==(compile_time_allocator, compile_time_allocator) noexcept { return true; }
+};
 #endif
 
 class text {
@@ -128,8 +149,10 @@ class text {
     chars_.push_back(c);
   }
 
+#if RELAXVM_HEAP
   std::vector<char> chars_;
-#if !RELAXVM_HEAP
+#else
+  std::vector<char, compile_time_allocator<char>> chars_;
   char small_[RELAXVM_TEXT_CAPACITY]{};
   std::size_t small_size_ = 0;
 #endif

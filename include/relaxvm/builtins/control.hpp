@@ -36,8 +36,8 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
   const tensor t = v.as<tensor>();
   const dtype d = t.dtype();
   if (!(d.is_int() || d.is_uint()) || d.lanes != 1 || t.device().device_type != kDLCPU)
-    return relaxvm::detail::type_error(fn, ": expects an integer or bool host tensor, but got ", to_text(d), " on ",
-                                       to_text(t.device()));
+    return relaxvm::detail::type_error(fn, ": expects an integer or bool host tensor, but got ", d, " on ",
+                                       t.device());
   if (t.numel() < 1) return relaxvm::detail::value_error(fn, ": the tensor is empty");
   const void* p = t.raw_data();
   switch (d.bits) {
@@ -62,7 +62,7 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
       std::memcpy(&x, p, 8);
       return x;
     }
-    default: return relaxvm::detail::value_error(fn, ": Unknown scalar int type ", to_text(d));
+    default: return relaxvm::detail::value_error(fn, ": Unknown scalar int type ", d);
   }
 }
 

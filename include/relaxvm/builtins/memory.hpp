@@ -53,11 +53,11 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
     return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
                                         " devices (use -1 for the host)");
   if (!dtype_hint.valid_for_tensor())
-    return relaxvm::detail::value_error(fn, ": ", to_text(dtype_hint), " is not a valid element type");
+    return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
   std::int64_t numel = 0, nbytes = 0;
   if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
-    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::cat_shape(buffer_shape.dims()),
-                                        " x ", to_text(dtype_hint), " is negative or overflows int64");
+    return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
+                                        " x ", dtype_hint, " is negative or overflows int64");
   const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
@@ -78,10 +78,10 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
   if (!t.is_contiguous()) return relaxvm::detail::value_error(fn, ": the tensor must be compact");
   std::int64_t numel = 0;
   if (!s.numel(numel))
-    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::cat_shape(s.dims()),
+    return relaxvm::detail::value_error(fn, ": shape ", relaxvm::detail::dims_text{s.dims()},
                                         " has a negative dimension or overflows int64");
   if (numel > t.numel())
-    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::cat_shape(s.dims()), " would have a size of ",
+    return relaxvm::detail::value_error(fn, ": View with shape ", relaxvm::detail::dims_text{s.dims()}, " would have a size of ",
                                         numel, " elements, but the tensor has ", t.numel());
   RELAXVM_TRY_ASSIGN(tensor v, tensor::try_view(t.dl().data, s, t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                                                t.read_only()));
@@ -124,7 +124,7 @@ inline result<value> to_device(std::span<const value> args) {
         RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
         return value(out);
       }
-    return relaxvm::detail::value_error(fn, ": the VM has no device ", to_text(target));
+    return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
   return value(out);
@@ -137,7 +137,9 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
   if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
     return relaxvm::detail::type_error("vm.builtin.memory_manager.clear: expects ([ctx])");
   if (args.size() == 1) args[0].raw_context()->release_memory();
+#if RELAXVM_HEAP  // without a heap no pooled allocator holds memory
   else relaxvm::detail::pooled_allocator::release_all();
+#endif
   return value();
 }
 

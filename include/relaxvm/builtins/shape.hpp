@@ -35,7 +35,6 @@
 #include <limits>
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
@@ -73,8 +72,8 @@ inline result<heap_view> open_heap(std::string_view fn, const value& v, bool wri
   const tensor heap = v.as<tensor>();
   if (heap.ndim() != 1 || heap.dtype() != dtype::int64() || heap.device().device_type != kDLCPU)
     return value_error(fn, ": the shape heap must be a 1-d int64 host tensor, but got ",
-                       relaxvm::detail::cat_shape(heap.shape().dims()), " ", to_text(heap.dtype()), " on ",
-                       to_text(heap.device()));
+                       relaxvm::detail::dims_text{heap.shape().dims()}, " ", heap.dtype(), " on ",
+                       heap.device());
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
@@ -160,15 +159,12 @@ inline status store_shape(const shape& s, const value& heap_value, std::span<con
 inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.load_shape";
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
-  std::vector<std::int64_t> dims;
-  dims.reserve(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) {
+  return shape::generate(indices.size(), [&](std::size_t i) -> result<std::int64_t> {
     if (indices[i].kind() != value_kind::int64)
       return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
     RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
-    dims.push_back(heap.slots[indices[i].raw_int()]);
-  }
-  return shape(dims);
+    return heap.slots[indices[i].raw_int()];
+  });
 }
 
 // ---- match and make ------------------------------------------------------------------------
@@ -225,26 +221,17 @@ inline result<shape> make_shape(std::span<const value> args) {
   if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
     return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
-  std::int64_t small[8];
-  std::vector<std::int64_t> large;
-  std::int64_t* dims = small;
-  if (n > 8) {
-    large.resize(static_cast<std::size_t>(n));
-    dims = large.data();
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * static_cast<std::size_t>(i), "a code"));
-    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a value"));
+  return shape::generate(static_cast<std::size_t>(n), [&](std::size_t i) -> result<std::int64_t> {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * i, "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * i, "a value"));
     switch (static_cast<make_code>(code)) {
-      case make_code::use_imm: dims[i] = v; break;
+      case make_code::use_imm: return v;
       case make_code::load_shape:
-        RELAXVM_TRY(detail::check_slot(fn, "dimension", i, v, heap));
-        dims[i] = heap.slots[v];
-        break;
-      default: return detail::value_error(fn, ": Unknown make shape code: ", code);
+        RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
+        return heap.slots[v];
     }
-  }
-  return shape(std::span<const std::int64_t>(dims, static_cast<std::size_t>(n)));
+    return detail::value_error(fn, ": Unknown make shape code: ", code);
+  });
 }
 
 inline status match_prim_value(std::span<const value> args) {
@@ -309,7 +296,7 @@ inline status check_tensor_info(std::span<const value> args) {
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
     const dtype want = args[2].as<dtype>();
     if (!want.is_void() && want != t.dtype())
-      return detail::value_error(ctx, "expect Tensor with dtype ", to_text(want), " but get ", to_text(t.dtype()));
+      return detail::value_error(ctx, "expect Tensor with dtype ", want, " but get ", t.dtype());
   }
   return {};
 }
@@ -340,14 +327,14 @@ inline status check_func_info(const value& x, const value& err_ctx) {
 inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
   if (holds_object(x.kind()))
-    return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ObjectRef of type ", to_string(x.kind()));
+    return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
   bool ok = false;
   if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
   else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
   else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
   else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
-  else return detail::type_error(ctx, ", unsupported dtype ", to_text(t));
-  if (!ok) return detail::type_error(ctx, ", expected dtype ", to_text(t), ", but received ", x.describe());
+  else return detail::type_error(ctx, ", unsupported dtype ", t);
+  if (!ok) return detail::type_error(ctx, ", expected dtype ", t, ", but received ", x.describe());
   return {};
 }
 
@@ -435,16 +422,24 @@ inline result<shape> tensor_to_shape(const tensor& t) {
   if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
       (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
-                               relaxvm::detail::cat_shape(t.shape().dims()), " ", to_text(t.dtype()));
+                               relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(t.numel()));
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (t.dtype().bits == 16) { std::int16_t x; std::memcpy(&x, p + 2 * i, 2); dims[i] = x; }
-    else if (t.dtype().bits == 32) { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); dims[i] = x; }
-    else std::memcpy(&dims[i], p + 8 * i, 8);
-  }
-  return shape(dims);
+  return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
+    if (t.dtype().bits == 16) {
+      std::int16_t x;
+      std::memcpy(&x, p + 2 * i, 2);
+      return x;
+    }
+    if (t.dtype().bits == 32) {
+      std::int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      return x;
+    }
+    std::int64_t x;
+    std::memcpy(&x, p + 8 * i, 8);
+    return x;
+  });
 }
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).

@@ -330,7 +330,7 @@ class exec_builder {
     if (!t.valid_for_tensor() || !detail::checked_mul(numel, t.bytes(), nbytes) ||
         nbytes != static_cast<std::int64_t>(bytes.size())) {
       fail() << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
-             << to_text(t) << " elements";
+             << t << " elements";
       return 0;
     }
     const pool_marks m = marks();

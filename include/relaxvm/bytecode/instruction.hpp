@@ -158,7 +158,11 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
   std::int64_t start = (func >= 0 && static_cast<std::uint64_t>(func) < v.funcs.size())
                            ? v.funcs[static_cast<std::size_t>(func)].start
                            : 0;
-  out << (instr - start) << " (";
+  out << (instr - start);
+#if !RELAXVM_ERROR_TEXT
+  if (!std::is_constant_evaluated()) return;  // the disassembler stays out of the image
+#endif
+  out << " (";
   append_instruction(out, v, instr, false);
   out << ')';
 }

@@ -365,7 +365,7 @@ class verifier {
           if (c.kind == const_kind::shape) break;
           const dtype t = dtype::unpack(c.scalar);
           if (!t.valid_for_tensor()) {
-            bad() << "dtype " << to_text(t) << " is not a valid tensor element type";
+            bad() << "dtype " << t << " is not a valid tensor element type";
             return false;
           }
           std::int64_t nbytes = 0;

@@ -28,7 +28,7 @@
 namespace relaxvm::ops {
 
 namespace detail {
-using relaxvm::detail::cat_shape;
+using relaxvm::detail::dims_text;
 using relaxvm::detail::type_error;
 using relaxvm::detail::value_error;
 
@@ -36,17 +36,17 @@ using relaxvm::detail::value_error;
 inline status check_input(std::string_view fn, const tensor& t, std::size_t i) {
   if (!t.defined()) return value_error(fn, ": argument ", i, " is an undefined tensor");
   if (t.dtype() != dtype::float32() && t.dtype() != dtype::float64())
-    return type_error(fn, ": argument ", i, " has dtype ", to_text(t.dtype()), "; the ops take float32 and float64");
-  if (t.device().device_type != kDLCPU) return value_error(fn, ": argument ", i, " is on ", to_text(t.device()));
+    return type_error(fn, ": argument ", i, " has dtype ", t.dtype(), "; the ops take float32 and float64");
+  if (t.device().device_type != kDLCPU) return value_error(fn, ": argument ", i, " is on ", t.device());
   if (!t.is_contiguous()) return value_error(fn, ": argument ", i, " is strided; the ops take compact tensors");
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % static_cast<std::uintptr_t>(t.dtype().bytes()) != 0)
-    return value_error(fn, ": argument ", i, "'s data is not aligned for ", to_text(t.dtype()));
+    return value_error(fn, ": argument ", i, "'s data is not aligned for ", t.dtype());
   return {};
 }
 
 inline status same_dtype(std::string_view fn, const tensor& a, const tensor& b, std::size_t i) {
   if (a.dtype() != b.dtype())
-    return type_error(fn, ": argument ", i, " is ", to_text(b.dtype()), " but argument 0 is ", to_text(a.dtype()),
+    return type_error(fn, ": argument ", i, " is ", b.dtype(), " but argument 0 is ", a.dtype(),
                       "; both must have the same dtype");
   return {};
 }
@@ -55,10 +55,10 @@ inline status same_dtype(std::string_view fn, const tensor& a, const tensor& b, 
 inline status check_output(std::string_view fn, const tensor& out, const shape& want, dtype t, std::size_t i) {
   RELAXVM_TRY(check_input(fn, out, i));
   if (out.dtype() != t)
-    return type_error(fn, ": the output (argument ", i, ") is ", to_text(out.dtype()), " but the result is ", to_text(t));
+    return type_error(fn, ": the output (argument ", i, ") is ", out.dtype(), " but the result is ", t);
   if (out.shape() != want)
-    return value_error(fn, ": the output (argument ", i, ") has shape ", cat_shape(out.shape().dims()),
-                       " but the result has shape ", cat_shape(want.dims()));
+    return value_error(fn, ": the output (argument ", i, ") has shape ", dims_text{out.shape().dims()},
+                       " but the result has shape ", dims_text{want.dims()});
   if (out.read_only()) return value_error(fn, ": the output (argument ", i, ") is read-only");
   return {};
 }
@@ -108,7 +108,7 @@ inline result<shape> broadcast(std::string_view fn, const shape& a, const shape&
     const std::int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const std::int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)
-      return value_error(fn, ": shapes ", cat_shape(a.dims()), " and ", cat_shape(b.dims()), " cannot be broadcast");
+      return value_error(fn, ": shapes ", dims_text{a.dims()}, " and ", dims_text{b.dims()}, " cannot be broadcast");
     dims[static_cast<std::size_t>(i)] = da == 1 ? db : da;
   }
   return shape(dims.span());

@@ -55,7 +55,7 @@ inline result<matmul_plan> plan_matmul(std::string_view fn, const shape& a, cons
   const std::int64_t kb = b_vec ? b[0] : b[b.size() - 2];
   p.n = b_vec ? 1 : b[b.size() - 1];
   if (p.k != kb)
-    return value_error(fn, ": shapes ", cat_shape(a.dims()), " and ", cat_shape(b.dims()), " do not match (", p.k,
+    return value_error(fn, ": shapes ", dims_text{a.dims()}, " and ", dims_text{b.dims()}, " do not match (", p.k,
                        " columns against ", kb, " rows)");
   const shape ab(a_vec ? std::span<const std::int64_t>() : a.dims().first(static_cast<std::size_t>(a.size() - 2)));
   const shape bb(b_vec ? std::span<const std::int64_t>() : b.dims().first(static_cast<std::size_t>(b.size() - 2)));
@@ -107,19 +107,19 @@ inline result<dense_plan> plan_dense(std::string_view fn, const tensor& x, const
   RELAXVM_TRY(check_input(fn, w, 1));
   RELAXVM_TRY(same_dtype(fn, x, w, 1));
   if (x.ndim() < 1 || w.ndim() != 2)
-    return value_error(fn, ": expects x of at least 1 dimension and a 2-d weight, but got ", cat_shape(x.shape().dims()),
-                       " and ", cat_shape(w.shape().dims()));
+    return value_error(fn, ": expects x of at least 1 dimension and a 2-d weight, but got ", dims_text{x.shape().dims()},
+                       " and ", dims_text{w.shape().dims()});
   dense_plan p;
   p.k = x.shape()[x.ndim() - 1];
   p.m = w.shape()[0];
   if (w.shape()[1] != p.k)
-    return value_error(fn, ": x has ", p.k, " features but the weight ", cat_shape(w.shape().dims()), " expects ",
+    return value_error(fn, ": x has ", p.k, " features but the weight ", dims_text{w.shape().dims()}, " expects ",
                        w.shape()[1]);
   if (bias) {
     RELAXVM_TRY(check_input(fn, *bias, 2));
     RELAXVM_TRY(same_dtype(fn, x, *bias, 2));
     if (bias->ndim() != 1 || bias->shape()[0] != p.m)
-      return value_error(fn, ": the bias has shape ", cat_shape(bias->shape().dims()), "; expected [", p.m, "]");
+      return value_error(fn, ": the bias has shape ", dims_text{bias->shape().dims()}, "; expected [", p.m, "]");
   }
   dims_buffer out(static_cast<std::size_t>(x.ndim()));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = x.shape()[static_cast<std::int64_t>(i)];

@@ -364,8 +364,7 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if (arg_holder<P_>::check(args[I])) return true;
-    text got = args[I].describe();
-    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", got));
+    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", args[I].describe()));
     return false;
   }
 

@@ -81,11 +81,9 @@ struct lock_guard {
 namespace detail {
 
 inline void* system_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
-  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{std::max(alignment, alloc_alignment)}, std::nothrow);
+  return heap_allocate(nbytes, std::max(alignment, alloc_alignment));
 }
-inline void system_free(void* p, std::size_t alignment) noexcept {
-  ::operator delete(p, std::align_val_t{std::max(alignment, alloc_alignment)});
-}
+inline void system_free(void* p, std::size_t alignment) noexcept { heap_free(p, std::max(alignment, alloc_alignment)); }
 /// Records a request served straight from the system.
 inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noexcept {
   ++s.allocations;
@@ -94,7 +92,7 @@ inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noex
   s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
 }
 inline error out_of_memory(std::string_view who, std::size_t nbytes) {
-  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes");
+  return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes", no_heap_note);
 }
 
 class naive_allocator final : public allocator_object {
@@ -399,7 +397,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
   // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
   const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
   if (offset % element != 0)
-    return value_error(who, ": offset ", offset, " is not aligned for ", to_text(t), " (", element, " bytes)");
+    return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};
 }
 }  // namespace detail
@@ -447,7 +445,7 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
   if (!src.defined()) return detail::value_error("copy_to: the tensor is undefined");
   if (!src.is_contiguous()) return detail::value_error("copy_to: strided tensors are not supported");
   if (src.device().device_type != kDLCPU || dev.device_type != kDLCPU)
-    return detail::value_error("copy_to: cannot copy from ", to_text(src.device()), " to ", to_text(dev),
+    return detail::value_error("copy_to: cannot copy from ", src.device(), " to ", dev,
                                "; relaxvm runs on host (cpu) devices only");
   RELAXVM_TRY_ASSIGN(tensor out, empty_tensor(src.shape(), src.dtype(), alloc, dev));
   if (src.nbytes() > 0) std::memcpy(out.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));

@@ -102,6 +102,29 @@ inline object_cache& thread_object_cache() {
 }
 #endif
 
+/// Ends the message of a failed heap allocation.
+inline constexpr std::string_view no_heap_note =
+    RELAXVM_HEAP ? "" : " (firmware mode, RELAXVM_HEAP=0, has no heap: allocate from an arena allocator)";
+/// Tensor data and allocator blocks from the system heap: null when there is no room, and always
+/// in firmware mode (RELAXVM_HEAP=0), which has no heap and links no operator new.
+inline void* heap_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
+#if RELAXVM_HEAP
+  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{alignment}, std::nothrow);
+#else
+  (void)nbytes;
+  (void)alignment;
+  return nullptr;
+#endif
+}
+inline void heap_free(void* p, std::size_t alignment) noexcept {
+#if RELAXVM_HEAP
+  ::operator delete(p, std::align_val_t{alignment});
+#else
+  (void)p;  // heap_allocate gave nothing to free
+  (void)alignment;
+#endif
+}
+
 #if !RELAXVM_HEAP
 // Firmware mode: every object comes from the buffer given to set_object_memory(), in blocks of
 // the size classes, and goes back to a free list of its class; nothing comes from the heap.

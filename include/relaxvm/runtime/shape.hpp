@@ -43,6 +43,20 @@ class shape {
   }
   shape(detail::borrow_t b, shape_object* o) noexcept : obj_(b, o) {}
 
+  /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
+  /// without a scratch buffer; the first error of `dim` is returned.
+  template <class F>
+  static result<shape> generate(std::size_t n, F&& dim) {
+    shape s;
+    if (n == 0) return s;
+    shape_object* o = make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t), static_cast<std::int64_t>(n));
+    s.obj_ = object_ref<shape_object>::adopt(o);
+    for (std::size_t i = 0; i < n; ++i) {
+      RELAXVM_TRY_ASSIGN(o->dims()[i], dim(i));
+    }
+    return s;
+  }
+
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
@@ -86,11 +100,14 @@ inline void append_shape(text& out, std::span<const std::int64_t> dims) {
   }
   out << ']';
 }
-inline text cat_shape(std::span<const std::int64_t> dims) {
-  text t;
-  append_shape(t, dims);
-  return t;
-}
+/// Dimensions for a message ("[32, 16]"), written when streamed into a text.
+struct dims_text {
+  std::span<const std::int64_t> dims;
+  friend text& operator<<(text& out, const dims_text& d) {
+    append_shape(out, d.dims);
+    return out;
+  }
+};
 }  // namespace detail
 
 }  // namespace relaxvm

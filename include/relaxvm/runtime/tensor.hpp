@@ -34,7 +34,7 @@ struct tensor_object : object {
   static constexpr std::string_view type_name = "relaxvm.tensor";
   tensor_object() = default;
   ~tensor_object() {
-    if (own_data) ::operator delete(own_data, std::align_val_t{tensor_alignment});
+    if (own_data) detail::heap_free(own_data, tensor_alignment);
   }
   void share_children() noexcept {
     if (owner) owner->share();
@@ -84,15 +84,15 @@ struct keep_alive_owner : object {
 inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, std::int64_t& numel,
                                   std::int64_t& nbytes, std::string_view what) {
   if (!t.valid_for_tensor())
-    return value_error(what, ": ", to_text(t), " is not a valid tensor element type");
+    return value_error(what, ": ", t, " is not a valid tensor element type");
   numel = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) return value_error(what, ": dimension ", i, " is ", dims[i], "; dimensions must be 0 or more");
     if (!checked_mul(numel, dims[i], numel))
-      return value_error(what, ": the element count of shape ", cat_shape(dims), " overflows int64");
+      return value_error(what, ": the element count of shape ", dims_text{dims}, " overflows int64");
   }
   if (!checked_mul(numel, t.bytes(), nbytes))
-    return value_error(what, ": ", numel, " elements of ", to_text(t), " overflow int64 bytes");
+    return value_error(what, ": ", numel, " elements of ", t, " overflow int64 bytes");
   return {};
 }
 
@@ -112,15 +112,14 @@ class tensor {
   static result<tensor> try_empty(const relaxvm::shape& s, relaxvm::dtype t,
                                   relaxvm::device d = relaxvm::device::cpu()) {
     if (d.device_type != kDLCPU)
-      return detail::value_error("tensor::empty: cannot allocate on ", to_text(d),
+      return detail::value_error("tensor::empty: cannot allocate on ", d,
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
-    // nothrow: a program asking for more memory than there is gets an error, not an exception
-    // (or, without exceptions, termination).
-    void* data = ::operator new(static_cast<std::size_t>(nbytes > 0 ? nbytes : 1), std::align_val_t{tensor_alignment},
-                                std::nothrow);
-    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes");
+    // A program asking for more memory than there is gets an error, not an exception (or, without
+    // exceptions, termination).
+    void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
+    if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
     auto o = make_object<tensor_object>();
     o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
@@ -137,7 +136,7 @@ class tensor {
     std::int64_t numel = 0;
     if (!s.numel(numel) || numel != static_cast<std::int64_t>(data.size()))
       return detail::value_error("tensor::from: ", data.size(), " values do not fill shape ",
-                                 detail::cat_shape(s.dims()));
+                                 detail::dims_text{s.dims()});
     RELAXVM_TRY_ASSIGN(tensor t, try_empty(s, dtype_of<T>()));
     if (!data.empty()) std::memcpy(t.raw_data(), data.data(), data.size() * sizeof(T));
     return t;
@@ -252,12 +251,12 @@ class tensor {
     using E = std::remove_const_t<T>;
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
     if (dtype_of<E>() != dtype())
-      return detail::type_error("tensor::data<", to_text(dtype_of<E>()), ">: the tensor holds ", to_text(dtype()));
+      return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
     if constexpr (!std::is_const_v<T>) {
       if (obj_->read_only)
-        return detail::value_error("tensor::data<", to_text(dtype_of<E>()),
+        return detail::value_error("tensor::data<", dtype_of<E>(),
                                    ">: the tensor is read-only (a constant of an executable); read it through data<const ",
-                                   to_text(dtype_of<E>()), ">()");
+                                   dtype_of<E>(), ">()");
     }
     return static_cast<T*>(raw_data());
   }
@@ -369,7 +368,7 @@ inline void append_tensor(text& out, const tensor& t, std::int64_t limit = 64) {
   }
   out << ", shape=";
   append_shape(out, t.shape().dims());
-  out << ", dtype=" << to_text(t.dtype()) << ", device=" << to_text(t.device()) << ')';
+  out << ", dtype=" << t.dtype() << ", device=" << t.device() << ')';
 }
 
 }  // namespace detail

@@ -173,17 +173,25 @@ class value {
     return try_as<T>().value();
   }
 
-  /// "tensor", or for numbers the kind and value ("int64 3000000000", "float64 2.5").
-  detail::text describe() const {
-    detail::text t(to_string(kind_));
-    if (kind_ == value_kind::int64) t << ' ' << p_.i;
-    if (kind_ == value_kind::boolean) t << (p_.i ? " true" : " false");
-    if (kind_ == value_kind::float64) {
-      t << ' ';
-      detail::append_double(t, p_.f);
+  /// For messages: "tensor", or for numbers the kind and value ("int64 3000000000", "float64
+  /// 2.5"), written when streamed into a text (so never with terse errors).
+  struct description {
+    const value& v;
+    void write(detail::text& t) const {
+      t << to_string(v.kind_);
+      if (v.kind_ == value_kind::int64) t << ' ' << v.p_.i;
+      if (v.kind_ == value_kind::boolean) t << (v.p_.i ? " true" : " false");
+      if (v.kind_ == value_kind::float64) {
+        t << ' ';
+        detail::append_double(t, v.p_.f);
+      }
     }
-    return t;
-  }
+    friend detail::text& operator<<(detail::text& t, const description& d) {
+      d.write(t);
+      return t;
+    }
+  };
+  description describe() const noexcept { return {*this}; }
 
   /// Lets copies of this value be made and dropped on several threads (see object::share).
   void share() const noexcept {

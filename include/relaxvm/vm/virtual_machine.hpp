@@ -94,7 +94,7 @@ class vm_impl final : public vm_context {
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
       if (d.device.device_type != kDLCPU)
-        return value_error("virtual_machine: device ", i, " is ", to_text(d.device),
+        return value_error("virtual_machine: device ", i, " is ", d.device,
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
