@@ -6720,6 +6720,27 @@ RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& 
                     "; convert tensors with vm.builtin.read_if_cond");
 }
 
+/// The error of invoking `name` (params_count names from params_begin in v.param_names) with
+/// `given` arguments instead of num_args.
+RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view name, std::int64_t num_args,
+                                          std::int64_t params_begin, std::int64_t params_count, std::int64_t given) {
+#if RELAXVM_ERROR_TEXT
+  text t;
+  t << "Invoking function " << name << " expects " << num_args << " arguments";
+  if (params_count > 0) {
+    t << " (";
+    for (std::int64_t i = 0; i < params_count; ++i)
+      t << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(params_begin + i)]);
+    t << ')';
+  }
+  t << ", but " << given << " arguments were provided.";
+  return error(error_kind::value, t.view());
+#else
+  (void)v, (void)num_args, (void)params_begin, (void)params_count, (void)given;
+  return value_error(name);
+#endif
+}
+
 }  // namespace detail
 }  // namespace relaxvm
 
@@ -7007,7 +7028,8 @@ class vm_impl final : public vm_context {
       return runtime_error("call depth limit of ", opts_.max_call_depth, " frames reached calling function '", f.name,
                            "'; raise vm_options::max_call_depth if the recursion is intended");
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
-    if (given != f.num_args) return arity_error(f, given);
+    if (given != f.num_args)
+      return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
@@ -7032,18 +7054,6 @@ class vm_impl final : public vm_context {
     seg_ = fr.segment;
     top_ = fr.offset;
     frames_.pop_back();
-  }
-
-  error arity_error(const func_entry& f, std::int64_t given) const {
-    text t;
-    t << "Invoking function " << f.name << " expects " << f.num_args << " arguments";
-    if (f.params_count > 0) {
-      t << " (";
-      for (std::int64_t i = 0; i < f.params_count; ++i) t << (i ? ", " : "") << param_name(f, i);
-      t << ')';
-    }
-    t << ", but " << given << " arguments were provided.";
-    return error(error_kind::value, t.view());
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
@@ -7966,8 +7976,8 @@ class static_vm final : public vm_context {
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
     const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
     if (static_cast<std::int64_t>(args.size()) != f.num_args)
-      return detail::value_error("Invoking function ", view.name(static_cast<std::size_t>(fi)), " expects ", f.num_args,
-                                 " arguments, but ", args.size(), " arguments were provided.");
+      return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
+                                 f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
     RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
     return run(base);

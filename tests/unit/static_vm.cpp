@@ -120,7 +120,7 @@ TEST_CASE("static_vm reports errors with their place, and stays usable") {
         "  in function 'main', instruction 1 (call test.div in: %1, i2 dst: %3)");
   CHECK(vm.invoke("main", V{1, 2}).value().as<std::int64_t>() == 3);
   CHECK(std::string(vm.invoke("main", V{1}).error().message()) ==
-        "Invoking function main expects 2 arguments, but 1 arguments were provided.");
+        "Invoking function main expects 2 arguments (x, y), but 1 arguments were provided.");
   CHECK(std::string(vm.invoke("nope", V{}).error().message()) == "static_vm: the program has no function 'nope'");
   CHECK(vm.peak_memory() == linked::memory_bytes);
 

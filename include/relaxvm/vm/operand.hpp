@@ -9,6 +9,7 @@
 
 #include "../base/config.hpp"
 #include "../base/error.hpp"
+#include "../bytecode/layout.hpp"
 #include "../bytecode/opcode.hpp"
 #include "../runtime/value.hpp"
 
@@ -39,6 +40,27 @@ RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context*
 RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& c) {
   return type_error("If: the condition must be an int64 or a bool, but register %", reg, " holds ", c.describe(),
                     "; convert tensors with vm.builtin.read_if_cond");
+}
+
+/// The error of invoking `name` (params_count names from params_begin in v.param_names) with
+/// `given` arguments instead of num_args.
+RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view name, std::int64_t num_args,
+                                          std::int64_t params_begin, std::int64_t params_count, std::int64_t given) {
+#if RELAXVM_ERROR_TEXT
+  text t;
+  t << "Invoking function " << name << " expects " << num_args << " arguments";
+  if (params_count > 0) {
+    t << " (";
+    for (std::int64_t i = 0; i < params_count; ++i)
+      t << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(params_begin + i)]);
+    t << ')';
+  }
+  t << ", but " << given << " arguments were provided.";
+  return error(error_kind::value, t.view());
+#else
+  (void)v, (void)num_args, (void)params_begin, (void)params_count, (void)given;
+  return value_error(name);
+#endif
 }
 
 }  // namespace detail

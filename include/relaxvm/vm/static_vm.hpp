@@ -179,8 +179,8 @@ class static_vm final : public vm_context {
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
     const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
     if (static_cast<std::int64_t>(args.size()) != f.num_args)
-      return detail::value_error("Invoking function ", view.name(static_cast<std::size_t>(fi)), " expects ", f.num_args,
-                                 " arguments, but ", args.size(), " arguments were provided.");
+      return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
+                                 f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
     RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
     return run(base);

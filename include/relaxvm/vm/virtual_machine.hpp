@@ -318,7 +318,8 @@ class vm_impl final : public vm_context {
       return runtime_error("call depth limit of ", opts_.max_call_depth, " frames reached calling function '", f.name,
                            "'; raise vm_options::max_call_depth if the recursion is intended");
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
-    if (given != f.num_args) return arity_error(f, given);
+    if (given != f.num_args)
+      return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
@@ -343,18 +344,6 @@ class vm_impl final : public vm_context {
     seg_ = fr.segment;
     top_ = fr.offset;
     frames_.pop_back();
-  }
-
-  error arity_error(const func_entry& f, std::int64_t given) const {
-    text t;
-    t << "Invoking function " << f.name << " expects " << f.num_args << " arguments";
-    if (f.params_count > 0) {
-      t << " (";
-      for (std::int64_t i = 0; i < f.params_count; ++i) t << (i ? ", " : "") << param_name(f, i);
-      t << ')';
-    }
-    t << ", but " << given << " arguments were provided.";
-    return error(error_kind::value, t.view());
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
