@@ -12,3 +12,7 @@ echo
 if [ -x build-release/bench/bench_mlp ]; then
   build-release/bench/bench_mlp "$@"
 fi
+echo
+if [ -x build-release/bench/bench_graph ]; then
+  build-release/bench/bench_graph "$@"
+fi
