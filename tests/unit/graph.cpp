@@ -298,10 +298,16 @@ TEST_CASE("params: round trip of several dtypes and shapes; load_params into an 
   const std::vector<gr::named_tensor> weights = {{"b", filled({1, 10}, 5)}, {"unused", filled({3}, 1)}};
   CHECK(g.load_params(gr::save_params(weights).value()).value() == 1);  // 'unused' is skipped, as the reference does
   CHECK(g.get_input("b").value().data<const float>()[0] == 5.0f);
-  const std::vector<gr::named_tensor> wrong = {{"c", filled({1, 10}, 1)}, {"a", filled({10, 1}, 7)}};
+  const std::vector<gr::named_tensor> wrong = {{"c", filled({1, 10}, 1)}, {"a", filled({2, 10}, 7)}};
   CHECK(error_of(g.load_params(gr::save_params(wrong).value())) ==
-        "load_params: 'a' is [10, 1] float32, but graph node 0 ('a') is [1, 10] float32");
+        "load_params: input 0 ('a') is [1, 10] float32, but the tensor is [2, 10] float32");
   CHECK(g.get_input("c").value().data<const float>()[0] != 1.0f);  // nothing was copied
+  const std::vector<gr::named_tensor> wrong_dtype = {{"a", rv::tensor::from<double>(std::vector<double>(10, 1.0), {1, 10})}};
+  CHECK(error_of(g.load_params(gr::save_params(wrong_dtype).value())) ==
+        "load_params: input 0 ('a') is [1, 10] float32, but the tensor is [1, 10] float64");
+  // The same bytes in another shape load, as with set_input.
+  const std::vector<gr::named_tensor> reshaped = {{"a", filled({10}, 7)}};
+  CHECK(g.load_params(gr::save_params(reshaped).value()).value() == 1);
 }
 
 TEST_CASE("devices: two CPU ids, entries placed by device_index, a __copy between them") {
@@ -408,7 +414,7 @@ TEST_CASE("malformed graphs are rejected at load, naming what is wrong") {
   auto load = [&](const std::string& json) { return error_of(gr::executor::create(json, reg)); };
   // Not JSON, or not the format.
   CHECK(load("{\"nodes\": [") == "graph: the JSON does not parse: at byte 12 (near '\"nodes\": [')");
-  CHECK(load("[1, 2]") == "graph: the JSON must be an object, but is [1,2]");
+  CHECK(load("[1, 2]") == "graph: the JSON must be an object, but is an array of 2 elements");
   // Missing fields.
   CHECK(load(replace(add3, "\"arg_nodes\": [0, 1, 2], ", "")) == "graph: the JSON has no 'arg_nodes'");
   CHECK(load(replace(add3, "\"dltype\": [ \"list_str\", [ \"float32\", \"float32\", \"float32\", \"float32\", \"float32\" ] ], ", "")) ==
@@ -483,5 +489,162 @@ TEST_CASE("malformed graphs are rejected at load, naming what is wrong") {
     {"op": "tvm_op", "name": "c", "attrs": {"func_name": "__copy", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[0, 0]]}],
    "arg_nodes": [0], "heads": [[1, 0]], "node_row_ptr": [0, 1, 2],
    "attrs": {"dltype": ["list_str", ["float32", "float32"]], "shape": ["list_shape", [[4], [5]]]}})";
-  CHECK(load(copy) == "graph: node 1 ('c') copies [4] float32 to [5] float32; a __copy keeps the bytes and dtype");
+  CHECK(load(copy) == "graph: node 1 ('c') copies [4] float32 to [5] float32; a __copy keeps the bytes and the dtype");
+}
+
+namespace {
+// x -> one operator node `op` (attrs and inputs as given) -> output; shapes of the two entries as given.
+std::string one_op(std::string_view func, std::string_view num_outputs, std::string_view row_ptr, std::string_view shapes,
+                   std::string_view dtypes = R"("float32", "float32")") {
+  return std::string(R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
+    {"op": "tvm_op", "name": "op", "attrs": {"func_name": ")") + std::string(func) + R"(", "num_inputs": "1", "num_outputs": ")" +
+         std::string(num_outputs) + R"(", "flatten_data": "0"}, "inputs": [[0, 0]]}],
+   "arg_nodes": [0], "heads": [[0, 0]], "node_row_ptr": )" + std::string(row_ptr) + R"(,
+   "attrs": {"dltype": ["list_str", [)" + std::string(dtypes) + R"(]], "shape": ["list_shape", )" + std::string(shapes) + "]}}";
+}
+}  // namespace
+
+TEST_CASE("malformed graphs: operators without outputs, and __nop that is not a reshape") {
+  const rv::registry reg = make_registry();
+  auto load = [&](const std::string& json) { return error_of(gr::executor::create(json, reg)); };
+  CHECK(load(one_op("ops.relu_out", "0", "[0, 1, 1]", "[[4]]", R"("float32")")) == "graph: node 1 ('op') has no outputs");
+  CHECK(load(one_op("__nop", "2", "[0, 1, 3]", "[[4], [2], [2]]", R"("float32", "float32", "float32")")) ==
+        "graph: node 1 ('op') is a __nop with 1 inputs and 2 outputs; it must have 1 and 1");
+  CHECK(load(one_op("__nop", "1", "[0, 1, 2]", "[[2], [16]]")) ==
+        "graph: node 1 ('op') reshapes [2] float32 to [16] float32; a __nop keeps the bytes and the dtype");
+  CHECK(load(replace(one_op("__nop", "1", "[0, 1, 2]", "[[2, 2], [4]]"), R"("shape")", R"("storage_id": ["list_int", [0, 1]], "shape")")) ==
+        "graph: node 1 ('op') is a __nop whose output has storage_id 1 but its input 0; they must be the same");
+  CHECK(load(replace(one_op("__nop", "1", "[0, 1, 2]", "[[2, 2], [4]]"), R"("shape")", R"("device_index": ["list_int", [1, 2]], "shape")")) ==
+        "graph: node 1 ('op') is a __nop from device_index 1 to 2; use a __copy to move data");
+  // A valid reshape through __nop shares its input's storage.
+  gr::executor ok = gr::executor::create(one_op("__nop", "1", "[0, 1, 2]", "[[2, 2], [4]]"), reg).value();
+  CHECK(ok.graph().storage_ids == std::vector<std::int64_t>{0, 0});
+}
+
+TEST_CASE("malformed graphs: every missing field and wrong type") {
+  const rv::registry reg = make_registry();
+  auto load = [&](const std::string& json) { return error_of(gr::executor::create(json, reg)); };
+  CHECK(load(replace(add3, R"("heads": [ [ 4, 0, 0 ] ], )", "")) == "graph: the JSON has no 'heads'");
+  CHECK(load(R"({"arg_nodes": [], "heads": [], "node_row_ptr": [0], "attrs": {"dltype": ["list_str", []], "shape": ["list_shape", []]}})") ==
+        "graph: the JSON has no 'nodes'");
+  CHECK(load(R"({"nodes": [], "arg_nodes": [], "heads": [], "node_row_ptr": [0]})") == "graph: the JSON has no 'attrs'");
+  CHECK(load(replace(add3, R"("shape": [ "list_shape", [ [1, 10], [1, 10], [1, 10], [1, 10], [1, 10] ] ], )", "")) ==
+        "graph: attrs has no shape");
+  CHECK(load(replace(add3, R"({ "op": "null", "name": "a", "inputs": [] })", R"({ "name": "a", "inputs": [] })")) ==
+        "graph: node 0 has no 'op'");
+  CHECK(load(replace(add3, R"({ "op": "null", "name": "a", "inputs": [] })", R"({ "op": "null", "name": "a" })")) ==
+        "graph: node 0 ('a') has no 'inputs'");
+  CHECK(load(replace(add3, R"("node_row_ptr": [0, 1, 2, 3, 4, 5])", R"("node_row_ptr": [0, 1, 2, 3, 4, 5], "nodes": {})")) ==
+        "graph: nodes must be an array, but is an object with 0 keys");
+  CHECK(load(replace(add3, R"({ "op": "null", "name": "a", "inputs": [] })", "7")) == "graph: node 0 must be an object, but is 7");
+  CHECK(load(replace(add3, R"("heads": [ [ 4, 0, 0 ] ])", R"("heads": [ [ 4 ] ])")) ==
+        "graph: heads[0] must be [node, index] or [node, index, version], but is an array of 1 elements");
+  CHECK(load(replace(add3, R"("inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ])", R"("inputs": [ [ 0, 0, 0, 0 ], [ 1, 0, 0 ] ])")) ==
+        "graph: node 3.inputs[0] must be [node, index] or [node, index, version], but is an array of 4 elements");
+  CHECK(load(replace(add3, R"("inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ])", R"("inputs": [ [ 0, -1 ], [ 1, 0, 0 ] ])")) ==
+        "graph: node 3.inputs[0]'s index must be an unsigned integer below 2^32, but is -1");
+  CHECK(load(replace(add3, R"("hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 0)",
+                     R"("hash": 5, "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 0)")) ==
+        "graph: node 3 ('tvmgen_default_fused_add').attrs.hash must be a string, but is 5");
+  CHECK(load(replace(add3, R"({ "op": "null", "name": "a", "inputs": [] })", R"({ "op": "null", "name": "a", "inputs": [], "control_deps": 1 })")) ==
+        "graph: node 0.control_deps must be an array, but is 1");
+  CHECK(load(replace(add3, R"("storage_id": [ "list_int", [0, 1, 2, 3, 4] ])", R"("storage_id": [ "list_str", [0, 1, 2, 3, 4] ])")) ==
+        "graph: attrs.storage_id must be [\"list_int\", [...]], but is an array of 2 elements");
+  CHECK(load(replace(add3, R"("storage_id")", R"("extra": ["list_float", []], "storage_id")")) ==
+        "graph: attrs.extra has a type tag the reference does not know: an array of 2 elements");
+  // Deep nesting is an error, not a stack overflow.
+  std::string deep = R"({"nodes": [)";
+  for (int i = 0; i < 100000; ++i) deep += '[';
+  for (int i = 0; i < 100000; ++i) deep += ']';
+  deep += "]}";
+  CHECK(load(deep) == "graph: node 0 must be an object, but is an array of 1 elements");
+  // Keys are read in document order and reading stops at "metadata", as in the reference.
+  CHECK(load(replace(add3, R"("node_row_ptr": [0, 1, 2, 3, 4, 5])", R"("node_row_ptr": [0, 1, 2, 3, 4, 5], "metadata": {}, "zzz": 1)")) ==
+        "(no error)");
+}
+
+TEST_CASE("params: every broken field") {
+  const std::vector<gr::named_tensor> one = {{"x", filled({2}, 1)}};
+  const std::vector<std::byte> good = gr::save_params(one).value();
+  auto broken = [&](std::size_t at, std::uint8_t v) {
+    std::vector<std::byte> b = good;
+    b[at] = std::byte{v};
+    return error_of(gr::load_params(b));
+  };
+  CHECK(broken(33, 2) == "load_params: the file has 1 names but 2 tensors");
+  CHECK(broken(41, 0) == "load_params: tensor 'x' does not start with the tensor magic number (byte 41)");
+  CHECK(broken(65, 65) == "load_params: tensor 'x' has 65 dimensions (0 to 64 expected)");
+  CHECK(broken(71, 2) == "load_params: tensor 'x' has dtype float32x2; params files hold scalar dtypes only");
+  CHECK(broken(80, 0xff) == "load_params: tensor 'x': dimension 0 is -72057594037927934; dimensions must be 0 or more");
+  CHECK(broken(80, 0x40) == "load_params: tensor 'x': 4611686018427387906 elements of float32 overflow int64 bytes");
+}
+
+TEST_CASE("executor: moves but does not copy; zero-copy keeps the caller's tensor alive and respects read-only") {
+  static_assert(!std::is_copy_constructible_v<gr::executor> && std::is_nothrow_move_constructible_v<gr::executor>);
+  const rv::registry reg = make_registry();
+  rv::tensor held;
+  {
+    gr::executor g = gr::executor::create(add3, reg).value();
+    gr::executor moved = std::move(g);
+    REQUIRE(moved.set_output_zero_copy("tvmgen_default_fused_add1:0", filled({1, 10}, 0)).ok());
+    REQUIRE(moved.set_input("a", filled({1, 10}, 1)).ok());
+    REQUIRE(moved.set_input("b", filled({1, 10}, 1)).ok());
+    REQUIRE(moved.set_input("c", filled({1, 10}, 1)).ok());
+    REQUIRE(moved.run().ok());
+    held = moved.get_output("tvmgen_default_fused_add1").value();
+    CHECK(error_of(moved.get_output("x")) ==
+          "get_output: no output is named 'x' (outputs are named by their node, or \"node:index\")");
+  }
+  CHECK(held.data<const float>()[0] == 3.0f);  // the executor is gone; the tensor it wrote into is not
+
+  gr::executor g = gr::executor::create(add3, reg).value();
+  static const float flash[16] alignas(64) = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const rv::tensor ro = rv::tensor::try_view(const_cast<float*>(flash), {1, 10}, rv::dtype::float32(), rv::device::cpu(), {}, true).value();
+  CHECK(error_of(g.set_output_zero_copy(0, ro)) == "set_output_zero_copy: output 0: the tensor is read-only");
+  REQUIRE(g.set_input_zero_copy("a", ro).ok());  // read, never written
+  REQUIRE(g.set_input("b", filled({1, 10}, 0)).ok());
+  REQUIRE(g.set_input("c", filled({1, 10}, 0)).ok());
+  REQUIRE(g.run().ok());
+  CHECK(g.get_output(0).value().data<const float>()[9] == 10.0f);
+  CHECK(error_of(g.set_input("a", filled({1, 10}, 1))) ==
+        "set_input: input 0 ('a') reads a read-only tensor given to set_input_zero_copy; nothing can be copied into it");
+  const rv::tensor on_gpu = rv::tensor::try_view(const_cast<float*>(flash), {1, 10}, rv::dtype::float32(), rv::device(kDLCUDA, 0), {}, false).value();
+  CHECK(error_of(g.set_input("b", on_gpu)) ==
+        "set_input: input 1 ('b'): the tensor is on cuda:0; relaxvm copies from host memory only");
+}
+
+TEST_CASE("executor: a registered closure with captured values, a storage cap, planning across devices") {
+  rv::registry reg = make_registry();
+  // scale_out(x, out, factor): the graph passes (x, out); the closure adds the captured factor.
+  reg.def("scale_out_raw", [](const rv::tensor& x, const rv::tensor& out, double factor) -> rv::status {
+    for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<const float>()[i] * static_cast<float>(factor);
+    return {};
+  });
+  const rv::value three[] = {rv::value(3.0)};
+  reg.add("scale3", reg.find("scale_out_raw")->bind(three));
+  gr::executor g = gr::executor::create(one_op("scale3", "1", "[0, 1, 2]", "[[4], [4]]"), reg).value();
+  REQUIRE(g.set_input("x", filled({4}, 2)).ok());
+  const long before = relaxvm_test::heap_allocations();
+  REQUIRE(g.run().ok());
+  CHECK(relaxvm_test::heap_allocations() == before);  // the captured value was joined at load
+  CHECK(g.get_input(0).value().data<const float>()[0] == 2.0f);
+
+  gr::graph_options capped;
+  capped.max_storage_bytes = 100;
+  CHECK(error_of(gr::executor::create(add3, reg, capped)) ==
+        "graph: the storage plan needs more than max_storage_bytes (100 bytes)");
+  capped.max_storage_bytes = 200;
+  CHECK(gr::executor::create(add3, reg, capped).ok());
+
+  // Storage is reused on the same device only: b (device 1) cannot take a's freed block.
+  const std::string two_dev = R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
+    {"op": "tvm_op", "name": "a", "attrs": {"func_name": "f", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[0, 0]]},
+    {"op": "tvm_op", "name": "b", "attrs": {"func_name": "f", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[1, 0]]},
+    {"op": "tvm_op", "name": "c", "attrs": {"func_name": "f", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[2, 0]]}],
+   "arg_nodes": [0], "heads": [[3, 0]], "node_row_ptr": [0, 1, 2, 3, 4],
+   "attrs": {"dltype": ["list_str", ["float32", "float32", "float32", "float32"]], "shape": ["list_shape", [[4], [4], [4], [4]]],
+             "device_index": ["list_int", [0, 0, 1, 0]]}})";
+  gr::graph_def d = gr::parse_graph(two_dev).value();
+  gr::plan_storage(d);
+  CHECK(d.storage_ids == std::vector<std::int64_t>{0, 1, 2, 1});  // c (device 0) takes a's block back
 }

@@ -41,6 +41,9 @@ struct graph_options {
   /// heap (the reference's naive allocator). Host (CPU) devices only.
   std::vector<device_allocator> devices;
   device_index_kind device_index = device_index_kind::device_type;
+  /// The most memory the graph's storage may take, summed over storage ids (a graph from an
+  /// untrusted source cannot ask for more); 0: no limit.
+  std::uint64_t max_storage_bytes = 0;
 };
 
 /// Per-node times from executor::profile, and the table the reference's debug executor prints.
@@ -135,13 +138,8 @@ class executor {
   /// Copies `t` into input `i`: the same dtype and byte size (the reference checks only the size).
   status set_input(std::size_t i, const tensor& t) {
     RELAXVM_TRY(check_input(i));
-    const std::uint32_t eid = input_entry(i);
-    const tensor& dst = entries_[eid];
-    if (!t.defined()) return detail::value_error("set_input: input ", i, " ('", input_name(i), "'): the tensor is undefined");
-    if (!t.is_contiguous()) return detail::value_error("set_input: input ", i, " ('", input_name(i), "'): the tensor is strided");
-    if (t.dtype() != dst.dtype() || t.nbytes() != dst.nbytes())
-      return detail::value_error("set_input: input ", i, " ('", input_name(i), "') is ", detail::dims_text{dst.shape().dims()},
-                                 " ", dst.dtype(), ", but the tensor is ", detail::dims_text{t.shape().dims()}, " ", t.dtype());
+    RELAXVM_TRY(check_copy_into("set_input", i, t));
+    const tensor& dst = entries_[input_entry(i)];
     if (t.nbytes() > 0 && t.raw_data() != dst.raw_data())
       std::memmove(dst.raw_data(), t.raw_data(), static_cast<std::size_t>(t.nbytes()));
     return {};
@@ -163,18 +161,31 @@ class executor {
     RELAXVM_TRY_ASSIGN(std::size_t i, input_by_name("set_input_zero_copy", name));
     return set_input_zero_copy(i, t);
   }
-  /// Makes output `i` be written into `t` (the same checks as set_input_zero_copy).
+  /// Makes output `i` be written into `t` (the same checks as set_input_zero_copy, and `t` must be
+  /// writable).
   status set_output_zero_copy(std::size_t i, const tensor& t) {
     if (i >= g_.heads.size())
       return detail::value_error("set_output_zero_copy: output ", i, " does not exist; the graph has ", g_.heads.size(), " outputs");
+    if (t.defined() && t.read_only())
+      return detail::value_error("set_output_zero_copy: output ", i, ": the tensor is read-only");
     return repoint("set_output_zero_copy", g_.entry_id(g_.heads[i]), t);
   }
+  /// By "node_name:index" or by the node name of an output (the first such output).
+  status set_output_zero_copy(std::string_view name, const tensor& t) {
+    RELAXVM_TRY_ASSIGN(std::size_t i, output_by_name("set_output_zero_copy", name));
+    return set_output_zero_copy(i, t);
+  }
 
-  /// Output `i`: a view of the executor's memory, overwritten by the next run().
+  /// Output `i`: a view of the executor's memory (or of the tensor given to the zero-copy setter),
+  /// overwritten by the next run().
   result<tensor> get_output(std::size_t i) const {
     if (i >= g_.heads.size())
       return detail::value_error("get_output: output ", i, " does not exist; the graph has ", g_.heads.size(), " outputs");
     return entries_[g_.entry_id(g_.heads[i])];
+  }
+  result<tensor> get_output(std::string_view name) const {
+    RELAXVM_TRY_ASSIGN(std::size_t i, output_by_name("get_output", name));
+    return get_output(i);
   }
   result<tensor> get_input(std::size_t i) const {
     RELAXVM_TRY(check_input(i));
@@ -185,20 +196,14 @@ class executor {
     return get_input(i);
   }
 
-  /// Copies every tensor of a params file whose name is an input into that input; the tensor must
-  /// have the input's dtype and shape. Returns how many were set; names that are not inputs are
-  /// skipped, as the reference does.
+  /// Copies every tensor of a params file whose name is an input into that input, with set_input's
+  /// checks. Returns how many were set; names that are not inputs are skipped, as the reference does.
   result<std::size_t> load_params(std::span<const std::byte> bytes) {
     RELAXVM_TRY_ASSIGN(std::vector<named_tensor> params, graph::load_params(bytes));
     // Check them all before copying any, so a bad file changes nothing.
     for (const named_tensor& p : params) {
       const std::int64_t i = get_input_index(p.name);
-      if (i < 0) continue;
-      const tensor& dst = entries_[input_entry(static_cast<std::size_t>(i))];
-      if (p.value.dtype() != dst.dtype() || !(p.value.shape() == dst.shape()))
-        return detail::value_error("load_params: '", p.name, "' is ", detail::dims_text{p.value.shape().dims()}, " ",
-                                   p.value.dtype(), ", but graph ", detail::node_text{g_, g_.arg_nodes[static_cast<std::size_t>(i)]},
-                                   " is ", detail::dims_text{dst.shape().dims()}, " ", dst.dtype());
+      if (i >= 0) RELAXVM_TRY(check_copy_into("load_params", static_cast<std::size_t>(i), p.value));
     }
     std::size_t set = 0;
     for (const named_tensor& p : params) {
@@ -268,6 +273,15 @@ class executor {
 
   executor() = default;
 
+ public:
+  // Operators hold views of this executor's storage: copies would share them, so it only moves.
+  executor(executor&&) noexcept = default;
+  executor& operator=(executor&&) noexcept = default;
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+ private:
+
   std::uint32_t input_entry(std::size_t i) const noexcept { return g_.entry_id(g_.arg_nodes[i], 0); }
   std::string_view input_name(std::size_t i) const noexcept { return g_.nodes[g_.arg_nodes[i]].name; }
   status check_input(std::size_t i) const {
@@ -279,6 +293,30 @@ class executor {
     const std::int64_t i = get_input_index(name);
     if (i < 0) return detail::value_error(who, ": the graph has no input named '", name, "'");
     return static_cast<std::size_t>(i);
+  }
+  result<std::size_t> output_by_name(std::string_view who, std::string_view name) const {
+    for (std::size_t i = 0; i < g_.heads.size(); ++i) {
+      const std::string& node_name = g_.nodes[g_.heads[i].node].name;
+      const std::string indexed = node_name + ":" + std::to_string(g_.heads[i].index);
+      if (name == indexed || name == node_name) return i;
+    }
+    return detail::value_error(who, ": no output is named '", name, "' (outputs are named by their node, or \"node:index\")");
+  }
+  // What set_input and load_params require of a tensor copied into input i.
+  status check_copy_into(std::string_view who, std::size_t i, const tensor& t) const {
+    const tensor& dst = entries_[input_entry(i)];
+    if (!t.defined()) return detail::value_error(who, ": input ", i, " ('", input_name(i), "'): the tensor is undefined");
+    if (!t.is_contiguous()) return detail::value_error(who, ": input ", i, " ('", input_name(i), "'): the tensor is strided");
+    if (t.device().device_type != kDLCPU)
+      return detail::value_error(who, ": input ", i, " ('", input_name(i), "'): the tensor is on ", t.device(),
+                                 "; relaxvm copies from host memory only");
+    if (t.dtype() != dst.dtype() || t.nbytes() != dst.nbytes())
+      return detail::value_error(who, ": input ", i, " ('", input_name(i), "') is ", detail::dims_text{dst.shape().dims()},
+                                 " ", dst.dtype(), ", but the tensor is ", detail::dims_text{t.shape().dims()}, " ", t.dtype());
+    if (dst.read_only())
+      return detail::value_error(who, ": input ", i, " ('", input_name(i),
+                                 "') reads a read-only tensor given to set_input_zero_copy; nothing can be copied into it");
+    return {};
   }
 
   result<std::size_t> device_of(std::size_t eid) const {
@@ -314,12 +352,23 @@ class executor {
       if (bytes[sid] < 0) {
         dev_of_sid[sid] = static_cast<std::int64_t>(dev);
         first_eid[sid] = static_cast<std::uint32_t>(eid);
-      } else if (dev_of_sid[sid] != static_cast<std::int64_t>(dev)) {
+      } else if (dev_of_sid[sid] != static_cast<std::int64_t>(dev) ||
+                 (!g_.device_index.empty() && g_.device_index[first_eid[sid]] != g_.device_index[eid])) {
         return detail::value_error("graph: storage ", sid, " is used on device ", opts_.devices[static_cast<std::size_t>(dev_of_sid[sid])].device,
                                    " by entry ", first_eid[sid], " and on ", opts_.devices[dev].device, " by entry ", eid,
                                    "; one storage cannot be on two devices");
       }
       bytes[sid] = std::max(bytes[sid], detail::entry_bytes(g_, eid));
+    }
+    if (opts_.max_storage_bytes > 0) {
+      std::uint64_t total = 0;
+      for (std::int64_t b : bytes) {
+        const auto add = static_cast<std::uint64_t>(std::max<std::int64_t>(b, 0));
+        if (add > opts_.max_storage_bytes - total)
+          return detail::value_error("graph: the storage plan needs more than max_storage_bytes (", opts_.max_storage_bytes,
+                                     " bytes)");
+        total += add;
+      }
     }
     for (std::size_t sid = 0; sid < bytes.size(); ++sid) {
       if (bytes[sid] < 0) bytes[sid] = 0;  // an id no entry uses
@@ -365,6 +414,9 @@ class executor {
         if (f == nullptr)
           return detail::value_error("graph: ", detail::node_text{g_, nid}, " calls '", nd.func_name,
                                      "', which is not in the registry");
+        if (!f->is_packed())
+          return detail::value_error("graph: ", detail::node_text{g_, nid}, " calls '", nd.func_name,
+                                     "', a vm function; graph nodes call packed functions");
         op.fn = *f;
       }
       auto add_arg = [&](std::uint32_t eid) -> status {
@@ -382,6 +434,9 @@ class executor {
       };
       for (const entry_ref& e : nd.inputs) RELAXVM_TRY(add_arg(g_.entry_id(e)));
       for (std::uint32_t k = 0; k < g_.num_node_outputs(nid); ++k) RELAXVM_TRY(add_arg(g_.entry_id(nid, k)));
+      // A registered closure's captured values follow, joined here once rather than on each call.
+      if (op.kind == op_kind::kernel)
+        for (const value& v : op.fn.bound()) args_.push_back(v);
       op.nargs = static_cast<std::uint32_t>(args_.size()) - op.first_arg;
       ops_.push_back(std::move(op));
     }
@@ -409,21 +464,19 @@ class executor {
       return detail::value_error(who, ": ", detail::node_text{g_, nid}, ": the tensor's data is at ", addr % alloc_alignment,
                                  " bytes past a ", alloc_alignment, "-byte boundary; it must be aligned");
     const std::uint32_t group = root(eid);
+    // Each view keeps `t` alive (as its owner), also in the hands of whoever got it from get_input
+    // or get_output, and takes its read-only flag.
     auto point = [&](tensor& v) {
-      v.get()->dl.data = t.raw_data();
-      v.get()->dl.byte_offset = 0;
+      tensor_object& o = *v.get();
+      o.dl.data = t.raw_data();
+      o.dl.byte_offset = 0;
+      o.owner = object_ref<object>::retain(t.get());
+      o.read_only = t.read_only();
     };
     for (std::uint32_t e = 0; e < entries_.size(); ++e)
       if (root(e) == group) point(entries_[e]);
     for (auto& [e, v] : flat_views_)
       if (root(e) == group) point(v);
-    // Keep the memory alive while it is in use; the previous tensor of this group is let go.
-    for (auto& [g, v] : external_)
-      if (g == group) {
-        v = t;
-        return {};
-      }
-    external_.emplace_back(group, t);
     return {};
   }
 
@@ -441,9 +494,8 @@ class executor {
       }
       case op_kind::kernel: {
         value ret;
-        const closure_object& fn = *op.fn.get();
-        if (RELAXVM_LIKELY(relaxvm::detail::invoke_packed(fn.callee(), std::span<const value>(args, op.nargs), fn.bound, ret, err_)))
-          return {};
+        const closure_object& fn = op.fn.get()->callee();
+        if (RELAXVM_LIKELY(fn.invoke(fn, args, op.nargs, ret, err_))) return {};
         error e = std::move(*err_);
         err_.reset();
         detail::text where("in graph ");
@@ -461,7 +513,6 @@ class executor {
   std::vector<tensor> entries_;                     // by entry id: views of the pool
   std::vector<std::pair<std::uint32_t, tensor>> flat_views_;  // (entry, 1-d view) for flatten_data
   std::vector<std::uint32_t> alias_;                // __nop union-find over entries
-  std::vector<std::pair<std::uint32_t, tensor>> external_;    // zero-copy tensors by alias group
   std::vector<value> args_;                         // every operator's arguments, in node order
   std::vector<op_exec> ops_;
   std::optional<error> err_;

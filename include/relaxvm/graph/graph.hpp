@@ -67,7 +67,7 @@ namespace detail {
 using relaxvm::detail::dims_text;
 using relaxvm::detail::text;
 using relaxvm::detail::value_error;
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in document order, as the reference reads them
 
 /// "node 3 ('add')" for messages.
 struct node_text {
@@ -80,33 +80,43 @@ struct node_text {
   }
 };
 
+/// A JSON value for a message: a scalar's text (cut after 60 characters), or what a container is.
+/// (dump() recurses, and a hostile graph may nest a hundred thousand levels deep.)
+inline std::string brief(const json& j) {
+  if (j.is_array()) return "an array of " + std::to_string(j.size()) + " elements";
+  if (j.is_object()) return "an object with " + std::to_string(j.size()) + " keys";
+  std::string s = j.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
 /// Reads the JSON without ever throwing (the library may be built without exceptions): every
 /// accessor checks the type first, and a wrong one is an error naming where it was.
 class reader {
  public:
   static result<std::uint32_t> index(const json& j, const text& where) {
     if (!j.is_number_unsigned() || j.get<std::uint64_t>() > UINT32_MAX)
-      return value_error("graph: ", where, " must be an unsigned integer below 2^32, but is ", j.dump());
+      return value_error("graph: ", where, " must be an unsigned integer below 2^32, but is ", brief(j));
     return static_cast<std::uint32_t>(j.get<std::uint64_t>());
   }
   static result<std::int64_t> integer(const json& j, const text& where) {
-    if (!j.is_number_integer()) return value_error("graph: ", where, " must be an integer, but is ", j.dump());
+    if (!j.is_number_integer()) return value_error("graph: ", where, " must be an integer, but is ", brief(j));
     if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      return value_error("graph: ", where, " is too large: ", j.dump());
+      return value_error("graph: ", where, " is too large: ", brief(j));
     return j.get<std::int64_t>();
   }
   static result<std::string> string(const json& j, const text& where) {
-    if (!j.is_string()) return value_error("graph: ", where, " must be a string, but is ", j.dump());
+    if (!j.is_string()) return value_error("graph: ", where, " must be a string, but is ", brief(j));
     return j.get_ref<const std::string&>();
   }
   static status array(const json& j, const text& where) {
-    if (!j.is_array()) return value_error("graph: ", where, " must be an array, but is ", j.dump());
+    if (!j.is_array()) return value_error("graph: ", where, " must be an array, but is ", brief(j));
     return {};
   }
   /// [node, index] or [node, index, version]
   static result<entry_ref> entry(const json& j, const text& where) {
     if (!j.is_array() || j.size() < 2 || j.size() > 3)
-      return value_error("graph: ", where, " must be [node, index] or [node, index, version], but is ", j.dump());
+      return value_error("graph: ", where, " must be [node, index] or [node, index, version], but is ", brief(j));
     entry_ref e;
     RELAXVM_TRY_ASSIGN(e.node, index(j[0], text(where) << "'s node"));
     RELAXVM_TRY_ASSIGN(e.index, index(j[1], text(where) << "'s index"));
@@ -151,7 +161,7 @@ struct json_error_finder : nlohmann::json_sax<json> {
 
 inline result<node> parse_node(const json& j, std::size_t nid) {
   const text where = text("node ") << nid;
-  if (!j.is_object()) return value_error("graph: ", where, " must be an object, but is ", j.dump());
+  if (!j.is_object()) return value_error("graph: ", where, " must be an object, but is ", brief(j));
   node n;
   bool has_op = false, has_name = false, has_inputs = false;
   const json* attrs = nullptr;
@@ -171,7 +181,7 @@ inline result<node> parse_node(const json& j, std::size_t nid) {
       }
       has_inputs = true;
     } else if (k == "attrs" || k == "attr") {
-      if (!it->is_object()) return value_error("graph: ", where, ".", k, " must be an object, but is ", it->dump());
+      if (!it->is_object()) return value_error("graph: ", where, ".", k, " must be an object, but is ", brief(*it));
       attrs = &*it;
     } else if (k == "control_deps") {
       RELAXVM_TRY(reader::array(*it, text(where) << ".control_deps"));  // parsed and ignored, as the reference does
@@ -227,19 +237,19 @@ inline result<const json*> tagged_list(const json& attrs, std::string_view name,
   if (it == attrs.end()) return static_cast<const json*>(nullptr);
   if (!it->is_array() || it->size() != 2 || !(*it)[0].is_string() || (*it)[0].get_ref<const std::string&>() != tag ||
       !(*it)[1].is_array())
-    return value_error("graph: attrs.", name, " must be [\"", tag, "\", [...]], but is ", it->dump());
+    return value_error("graph: attrs.", name, " must be [\"", tag, "\", [...]], but is ", brief(*it));
   return &(*it)[1];
 }
 
 inline status parse_attrs(const json& attrs, graph_def& g) {
-  if (!attrs.is_object()) return value_error("graph: attrs must be an object, but is ", attrs.dump());
+  if (!attrs.is_object()) return value_error("graph: attrs must be an object, but is ", brief(attrs));
   for (auto it = attrs.begin(); it != attrs.end(); ++it) {
     const std::string& k = it.key();
     if (k == "dltype" || k == "shape" || k == "storage_id" || k == "device_index" || k == "storage_scope") continue;
     // Other attributes are skipped when their type tag is one the reference skips.
     if (!it->is_array() || it->empty() || !(*it)[0].is_string() ||
         ((*it)[0] != "list_int" && (*it)[0] != "size_t" && (*it)[0] != "list_str"))
-      return value_error("graph: attrs.", k, " has a type tag the reference does not know: ", it->dump());
+      return value_error("graph: attrs.", k, " has a type tag the reference does not know: ", brief(*it));
   }
   RELAXVM_TRY_ASSIGN(const json* dl, tagged_list(attrs, "dltype", "list_str"));
   RELAXVM_TRY_ASSIGN(const json* sh, tagged_list(attrs, "shape", "list_shape"));
@@ -334,10 +344,11 @@ inline status validate(const graph_def& g) {
         return value_error("graph: ", node_text{g, nid}, " input ", i, " is output ", e.index, " of ", node_text{g, e.node},
                            ", which has ", g.num_node_outputs(e.node), " outputs");
     }
-    if (nd.func_name == "__copy") {
+    if (!nd.is_input() && outputs == 0) return value_error("graph: ", node_text{g, nid}, " has no outputs");
+    if (nd.func_name == "__copy" || nd.func_name == "__nop") {
       if (nd.inputs.size() != 1 || outputs != 1)
-        return value_error("graph: ", node_text{g, nid}, " is a __copy with ", nd.inputs.size(), " inputs and ", outputs,
-                           " outputs; it must have 1 and 1");
+        return value_error("graph: ", node_text{g, nid}, " is a ", nd.func_name, " with ", nd.inputs.size(), " inputs and ",
+                           outputs, " outputs; it must have 1 and 1");
     }
   }
   for (std::size_t eid = 0; eid < entries; ++eid) {
@@ -352,11 +363,21 @@ inline status validate(const graph_def& g) {
   }
   for (std::uint32_t nid = 0; nid < n; ++nid) {
     const node& nd = g.nodes[nid];
-    if (nd.func_name != "__copy") continue;
+    const bool copy = nd.func_name == "__copy";
+    if (!copy && nd.func_name != "__nop") continue;
     const std::uint32_t in = g.entry_id(nd.inputs[0]), out = g.entry_id(nid, 0);
     if (detail::entry_bytes(g, in) != detail::entry_bytes(g, out) || g.dtypes[in] != g.dtypes[out])
-      return value_error("graph: ", node_text{g, nid}, " copies ", detail::dims_text{g.shapes[in].dims()}, " ", g.dtypes[in],
-                         " to ", detail::dims_text{g.shapes[out].dims()}, " ", g.dtypes[out], "; a __copy keeps the bytes and dtype");
+      return value_error("graph: ", node_text{g, nid}, (copy ? " copies " : " reshapes "), detail::dims_text{g.shapes[in].dims()},
+                         " ", g.dtypes[in], " to ", detail::dims_text{g.shapes[out].dims()}, " ", g.dtypes[out], "; a ",
+                         nd.func_name, " keeps the bytes and the dtype");
+    if (copy) continue;
+    // A __nop's output is its input's memory: the same storage and device.
+    if (!g.storage_ids.empty() && g.storage_ids[in] != g.storage_ids[out])
+      return value_error("graph: ", node_text{g, nid}, " is a __nop whose output has storage_id ", g.storage_ids[out],
+                         " but its input ", g.storage_ids[in], "; they must be the same");
+    if (!g.device_index.empty() && g.device_index[in] != g.device_index[out])
+      return value_error("graph: ", node_text{g, nid}, " is a __nop from device_index ", g.device_index[in], " to ",
+                         g.device_index[out], "; use a __copy to move data");
   }
   std::vector<bool> is_arg(n, false);
   for (std::size_t i = 0; i < g.arg_nodes.size(); ++i) {
@@ -380,18 +401,18 @@ inline status validate(const graph_def& g) {
   return {};
 }
 
-/// Reads a graph JSON as the reference's GraphExecutor::Load does (unknown keys are errors;
-/// "metadata" is ignored), then validates it.
+/// Reads a graph JSON as the reference's GraphExecutor::Load does (unknown keys are errors; keys
+/// are read in document order and reading stops at "metadata"), then validates it.
 inline result<graph_def> parse_graph(std::string_view text) {
   using detail::json;
   using detail::value_error;
   const json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded()) {
     detail::json_error_finder finder;
-    (void)json::sax_parse(text.begin(), text.end(), &finder, nlohmann::json::input_format_t::json, true);
+    (void)json::sax_parse(text.begin(), text.end(), &finder, json::input_format_t::json, true);
     return value_error("graph: the JSON does not parse: at byte ", finder.position, " (near '", finder.token, "')");
   }
-  if (!j.is_object()) return value_error("graph: the JSON must be an object, but is ", j.dump());
+  if (!j.is_object()) return value_error("graph: the JSON must be an object, but is ", detail::brief(j));
   graph_def g;
   bool has[5] = {};
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -421,7 +442,9 @@ inline result<graph_def> parse_graph(std::string_view text) {
     } else if (k == "attrs") {
       RELAXVM_TRY(detail::parse_attrs(*it, g));
       has[4] = true;
-    } else if (k != "metadata") {
+    } else if (k == "metadata") {
+      break;  // the reference stops reading here
+    } else {
       return value_error("graph: key '", k, "' is not supported");
     }
   }
@@ -470,7 +493,7 @@ inline void plan_storage(graph_def& g) {
       return t;
     };
     const auto mid = free_list.lower_bound(size);
-    const auto end = free_list.upper_bound(size * match_range);
+    const auto end = free_list.upper_bound(size > INT64_MAX / match_range ? INT64_MAX : size * match_range);
     for (auto it = mid; it != end; ++it)
       if (tokens[it->second].device == dev) return take(it);
     const auto begin = free_list.lower_bound(size / match_range);

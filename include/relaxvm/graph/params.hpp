@@ -117,7 +117,9 @@ inline result<tensor> read_tensor(byte_reader& in, std::string_view name) {
   }
   const shape s(std::span<const std::int64_t>(dims, static_cast<std::size_t>(ndim)));
   std::int64_t numel = 0, nbytes = 0;
-  RELAXVM_TRY(relaxvm::detail::check_tensor_layout(s.dims(), t, numel, nbytes, "load_params"));
+  relaxvm::detail::text what("load_params: tensor '");
+  what << name << "'";
+  RELAXVM_TRY(relaxvm::detail::check_tensor_layout(s.dims(), t, numel, nbytes, what.view()));
   RELAXVM_TRY_ASSIGN(std::int64_t stored, in.get<std::int64_t>("a tensor's byte count"));
   if (stored != nbytes)
     return value_error("load_params: tensor '", name, "' says it has ", stored, " data bytes, but ", relaxvm::detail::dims_text{s.dims()},
