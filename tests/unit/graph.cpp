@@ -598,7 +598,7 @@ TEST_CASE("executor: moves but does not copy; zero-copy keeps the caller's tenso
   CHECK(held.data<const float>()[0] == 3.0f);  // the executor is gone; the tensor it wrote into is not
 
   gr::executor g = gr::executor::create(add3, reg).value();
-  static const float flash[16] alignas(64) = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  alignas(64) static const float flash[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   const rv::tensor ro = rv::tensor::try_view(const_cast<float*>(flash), {1, 10}, rv::dtype::float32(), rv::device::cpu(), {}, true).value();
   CHECK(error_of(g.set_output_zero_copy(0, ro)) == "set_output_zero_copy: output 0: the tensor is read-only");
   REQUIRE(g.set_input_zero_copy("a", ro).ok());  // read, never written
