@@ -6773,6 +6773,10 @@ struct vm_options {
   /// Register slots (16 bytes each) all live frames may use together: 2^24 slots is 256 MiB. It
   /// bounds what an untrusted program can make the VM allocate.
   std::int64_t max_stack_slots = std::int64_t{1} << 24;
+  /// Instructions one invocation may run, re-entrant calls from its kernels included; 0: no
+  /// limit. Running past it is an error (with where the VM was), and the VM stays usable: it
+  /// stops untrusted programs that would loop forever. set_instruction_budget changes it.
+  std::int64_t max_instructions = 0;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -6899,6 +6903,7 @@ class vm_impl final : public vm_context {
     return v;
   }
   const vm_options& options() const { return opts_; }
+  void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
   }
@@ -7064,8 +7069,16 @@ class vm_impl final : public vm_context {
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
+    if (base == 0)  // a new invocation (re-entrant ones share its budget)
+      budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
     return run(base);
+  }
+
+  RELAXVM_NOINLINE error budget_error() {
+    budget_left_ = 0;  // stays spent until the next invocation
+    return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
+                         " instructions (vm_options::max_instructions); the program may loop forever");
   }
 
   error take_error() {
@@ -7132,6 +7145,7 @@ class vm_impl final : public vm_context {
     value* regs = fr->regs;
     std::int64_t pc = fr->fn->start;
     for (;;) {
+      if (RELAXVM_UNLIKELY(--budget_left_ < 0)) return fail(budget_error(), pc, base);
       const std::int64_t* w = data + offsets[pc];
       switch (static_cast<opcode>(w[0])) {
         case opcode::call: {
@@ -7252,6 +7266,7 @@ class vm_impl final : public vm_context {
   std::size_t seg_ = 0, top_ = 0;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
+  std::int64_t budget_left_ = INT64_MAX;  // instructions this invocation may still run
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
 };
@@ -7428,9 +7443,12 @@ class virtual_machine {
 
   /// Installs (or with an empty function, removes) the hook called around every Call.
   void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
+  /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
+  void set_instruction_budget(std::int64_t n) { impl_->set_instruction_budget(n); }
 
   const executable& exec() const { return impl_->exec(); }
-  /// The options the VM was made with (fixed: its devices and limits do not change).
+  /// The options the VM was made with (its devices and limits do not change, except the
+  /// instruction budget).
   const vm_options& options() const { return impl_->options(); }
   /// The context builtins see (for calling builtins directly from C++).
   vm_context& context() { return *impl_; }

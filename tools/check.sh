@@ -3,7 +3,8 @@
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
 # unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
 # tests, the examples and a short benchmark run; then the examples and benchmarks again at -O3
-# (the build tools/bench.sh uses). Installs the Debian packages it needs first.
+# (the build tools/bench.sh uses), and each libFuzzer target for 10 seconds (tools/fuzz.sh).
+# Installs the Debian packages it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -34,4 +35,6 @@ run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=
   -Dnoexcept_tests=false
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
 run release g++ --buildtype=release -Dtests=false
-echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; g++ 12 -O3 examples and benchmarks)"
+# Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
+tools/fuzz.sh 10
+echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; g++ 12 -O3 examples and benchmarks; fuzzing)"

@@ -130,6 +130,36 @@ TEST_CASE("the call depth limit is a clear error, and the VM is usable afterward
   CHECK(vm["fact"](10).as<std::int64_t>() == 3628800);
 }
 
+TEST_CASE("an instruction budget stops a program that loops forever, and the VM is usable afterwards") {
+  // spin(loop): while (loop) {}; return loop
+  rv::exec_builder b;
+  {
+    auto fn = b.function("spin", 1, {"loop"});
+    b.emit_if(b.r(0), 2);  // loop false: to the ret
+    b.emit_goto(-1);
+    b.emit_ret(b.r(0));
+  }
+  rv::registry reg;
+  rv::vm_options opts;
+  opts.max_instructions = 1000;
+  rv::virtual_machine vm(b.get(), reg, opts);
+  rv::result<rv::value> r = vm["spin"].try_call(std::vector<rv::value>{rv::value(true)});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind() == rv::error_kind::runtime);
+  CHECK(error_of(r) ==
+        "instruction budget exceeded: this invocation ran 1000 instructions (vm_options::max_instructions); the program "
+        "may loop forever\n  in function 'spin', instruction 0 (If %0, 2)");
+  // The budget is per invocation: the next one starts afresh.
+  CHECK(vm["spin"].try_call(std::vector<rv::value>{rv::value(false)}).ok());
+  vm.set_instruction_budget(3);
+  CHECK(vm["spin"].try_call(std::vector<rv::value>{rv::value(false)}).ok());  // if, ret: 2 instructions
+  vm.set_instruction_budget(1);
+  CHECK(error_of(vm["spin"].try_call(std::vector<rv::value>{rv::value(false)})).find("instruction budget exceeded: this "
+                                                                                      "invocation ran 1 instructions") == 0);
+  vm.set_instruction_budget(0);  // no limit
+  CHECK(vm["spin"].try_call(std::vector<rv::value>{rv::value(false)}).ok());
+}
+
 TEST_CASE("the stack slot limit bounds what a program can make the VM allocate") {
   // A function with a huge register file, recursing: each frame takes 2^20 + 2 slots.
   rv::exec_builder b;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ with clang 16 (ASan, UBSan, LeakSanitizer) and runs each
+# for SECONDS (default 60): first over every past finding in fuzz/regressions/<target>/ (each must
+# pass now), then from the seed corpus that fuzz/make_corpus writes. A finding stops the script
+# with a failure; its input is in build-fuzz/findings-<target>-*: add it to fuzz/regressions/.
+#
+#   tools/fuzz.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+secs="${1:-60}"
+dir=build-fuzz
+if [ ! -d "$dir" ]; then
+  CXX=clang++-16 meson setup "$dir" -Dfuzz=true -Dtests=false -Dexamples=false -Dbench=false \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all >/dev/null
+fi
+ninja -C "$dir"
+"$dir/fuzz/make_corpus" "$dir/corpus"
+# Huge requests from hostile inputs must come back as errors (null from nothrow new), not aborts.
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
+for t in load run graph; do
+  [ -x "$dir/fuzz/fuzz_$t" ] || { echo "== fuzz_$t: not built (needs xtensor and nlohmann/json)"; continue; }
+  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
+    echo "== fuzz_$t: past findings"
+    "$dir/fuzz/fuzz_$t" fuzz/regressions/$t/* 2>&1 | tail -1
+  fi
+  echo "== fuzz_$t: $secs s"
+  rc=0
+  "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$dir/findings-$t-" "$dir/corpus/$t" >"$dir/fuzz_$t.log" 2>&1 || rc=$?
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb|ERROR|SUMMARY" "$dir/fuzz_$t.log" || true
+  if [ "$rc" -ne 0 ]; then
+    tail -40 "$dir/fuzz_$t.log" >&2
+    echo "fuzz_$t found a problem: its input is $dir/findings-$t-*; add it to fuzz/regressions/$t/" >&2
+    exit 1
+  fi
+done
+echo "== fuzzing: no findings"
