@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
+
 namespace rv = relaxvm;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
 
 namespace {
 
@@ -46,11 +48,7 @@ struct body {
     const auto t1 = clock_type::now();
     ns_per_op.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / ops);
   }
-  double median() {
-    std::nth_element(ns_per_op.begin(), ns_per_op.begin() + static_cast<std::ptrdiff_t>(ns_per_op.size() / 2),
-                     ns_per_op.end());
-    return ns_per_op[ns_per_op.size() / 2];
-  }
+  double median() { return bench::median(ns_per_op); }
 };
 
 rv::executable program() {

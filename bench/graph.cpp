@@ -17,17 +17,14 @@
 #include <cstring>
 #include <vector>
 
+#include "common.hpp"
 #include "../examples/mlp_graph.hpp"
 
 namespace rv = relaxvm;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
+using bench::median;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 struct direct_buffers {
   rv::tensor h1, h2, out;

@@ -16,18 +16,15 @@
 #include <cstring>
 #include <vector>
 
+#include "common.hpp"
 #include "../examples/mlp_program.hpp"
 #include "../tests/support/counting_new.hpp"
 
 namespace rv = relaxvm;
-using clock_type = std::chrono::steady_clock;
+using bench::clock_type;
+using bench::median;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 /// The forward pass written by hand with the same kernels.
 rv::status direct_forward(const mlp::weights& w, const rv::tensor& x, const rv::allocator& pool, rv::tensor& out) {

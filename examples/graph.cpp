@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "mlp_graph.hpp"
+#include "seed_graphs.hpp"
 
 namespace rv = relaxvm;
-
-// seeds/004, section 1.1: relay.build of add(add(a, b), c) for (1, 10) float32 tensors.
-constexpr const char* add3_json = R"({ "nodes": [ { "op": "null", "name": "a", "inputs": [] }, { "op": "null", "name": "b", "inputs": [] }, { "op": "null", "name": "c", "inputs": [] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add1", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 3, 0, 0 ], [ 2, 0, 0 ] ] } ], "arg_nodes": [0, 1, 2], "heads": [ [ 4, 0, 0 ] ], "attrs": { "dltype": [ "list_str", [ "float32", "float32", "float32", "float32", "float32" ] ], "shape": [ "list_shape", [ [1, 10], [1, 10], [1, 10], [1, 10], [1, 10] ] ], "storage_id": [ "list_int", [0, 1, 2, 3, 4] ] }, "node_row_ptr": [0, 1, 2, 3, 4, 5] })";
 
 int main() {
   rv::registry reg;
@@ -21,7 +19,7 @@ int main() {
   int failures = 0;
 
   {
-    rv::graph::executor g = rv::graph::executor::create(add3_json, reg).value();
+    rv::graph::executor g = rv::graph::executor::create(seed_graphs::add3, reg).value();
     std::vector<float> a(10), b(10), c(10);
     for (int i = 0; i < 10; ++i) a[i] = static_cast<float>(i), b[i] = 10.0f * static_cast<float>(i), c[i] = 100.0f;
     g.set_input("a", rv::tensor::from<float>(a, {1, 10})).value();

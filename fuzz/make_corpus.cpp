@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "seed_graphs.hpp"
+
 namespace rv = relaxvm;
 using rv::builtins::make_code;
 using rv::builtins::match_code;
@@ -76,7 +78,8 @@ std::vector<rv::executable> programs() {
 }
 
 const char* graphs[] = {
-    R"({ "nodes": [ { "op": "null", "name": "a", "inputs": [] }, { "op": "null", "name": "b", "inputs": [] }, { "op": "null", "name": "c", "inputs": [] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add1", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 3, 0, 0 ], [ 2, 0, 0 ] ] } ], "arg_nodes": [0, 1, 2], "heads": [ [ 4, 0, 0 ] ], "attrs": { "dltype": [ "list_str", [ "float32", "float32", "float32", "float32", "float32" ] ], "shape": [ "list_shape", [ [1, 10], [1, 10], [1, 10], [1, 10], [1, 10] ] ], "storage_id": [ "list_int", [0, 1, 2, 3, 4] ] }, "node_row_ptr": [0, 1, 2, 3, 4, 5] })",
+    seed_graphs::add3,
+    seed_graphs::shared,
     R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
     {"op": "tvm_op", "name": "add", "attrs": {"func_name": "ops.add_out", "num_inputs": "2", "num_outputs": "1", "flatten_data": "1"}, "inputs": [[0, 0], [0, 0]]},
     {"op": "tvm_op", "name": "reshape_nop", "attrs": {"func_name": "__nop", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[1, 0]]},

@@ -12,6 +12,7 @@
 
 #include "../support/counting_new.hpp"
 #include "mlp_graph.hpp"
+#include "seed_graphs.hpp"
 
 namespace rv = relaxvm;
 namespace gr = relaxvm::graph;
@@ -19,10 +20,10 @@ namespace gr = relaxvm::graph;
 namespace {
 
 // seeds/004, section 1.1 (storage ids as printed).
-const std::string add3 = R"({ "nodes": [ { "op": "null", "name": "a", "inputs": [] }, { "op": "null", "name": "b", "inputs": [] }, { "op": "null", "name": "c", "inputs": [] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add1", "attrs": { "num_inputs": "2", "num_outputs": "1", "hash": "8ec3c08331cd92b5", "flatten_data": "0", "func_name": "tvmgen_default_fused_add" }, "inputs": [ [ 3, 0, 0 ], [ 2, 0, 0 ] ] } ], "arg_nodes": [0, 1, 2], "heads": [ [ 4, 0, 0 ] ], "attrs": { "dltype": [ "list_str", [ "float32", "float32", "float32", "float32", "float32" ] ], "shape": [ "list_shape", [ [1, 10], [1, 10], [1, 10], [1, 10], [1, 10] ] ], "storage_id": [ "list_int", [0, 1, 2, 3, 4] ] }, "node_row_ptr": [0, 1, 2, 3, 4, 5] })";
+const std::string add3 = seed_graphs::add3;
 
 // seeds/004, section 1.2.1.2: out2 = (a + b) + a; out = out2 + b; out shares out1's storage.
-const std::string shared = R"({ "nodes": [ { "op": "null", "name": "a", "inputs": [] }, { "op": "null", "name": "b", "inputs": [] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add", "attrs": { "num_outputs": "1", "num_inputs": "2", "flatten_data": "0", "func_name": "tvmgen_default_fused_add", "hash": "8ec3c08331cd92b5" }, "inputs": [ [ 0, 0, 0 ], [ 1, 0, 0 ] ] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add1", "attrs": { "num_outputs": "1", "num_inputs": "2", "flatten_data": "0", "func_name": "tvmgen_default_fused_add", "hash": "8ec3c08331cd92b5" }, "inputs": [ [ 2, 0, 0 ], [ 0, 0, 0 ] ] }, { "op": "tvm_op", "name": "tvmgen_default_fused_add2", "attrs": { "num_outputs": "1", "num_inputs": "2", "flatten_data": "0", "func_name": "tvmgen_default_fused_add", "hash": "8ec3c08331cd92b5" }, "inputs": [ [ 3, 0, 0 ], [ 1, 0, 0 ] ] } ], "arg_nodes": [0, 1], "heads": [ [ 4, 0, 0 ] ], "attrs": { "dltype": [ "list_str", [ "float32", "float32", "float32", "float32", "float32" ] ], "storage_id": [ "list_int", [0, 1, 2, 3, 2] ], "shape": [ "list_shape", [ [1, 10], [1, 10], [1, 10], [1, 10], [1, 10] ] ] }, "node_row_ptr": [0, 1, 2, 3, 4, 5] })";
+const std::string shared = seed_graphs::shared;
 
 std::string replace(std::string s, std::string_view from, std::string_view to) {
   const std::size_t at = s.find(from);
