@@ -2,8 +2,9 @@
 # Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
 # unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
-# tests, the examples and a short benchmark run; then the examples and benchmarks again at -O3
-# (the build tools/bench.sh uses), and each libFuzzer target for 10 seconds (tools/fuzz.sh).
+# tests, the examples and a short benchmark run; then the thread test (tests/threads/) with clang 16
+# under ThreadSanitizer, the examples and benchmarks again at -O3 (the build tools/bench.sh uses),
+# and each libFuzzer target for 10 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +34,24 @@ test_args="--no-suite firmware"
 # The -fno-exceptions variants already ran in the g++ build; the sanitizer build skips them.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all \
   -Dnoexcept_tests=false
+# ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
+# docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
+# line tables are all its reports need, and build faster than full debug information.
+if [ ! -d build-tsan ]; then
+  CXX=clang++-16 meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dcpp_args=-gline-tables-only \
+    -Dnoexcept_tests=false -Dexamples=false -Dbench=false >/dev/null
+fi
+echo "== build-tsan: build and run tests/test_threads under ThreadSanitizer"
+ninja -C build-tsan -j "$jobs" tests/test_threads
+# clang 16's TSan stops with "unexpected memory mapping" on kernels that randomize mmap with more
+# bits than it expects (vm.mmap_rnd_bits = 32 on some recent ones); without randomization it runs.
+no_aslr=()
+if setarch -R true >/dev/null 2>&1; then
+  no_aslr=(setarch -R)
+fi
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "${no_aslr[@]}" build-tsan/tests/test_threads
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
 run release g++ --buildtype=release -Dtests=false
 # Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
 tools/fuzz.sh 10
-echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; g++ 12 -O3 examples and benchmarks; fuzzing)"
+echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; clang 16 with TSan, the thread test; g++ 12 -O3 examples and benchmarks; fuzzing)"
