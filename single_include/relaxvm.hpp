@@ -85,11 +85,16 @@
 #define RELAXVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RELAXVM_NOINLINE __attribute__((noinline))
 #define RELAXVM_ALWAYS_INLINE inline __attribute__((always_inline))
+#define RELAXVM_UNREACHABLE() __builtin_unreachable()
+/// For lambdas: `[&]() RELAXVM_LAMBDA_INLINE { ... }`.
+#define RELAXVM_LAMBDA_INLINE __attribute__((always_inline))
 #else
 #define RELAXVM_LIKELY(x) (x)
 #define RELAXVM_UNLIKELY(x) (x)
 #define RELAXVM_NOINLINE
 #define RELAXVM_ALWAYS_INLINE inline
+#define RELAXVM_UNREACHABLE() ((void)0)
+#define RELAXVM_LAMBDA_INLINE
 #endif
 
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
@@ -5082,6 +5087,8 @@ class value {
   std::int64_t raw_int() const noexcept { return p_.i; }
   double raw_double() const noexcept { return p_.f; }
   vm_context* raw_context() const noexcept { return p_.ctx; }
+  /// The object of a value whose kind() is an object kind (null for the empty shape and tuple).
+  object* raw_object() const noexcept { return p_.obj; }
 
   /// A bit copy that neither adds nor drops a reference; valid while `o` is.
   RELAXVM_ALWAYS_INLINE static value borrow(const value& o) noexcept {
@@ -5090,6 +5097,13 @@ class value {
     v.kind_ = o.kind_;
     v.borrowed_ = holds_object(o.kind_);
     return v;
+  }
+  /// Makes `slot`, which owns no reference (null, a scalar or borrowed), a borrow of `o`, without
+  /// the check a move assignment makes (the interpreters' argument scratch).
+  RELAXVM_ALWAYS_INLINE static void borrow_into(value& slot, const value& o) noexcept {
+    slot.p_ = o.p_;
+    slot.kind_ = o.kind_;
+    slot.borrowed_ = holds_object(o.kind_);
   }
 
  private:
@@ -5129,11 +5143,11 @@ struct value_traits<T> {
   static constexpr kind_set kinds = kinds_of(value_kind::int64, value_kind::boolean);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::int64 && fits(v.raw_int()); }
   // bools convert to integers, as in the reference.
-  static bool check(const value& v) noexcept {
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept {
     return (v.kind() == value_kind::int64 && fits(v.raw_int())) || v.kind() == value_kind::boolean;
   }
-  static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
-  static bool fits(std::int64_t x) noexcept {
+  RELAXVM_ALWAYS_INLINE static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
+  RELAXVM_ALWAYS_INLINE static bool fits(std::int64_t x) noexcept {
     if constexpr (std::is_same_v<T, std::uint64_t> || std::is_same_v<T, unsigned long> ||
                   std::is_same_v<T, unsigned long long>)
       return x >= 0;
@@ -5335,8 +5349,10 @@ class tuple {
 //   bool invoke(const closure_object& self, const value* args, uint32_t nargs, value& ret,
 //               std::optional<error>& err)
 // Arguments are borrowed (no reference counting); on success the result is written to `ret` and
-// the function returns true; on failure it stores an error in `err` and returns false.
-// make_typed() adapts an ordinary C++ callable to it, checking every argument.
+// the function returns true; on failure it stores an error in `err` and returns false, leaving
+// `ret` as it was. make_typed() adapts an ordinary C++ callable to it, checking every argument;
+// such a function is done with its arguments before it writes `ret` (result_after_args), so the
+// VM lets it write straight into a register that an argument came from.
 #ifndef RELAXVM_RUNTIME_FUNCTION_HPP
 #define RELAXVM_RUNTIME_FUNCTION_HPP
 
@@ -5379,6 +5395,9 @@ struct closure_object : object {
   kind_t fn_kind;
   relaxvm::string name;
   packed_invoke invoke = nullptr;      ///< packed functions
+  /// Packed functions: `invoke` reads every argument before it writes `ret`, so `ret` may alias
+  /// one of them (true for make_typed; raw functions may interleave, so false for them).
+  bool result_after_args = false;
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
   /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
@@ -5439,6 +5458,7 @@ class closure {
     closure_object* raw = make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name.view());
     auto c = object_ref<closure_object>::adopt(raw);
     c->invoke = obj_->invoke;
+    c->result_after_args = obj_->result_after_args;
     c->func_index = obj_->func_index;
     c->program = obj_->program;
     if (is_packed()) c->target = obj_->target ? obj_->target : obj_;
@@ -5533,7 +5553,7 @@ struct arg_holder {
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
   static constexpr kind_set kinds = traits_kinds<D>();
-  static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
   D& get() noexcept { return x; }
@@ -5543,7 +5563,7 @@ struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
   static constexpr kind_set kinds = kinds_of(H::kind);
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
-  explicit arg_holder_handle(const value& v) noexcept : b(v.get_object()) {}
+  explicit arg_holder_handle(const value& v) noexcept : b(v.raw_object()) {}  // check() passed: v is an H
   borrowed<H> b;
   const H& get() const noexcept { return b.get(); }
 };
@@ -5584,7 +5604,7 @@ inline constexpr bool is_rest_v = std::is_same_v<std::remove_cvref_t<P>, std::sp
 
 /// Writes a C++ result into `ret`, or its error into `err`.
 template <class R>
-bool store_result(R&& r, value& ret, std::optional<error>& err) {
+RELAXVM_ALWAYS_INLINE bool store_result(R&& r, value& ret, std::optional<error>& err) {
   using D = std::remove_cvref_t<R>;
   if constexpr (is_result_v<D>) {
     if (!r.ok()) {
@@ -5615,26 +5635,39 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
   }
 }
 
-/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
-/// exception ever crosses the packed calling convention.
-template <class Body>
-RELAXVM_ALWAYS_INLINE bool guarded(std::string_view name, std::optional<error>& err, Body&& body) {
+/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function
+/// (name_of() gives its name), so no exception ever crosses the packed calling convention.
+template <class NameOf, class Body>
+RELAXVM_ALWAYS_INLINE bool guarded(NameOf name_of, std::optional<error>& err, Body&& body) {
 #if RELAXVM_USE_EXCEPTIONS
   try {
     return body();
   } catch (const error& e) {
     err.emplace(e);
   } catch (const std::exception& e) {
-    err.emplace(runtime_error(name, ": ", e.what()));
+    err.emplace(runtime_error(name_of(), ": ", e.what()));
   } catch (...) {
-    err.emplace(runtime_error(name, ": an unknown exception was thrown"));
+    err.emplace(runtime_error(name_of(), ": an unknown exception was thrown"));
   }
   return false;
 #else
-  (void)name;
+  (void)name_of;
   (void)err;
   return body();
 #endif
+}
+
+// The errors of the typed adapters, out of line: the adapters' hot path only tests and branches.
+RELAXVM_NOINLINE inline bool arity_failed(std::string_view name, bool variadic, std::size_t fixed, std::uint32_t nargs,
+                                          std::optional<error>& err) {
+  err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
+                         " but got ", nargs));
+  return false;
+}
+RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t i, std::string_view expected,
+                                             const value& got, std::optional<error>& err) {
+  err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
+  return false;
 }
 
 template <class... P>
@@ -5668,39 +5701,37 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
   }
 
-  /// Checks the arguments, converts them, calls f and stores its result.
-  template <class G>
-  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                  std::optional<error>& err) {
-    if (variadic ? nargs < fixed : nargs != fixed) {
-      err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
-                             " but got ", nargs));
-      return false;
-    }
-    return call(name, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+  /// Checks the arguments, converts them, calls f and stores its result. name_of() gives the
+  /// function's name, for messages only.
+  template <class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                        std::optional<error>& err) {
+    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
+      return arity_failed(name_of(), variadic, fixed, nargs, err);
+    return call(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I>
-  static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
+  template <std::size_t I, class NameOf>
+  RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
-    if (arg_holder<P_>::check(args[I])) return true;
-    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", args[I].describe()));
-    return false;
+    if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
+    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
   }
 
-  template <class G, std::size_t... I>
-  static bool call(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                   std::optional<error>& err, std::index_sequence<I...>) {
-    if (!(check_one<I>(name, args, err) && ...)) return false;
+  template <class NameOf, class G, std::size_t... I>
+  RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                         std::optional<error>& err, std::index_sequence<I...>) {
+    (void)nargs;
+    if (!(check_one<I>(name_of, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
-    return guarded(name, err, [&] {
+    return guarded(name_of, err, [&]() RELAXVM_LAMBDA_INLINE {
       return finish_call(
-          [&]() -> V {
+          [&]() RELAXVM_LAMBDA_INLINE -> V {
             if constexpr (variadic)
               return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
                        std::span<const value>(args + fixed, nargs - fixed));
@@ -5718,13 +5749,15 @@ struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
   }
-  template <class G>
-  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                  std::optional<error>& err) {
+  template <class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                        std::optional<error>& err) {
     const std::span<const value> a(args, nargs);
-    return guarded(name, err, [&] { return finish_call([&]() -> decltype(auto) { return f(a); }, ret, err); });
+    return guarded(name_of, err, [&]() RELAXVM_LAMBDA_INLINE {
+      return finish_call([&]() RELAXVM_LAMBDA_INLINE -> decltype(auto) { return f(a); }, ret, err);
+    });
   }
 };
 
@@ -5739,6 +5772,7 @@ closure make_typed(std::string_view name, F f) {
   using sig = detail::signature<F>;
   auto c = make_object<typed_closure<F>>(name, std::move(f));
   c->invoke = &detail::typed_invoker<F, typename sig::ret, typename sig::args>::invoke;
+  c->result_after_args = true;
   return closure(object_ref<closure_object>(c));
 }
 
@@ -6299,7 +6333,7 @@ struct table_entry {
   F f;
 
   bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
-    return invoker::run(name, f, args, nargs, ret, err);
+    return invoker::run([] { return name; }, f, args, nargs, ret, err);
   }
 };
 
@@ -6400,7 +6434,7 @@ template <const auto& T, std::size_t I>
 bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
   using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
   static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
-  return entry::invoker::run(entry::name, f, args, nargs, ret, err);
+  return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail
 
@@ -6803,6 +6837,34 @@ class vm_impl final : public vm_context {
     std::int64_t params_begin = 0, params_count = 0;
   };
 
+  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
+  // A Call of a packed function without captured values, while no instrument hook is set, runs
+  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
+  // (else borrowed into the frame's argument scratch), and its result written straight into
+  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
+  enum class step : std::uint8_t {
+    packed_call,             ///< arguments borrowed, result through the return slot
+    packed_call_args,        ///< arguments in place, result through the return slot
+    packed_call_result,      ///< arguments borrowed, result in place
+    packed_call_in_place,    ///< arguments and result in place
+    call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    ret,
+    goto_,
+    if_,
+  };
+  /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
+  struct op {
+    step what = step::ret;
+    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
+    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    std::uint32_t num_args = 0;
+    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
+    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
+    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
+    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
+  };
+
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
@@ -6906,6 +6968,8 @@ class vm_impl final : public vm_context {
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
+    for (op& o : ops_)
+      if (is_call(o)) o.what = call_step(o);
   }
   std::size_t depth() const { return frames_.size(); }
 
@@ -6973,7 +7037,85 @@ class vm_impl final : public vm_context {
     object_ref<object> owner = make_object<keep_alive_owner>(keep_alive_);
     consts_.reserve(view_.constants.size());
     for (const const_info& c : view_.constants) consts_.push_back(materialize_constant(view_, c, owner));
+    decode_all();
     return {};
+  }
+
+  // Decodes every instruction into ops_ (indexed by pc, like the bytecode) and every Call argument
+  // into an operand: a register, or a value of fixed_ (immediates, constants, function values,
+  // %vm, %void), so that the loop neither decodes argument kinds nor looks functions up.
+  void decode_all() {
+    const std::size_t n = view_.instr_offset.size();
+    ops_.resize(n);
+    std::vector<std::size_t> first_operand(n, 0);
+    fixed_.push_back(value());       // ~0: %void
+    fixed_.push_back(value(this));   // ~1: %vm
+    for (std::size_t pc = 0; pc < n; ++pc) {
+      const instruction in = decode(view_, static_cast<std::int64_t>(pc));
+      op& o = ops_[pc];
+      switch (in.op) {
+        case opcode::call: {
+          o.a = in.dst;
+          o.b = in.func_idx;
+          o.num_args = static_cast<std::uint32_t>(in.num_args);
+          const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
+          if (f.kind == func_kind::packed && f.bound.empty()) {
+            o.callee = f.callee;
+            o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+          }
+          first_operand[pc] = operands_.size();
+          bool consecutive = in.num_args > 0;
+          for (std::int64_t k = 0; k < in.num_args; ++k) {
+            const std::int64_t code = operand(in.arg_at(k));
+            operands_.push_back(code);
+            consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
+          }
+          o.args_in_place = consecutive;
+          if (consecutive) o.first = operands_[first_operand[pc]];
+          o.what = call_step(o);
+          break;
+        }
+        case opcode::ret:
+          o.what = step::ret;
+          o.a = in.reg;
+          break;
+        case opcode::goto_:
+          o.what = step::goto_;
+          o.a = in.offset;
+          break;
+        case opcode::if_:
+          o.what = step::if_;
+          o.a = in.reg;
+          o.b = in.offset;
+          break;
+      }
+    }
+    for (std::size_t pc = 0; pc < n; ++pc)
+      if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+  }
+  static bool is_call(const op& o) { return o.what <= step::call; }
+  // The fast paths need a plain packed callee and no hook (set_instrument decides again).
+  step call_step(const op& o) const {
+    if (!o.callee || instrument_) return step::call;
+    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
+    return o.result_in_place ? step::packed_call_result : step::packed_call;
+  }
+
+  std::int64_t operand(arg a) {
+    const std::int64_t v = a.value();
+    auto fixed = [&](value x) {
+      fixed_.push_back(std::move(x));
+      return ~static_cast<std::int64_t>(fixed_.size() - 1);
+    };
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (v < begin_special_register) return v;
+        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
+      case arg_kind::imm: return fixed(value(v));
+      case arg_kind::const_idx: return fixed(value::borrow(consts_[static_cast<std::size_t>(v)]));
+      case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
+    }
+    return ~std::int64_t{0};
   }
 
   error missing_functions(const std::vector<std::int64_t>& missing) const {
@@ -7136,120 +7278,156 @@ class vm_impl final : public vm_context {
 
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
-    const std::int64_t* const data = view_.instr_data.data();
-    const std::int64_t* const offsets = view_.instr_offset.data();
-    // `fr` points into frames_, which moves when it grows: re-derive it after anything that can
-    // push frames (a VM call, or a packed function or hook that re-enters the VM). `regs` points
-    // into the value stack, whose segments never move.
-    frame* fr = &frames_.back();
-    value* regs = fr->regs;
-    std::int64_t pc = fr->fn->start;
+    const op* const code = ops_.data();
+    // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
+    // of its packed calls) point into the value stack, whose segments never move. frames_ moves
+    // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
+    // itself is looked up where it is needed, never kept across a call.
+    value* regs = frames_.back().regs;
+    value* argv = frames_.back().args;
+    value* scratch = frames_.back().ret;
+    std::int64_t pc = frames_.back().fn->start;
     for (;;) {
       if (RELAXVM_UNLIKELY(--budget_left_ < 0)) return fail(budget_error(), pc, base);
-      const std::int64_t* w = data + offsets[pc];
-      switch (static_cast<opcode>(w[0])) {
-        case opcode::call: {
-          const std::int64_t dst = w[1];
-          const std::int64_t fi = w[2];
-          const auto n = static_cast<std::uint32_t>(w[3]);
-          value* argv = fr->args;
-          for (std::uint32_t k = 0; k < n; ++k) load_arg(argv[k], arg::from_data(w[4 + k]), regs);
+      const op& o = code[pc];
+      // The commonest instruction first, outside the switch: a predictable branch is cheaper
+      // than the switch's indirect jump.
+      if (RELAXVM_LIKELY(o.what == step::packed_call_in_place)) {
+        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+        ++pc;
+        continue;
+      }
+      switch (o.what) {
+        case step::packed_call:
+          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_args:
+          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_result:
+          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_in_place:
+          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::call: {
+          // VM calls, closures with captured values, and calls the instrument hook watches.
+          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+          const std::span<const value> args(argv, o.num_args);
+          const std::int64_t dst = o.a, fi = o.b;
           const func_entry& callee = funcs_[static_cast<std::size_t>(fi)];
-          const std::span<const value> args(argv, n);
           if (RELAXVM_UNLIKELY(static_cast<bool>(instrument_))) {
             instrument_action action = instrument_action::proceed;
-            const bool ok = instrument(event(*fr, pc, fi, true, args, nullptr), action);
-            fr = &frames_.back();  // the hook may have re-entered the VM and moved the frames
-            if (!ok) return fail(take_error(), pc, base);
+            if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
+              return fail(take_error(), pc, base);
             if (action == instrument_action::skip) {
               if (dst != void_register) regs[dst].reset();
               ++pc;
               break;
             }
-            if (callee.kind == func_kind::vm) {
-              if (status s = push_frame(fi, args, {}, pc, dst); !s.ok()) return fail(std::move(s).error(), pc, base);
-              fr = &frames_.back();
-              fr->instrumented = true;
-              regs = fr->regs;
-              pc = callee.start;
+            if (callee.kind == func_kind::packed) {
+              if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
+              if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
+                return fail(take_error(), pc, base);
+              store(regs, dst, *scratch);
+              ++pc;
               break;
             }
-            value& ret = *fr->ret;
-            const bool called = call_with_bound(callee, args, ret);
-            fr = &frames_.back();
-            if (!called) return fail(take_error(), pc, base);
-            const bool after = instrument(event(*fr, pc, fi, false, args, &ret), action);
-            fr = &frames_.back();
-            if (!after) return fail(take_error(), pc, base);
-            if (dst != void_register) regs[dst] = std::move(ret);
-            else ret.reset();
+          } else if (callee.kind == func_kind::packed) {
+            if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
+            store(regs, dst, *scratch);
             ++pc;
             break;
           }
-          if (callee.kind == func_kind::packed) {
-            value& ret = *fr->ret;  // in the value stack, which never moves
-            const bool called = call_with_bound(callee, args, ret);
-            // A packed function may re-enter the VM (invoke_closure), which can move frames_.
-            fr = &frames_.back();
-            if (RELAXVM_UNLIKELY(!called)) return fail(take_error(), pc, base);
-            if (dst != void_register) regs[dst] = std::move(ret);
-            else ret.reset();
-            ++pc;
-          } else {
-            if (status s = push_frame(fi, args, {}, pc, dst); RELAXVM_UNLIKELY(!s.ok()))
-              return fail(std::move(s).error(), pc, base);
-            fr = &frames_.back();
-            regs = fr->regs;
-            pc = callee.start;
-          }
+          if (status s = push_frame(fi, args, {}, pc, dst); RELAXVM_UNLIKELY(!s.ok()))
+            return fail(std::move(s).error(), pc, base);
+          frame& fr = frames_.back();
+          fr.instrumented = static_cast<bool>(instrument_);
+          regs = fr.regs;
+          argv = fr.args;
+          scratch = fr.ret;
+          pc = callee.start;
           break;
         }
-        case opcode::ret: {
-          const std::int64_t r = w[1];
+        case step::ret: {
           value result;
-          if (r != void_register) {
-            value& src = regs[r];
+          if (o.a != void_register) {
+            value& src = regs[o.a];
             result = src.is_borrowed() ? value(src) : std::move(src);  // the frame dies: move what it owns
           }
-          const bool instrumented = fr->instrumented;
-          const std::int64_t dst = fr->caller_dst;
-          const std::int64_t return_pc = fr->return_pc;
-          const std::int64_t fi = fr->func_index;
+          const frame& done = frames_.back();
+          const bool instrumented = done.instrumented;
+          const std::int64_t dst = done.caller_dst, return_pc = done.return_pc, fi = done.func_index;
           pop_frame();
           if (frames_.size() == base) return result;
-          fr = &frames_.back();
-          regs = fr->regs;
+          regs = frames_.back().regs;
+          argv = frames_.back().args;
+          scratch = frames_.back().ret;
           pc = return_pc;
           if (instrumented) {
             // The caller's argument scratch still holds the arguments of this call.
             instrument_action action = instrument_action::proceed;
-            const auto n = static_cast<std::size_t>(decode(view_, pc).num_args);
-            const bool ok = instrument(event(*fr, pc, fi, false, std::span<const value>(fr->args, n), &result), action);
-            fr = &frames_.back();
-            if (!ok) return fail(take_error(), pc, base);
+            const std::span<const value> args(argv, code[pc].num_args);
+            if (!instrument(event(frames_.back(), pc, fi, false, args, &result), action))
+              return fail(take_error(), pc, base);
           }
           if (dst != void_register) regs[dst] = std::move(result);
           ++pc;
           break;
         }
-        case opcode::goto_: pc += w[1]; break;
-        case opcode::if_: {
-          const value& c = regs[w[1]];
+        case step::goto_: pc += o.a; break;
+        case step::if_: {
+          const value& c = regs[o.a];
           if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(if_condition_error(w[1], c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : w[2];
+            return fail(if_condition_error(o.a, c), pc, base);
+          pc += c.raw_int() != 0 ? 1 : o.b;
           break;
         }
+        default: RELAXVM_UNREACHABLE();  // every op has one of the steps above
       }
     }
   }
 
-  bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
+  // One of the fast paths of a Call (see step).
+  template <bool ArgsInPlace, bool ResultInPlace>
+  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
+    const value* args = argv;
+    if constexpr (ArgsInPlace) {
+      args = regs + o.first;
+    } else {
+      const std::int64_t* const x = o.operands;
+      switch (o.num_args) {  // unrolled for the usual counts
+        case 3: load(argv[2], x[2], regs); [[fallthrough]];
+        case 2: load(argv[1], x[1], regs); [[fallthrough]];
+        case 1: load(argv[0], x[0], regs); [[fallthrough]];
+        case 0: break;
+        default:
+          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], x[k], regs);
+      }
+    }
+    value& ret = ResultInPlace ? regs[o.a] : *scratch;
+    if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
+    if constexpr (!ResultInPlace) store(regs, o.a, ret);
+    return true;
   }
 
-  RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
-    detail::load_arg(slot, a, regs, this, consts_.data(), func_values_.data());
+  // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
+  // scratch slots hold only such borrowed values (or null), so nothing is dropped.
+  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
+    value::borrow_into(slot, operand >= 0 ? regs[operand] : fixed_[static_cast<std::size_t>(~operand)]);
+  }
+  // A packed call's result, from the return slot into register `dst` (or dropped for %void).
+  RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
+    if (dst != void_register) regs[dst] = std::move(ret);
+    else ret.reset();
+  }
+
+  bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
+    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
   }
 
   executable exe_;
@@ -7260,6 +7438,9 @@ class vm_impl final : public vm_context {
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
   std::vector<value> consts_;
+  std::vector<op> ops_;                 // the instructions, decoded (by pc)
+  std::vector<std::int64_t> operands_;  // the Call arguments of ops_
+  std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
   std::unordered_map<std::string_view, std::int64_t> by_name_;
   std::vector<frame> frames_;
   std::vector<segment> segments_;
@@ -7860,10 +8041,44 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
 // Frames are a header followed by value slots, packed back to back in the VM's memory.
 static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
-template <class Linked>
+/// How static_vm runs a program.
+enum class static_dispatch : std::uint8_t {
+  /// A loop over the program's bytecode in read-only memory: the smallest code.
+  interpret,
+  /// Every instruction turned into code at compile time: a Call is a direct call into its table
+  /// entry with its arguments' kinds known, If and Goto are jumps between blocks. About as fast as
+  /// calling the kernels by hand; the code grows with the program. Needs Linked::bounded (no
+  /// recursion, no vm function passed as a value).
+  compile,
+};
+
+namespace detail {
+/// Per instruction of a program: whether it starts a block (a function's first instruction, a
+/// jump target, or the one after a Ret, Goto or If).
+template <std::size_t N>
+constexpr std::array<bool, N> block_leaders(const exec_view& v) {
+  std::array<bool, N> lead{};
+  for (const func_info& f : v.funcs) {
+    if (f.kind != func_kind::vm) continue;
+    lead[static_cast<std::size_t>(f.start)] = true;
+    for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op == opcode::call) continue;
+      if (pc + 1 < f.end) lead[static_cast<std::size_t>(pc + 1)] = true;
+      if (in.op == opcode::goto_ || in.op == opcode::if_) lead[static_cast<std::size_t>(pc + in.offset)] = true;
+    }
+  }
+  return lead;
+}
+}  // namespace detail
+
+template <class Linked, static_dispatch Dispatch = static_dispatch::interpret>
 class static_vm final : public vm_context {
  public:
   static constexpr exec_view view = Linked::program.view();
+  static_assert(Dispatch != static_dispatch::compile || Linked::bounded,
+                "relaxvm::static_vm: static_dispatch::compile needs a program without recursion and without vm "
+                "functions passed as values (Linked::bounded); run it with static_dispatch::interpret");
 
   /// `memory` holds the frames: at least Linked::memory_bytes when Linked::bounded, aligned for
   /// value. `devices` must outlive the VM; the last is the host.
@@ -7997,8 +8212,15 @@ class static_vm final : public vm_context {
       return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                  f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
-    RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
-    return run(base);
+    if constexpr (Dispatch == static_dispatch::compile) {
+      RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
+      value out;
+      if (!compiled_entries_[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
+      return out;
+    } else {
+      RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
+      return run(base);
+    }
   }
 
   status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
@@ -8096,10 +8318,188 @@ class static_vm final : public vm_context {
     }
   }
 
+  // ---- static_dispatch::compile ---------------------------------------------------------
+  // Each vm function is one C++ function, whose registers are its own locals (its frame in the
+  // VM's memory is only a header, for the error's call chain). Its blocks are inlined into a loop
+  // that picks the block starting at pc; a block is its instructions' code one after another (a
+  // fold over their pcs) and gives the next pc, or `returned` / `failed`. A failure has already
+  // unwound the frames (fail) and left its error in failure_.
+  static constexpr std::int64_t returned = -1, failed = -2;
+  using entry_fn = bool (*)(static_vm&, static_frame*, const value*, value&);
+  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Linked::program)>::sizes.instr_offset;
+  static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
+
+  error take_failure() {
+    error e = failure_ ? std::move(*failure_) : detail::internal_error("static_vm: a call failed without an error");
+    failure_.reset();
+    return e;
+  }
+
+  // The first pcs of function Fi's blocks.
+  template <std::size_t Fi>
+  static constexpr std::size_t num_blocks = [] {
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc) n += leaders_[static_cast<std::size_t>(pc)];
+    return n;
+  }();
+  template <std::size_t Fi>
+  static constexpr std::array<std::int64_t, num_blocks<Fi>> blocks_of = [] {
+    std::array<std::int64_t, num_blocks<Fi>> b{};
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc)
+      if (leaders_[static_cast<std::size_t>(pc)]) b[n++] = pc;
+    return b;
+  }();
+
+  // Runs vm function Fi with `args`; its frame header is on top. On success its result is in
+  // `out` and the header is gone.
+  template <std::size_t Fi>
+  static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
+    value regs[detail::frame_slots(view, Fi)];  // registers, return slot, argument scratch
+    for (std::int64_t k = 0; k < view.funcs[Fi].num_args; ++k) value::borrow_into(regs[k], args[k]);
+    std::int64_t pc = view.funcs[Fi].start;
+    while (pc >= 0) pc = run_block_at<Fi>(vm, regs, base, out, pc, std::make_index_sequence<num_blocks<Fi>>());
+    return pc == returned;
+  }
+  template <std::size_t Fi, std::size_t... B>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(static_vm& vm, value* const regs, static_frame* const base,
+                                                         value& out, std::int64_t pc, std::index_sequence<B...>) {
+    (void)((pc == blocks_of<Fi>[B] ? (pc = run_block<Fi, blocks_of<Fi>[B]>(vm, regs, base, out), true) : false) || ...);
+    return pc;
+  }
+  // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
+  // block.
+  template <std::size_t Fi>
+  static constexpr std::int64_t block_size(std::int64_t start) {
+    const std::int64_t end = view.funcs[Fi].end;
+    std::int64_t pc = start;
+    while (true) {
+      const bool control = decode(view, pc).op != opcode::call;
+      ++pc;
+      if (control || pc == end || leaders_[static_cast<std::size_t>(pc)]) return pc - start;
+    }
+  }
+  template <std::size_t Fi, std::int64_t Start>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block(static_vm& vm, value* const regs, static_frame* const base,
+                                                      value& out) {
+    return run_steps<Fi, Start>(vm, regs, base, out,
+                                std::make_index_sequence<static_cast<std::size_t>(block_size<Fi>(Start))>());
+  }
+  template <std::size_t Fi, std::int64_t Start, std::size_t... I>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(static_vm& vm, value* const regs, static_frame* const base,
+                                                      value& out, std::index_sequence<I...>) {
+    std::int64_t next = Start;
+    // Each step returns the pc after it when it falls through; anything else ends the block.
+    (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
+            next == Start + static_cast<std::int64_t>(I) + 1) &&
+           ...);
+    return next;
+  }
+
+  // Argument K of the Call at Pc, as a value (borrowed); its kind is known here.
+  template <std::int64_t Pc, std::int64_t K>
+  RELAXVM_ALWAYS_INLINE void load_compiled(value& slot, value* regs) {
+    constexpr arg a = decode(view, Pc).arg_at(K);
+    if constexpr (a.kind() == arg_kind::reg && a.value() < begin_special_register) value::borrow_into(slot, regs[a.value()]);
+    else if constexpr (a.kind() == arg_kind::reg && a.value() == vm_register) slot = value(static_cast<vm_context*>(this));
+    else if constexpr (a.kind() == arg_kind::reg) slot = value();
+    else if constexpr (a.kind() == arg_kind::imm) slot = value(a.value());
+    else if constexpr (a.kind() == arg_kind::const_idx) value::borrow_into(slot, consts_[static_cast<std::size_t>(a.value())]);
+    else value::borrow_into(slot, funcs_[static_cast<std::size_t>(a.value())]);
+  }
+  // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
+  static constexpr bool consecutive_registers(std::int64_t pc) {
+    const instruction in = decode(view, pc);
+    if (in.num_args == 0) return false;
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg a = in.arg_at(k);
+      if (a.kind() != arg_kind::reg || a.value() >= begin_special_register || a.value() != in.arg_at(0).value() + k)
+        return false;
+    }
+    return true;
+  }
+
+  template <std::size_t Fi, std::int64_t Pc>
+  RELAXVM_ALWAYS_INLINE std::int64_t step(value* const regs, static_frame* base, value& out) {
+    constexpr instruction in = decode(view, Pc);
+    if constexpr (in.op == opcode::call) {
+      constexpr std::size_t callee = static_cast<std::size_t>(in.func_idx);
+      constexpr std::int64_t rf = view.funcs[Fi].register_file_size;
+      constexpr auto n = static_cast<std::uint32_t>(in.num_args);
+      value* const argv = regs + rf + 1;
+      const value* args = argv;
+      if constexpr (consecutive_registers(Pc)) {
+        args = regs + in.arg_at(0).value();
+      } else {
+        [&]<std::int64_t... K>(std::integer_sequence<std::int64_t, K...>) {
+          (load_compiled<Pc, K>(argv[K], regs), ...);
+        }(std::make_integer_sequence<std::int64_t, in.num_args>());
+      }
+      if constexpr (view.funcs[callee].kind == func_kind::packed) {
+        using table_type = typename Linked::table_type;
+        constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
+        using entry = std::remove_cvref_t<decltype(std::get<e>(Linked::table.entries))>;
+        static constexpr typename entry::function_type f = std::get<e>(Linked::table.entries).f;
+        // A typed entry reads its arguments before it writes its result: straight into the register.
+        constexpr bool in_place = !entry::raw && in.dst != void_register;
+        value& ret = in_place ? regs[in.dst] : regs[rf];
+        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, failure_)))
+          return failure(Pc, base);
+        if constexpr (!in_place) {
+          if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
+          else ret.reset();
+        }
+      } else {
+        if (status s = push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
+          failure_.emplace(std::move(s).error());
+          return failure(Pc, base);
+        }
+        value r;
+        if (!run_compiled<callee>(*this, base, args, r)) return failed;
+        if constexpr (in.dst != void_register) regs[in.dst] = std::move(r);
+      }
+      return Pc + 1;
+    } else if constexpr (in.op == opcode::ret) {
+      if constexpr (in.reg != void_register) {
+        value& src = regs[in.reg];
+        out = src.is_borrowed() ? value(src) : std::move(src);
+      } else {
+        out.reset();
+      }
+      pop_frame();
+      return returned;
+    } else if constexpr (in.op == opcode::goto_) {
+      return Pc + in.offset;
+    } else {
+      const value& c = regs[in.reg];
+      if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)) {
+        failure_.emplace(detail::if_condition_error(in.reg, c));
+        return failure(Pc, base);
+      }
+      return c.raw_int() != 0 ? Pc + 1 : Pc + in.offset;
+    }
+  }
+  // The instruction at pc failed with the error in failure_: add where, unwind the frames.
+  RELAXVM_NOINLINE std::int64_t failure(std::int64_t pc, static_frame* base) {
+    failure_.emplace(fail(take_failure(), pc, base));
+    return failed;
+  }
+
+  template <std::size_t Fi>
+  static constexpr entry_fn entry_of() {
+    if constexpr (view.funcs[Fi].kind == func_kind::vm) return &run_compiled<Fi>;
+    else return nullptr;
+  }
+  static constexpr auto compiled_entries_ = []<std::size_t... I>(std::index_sequence<I...>) {
+    if constexpr (Dispatch == static_dispatch::compile) return std::array<entry_fn, sizeof...(I)>{entry_of<I>()...};
+    else return 0;
+  }(std::make_index_sequence<Linked::num_funcs>());
+
+  // Register slots each frame has in the VM's memory (none when compiled: they are locals).
   static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
     std::array<std::int64_t, Linked::num_funcs> s{};
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm) s[f] = detail::frame_slots(view, f);
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = detail::frame_slots(view, f);
     return s;
   }();
 
@@ -8110,6 +8510,7 @@ class static_vm final : public vm_context {
   static_frame* top_ = nullptr;
   std::size_t used_ = 0, peak_ = 0;
   void (*print_)(std::string_view) = [](std::string_view) {};
+  std::optional<error> failure_;  // static_dispatch::compile: the error of a failed call, until returned
 };
 
 }  // namespace relaxvm

@@ -2,7 +2,7 @@
 # Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
 # unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
-# tests, the examples and a short benchmark run; then the thread test (tests/threads/) with clang 16
+# tests and the examples (g++ also a short benchmark run); then the thread test (tests/threads/) with clang 16
 # under ThreadSanitizer, the examples and benchmarks again at -O3 (the build tools/bench.sh uses),
 # and each libFuzzer target for 10 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
@@ -31,9 +31,10 @@ fi
 run gcc g++
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
 test_args="--no-suite firmware"
-# The -fno-exceptions variants already ran in the g++ build; the sanitizer build skips them.
+# The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the g++ and
+# -O3 builds: the sanitizer build skips both.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all \
-  -Dnoexcept_tests=false
+  -Dnoexcept_tests=false -Dbench=false
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
 # docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
 # line tables are all its reports need, and build faster than full debug information.

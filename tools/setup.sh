@@ -8,6 +8,7 @@ packages=(
   g++ clang-16 libclang-rt-16-dev llvm-16
   doctest-dev libdlpack-dev xtensor-dev libboost1.81-dev nlohmann-json3-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  valgrind
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -31,7 +31,9 @@ double tensor_sum(const rv::tensor& t) {
 
 constexpr auto table = rv::make_table(rv::fn<"test.add">(&add), rv::fn<"test.div">(&checked_div),
                                       rv::packed<"test.count">(&count_args), rv::fn<"test.sum">(&tensor_sum),
-                                      rv::fn<"test.neg">([](std::int64_t x) { return -x; }), rv::builtins::table);
+                                      rv::fn<"test.neg">([](std::int64_t x) { return -x; }),
+                                      rv::fn<"test.lt">([](std::int64_t a, std::int64_t b) { return a < b; }),
+                                      rv::builtins::table);
 
 // inc(x) = x + 1; main(x, y) = inc(x) + y / 2, with the packed calls linked at compile time.
 constexpr auto prog = rv::build([](rv::exec_builder& b) {
@@ -258,4 +260,108 @@ TEST_CASE("static_vm: closures with captured values, errors deep in the call cha
   CHECK(oom.error().kind() == rv::error_kind::runtime);
   CHECK(std::string(oom.error().message()).find("bytes of VM memory, but only") != std::string::npos);
   CHECK(small.invoke("inner", V{1}).error().kind() == rv::error_kind::value);  // the division error: it ran
+}
+
+namespace {
+// Control flow, tuples, a %void destination and an error two frames deep, with no recursion and
+// no vm function passed as a value, so static_dispatch::compile can run it too.
+constexpr auto control = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("sum_to", 1, {"n"});  // 1 + 2 + ... + n, with a loop
+    b.emit_call("test.add", {b.imm(0), b.imm(0)}, b.r(1));  // sum
+    b.emit_call("test.add", {b.imm(0), b.imm(0)}, b.r(2));  // i
+    b.emit_call("test.lt", {b.r(2), b.r(0)}, b.r(3));       // 2: i < n
+    b.emit_if(b.r(3), 4);                                   // false: to 7
+    b.emit_call("test.add", {b.r(2), b.imm(1)}, b.r(2));
+    b.emit_call("test.add", {b.r(1), b.r(2)}, b.r(1));
+    b.emit_goto(-4);
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("tuples", 1);  // (x, 7)[1] + x, through a raw packed function
+    b.emit_call("vm.builtin.make_tuple", {b.r(0), b.imm(7)}, b.r(1));
+    b.emit_call("vm.builtin.tuple_getitem", {b.r(1), b.imm(1)}, b.r(2));
+    b.emit_call("test.neg", {b.r(2)});  // result dropped
+    b.emit_call("test.add", {b.r(2), b.r(0)}, b.r(3));
+    b.emit_ret(b.r(3));
+  }
+  {
+    auto fn = b.function("inner", 1);
+    b.emit_call("test.div", {b.r(0), b.imm(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("outer", 1);
+    b.emit_call("inner", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("choose", 1);  // choose(c) = c ? 1 : 2
+    b.emit_if(b.r(0), 3);
+    b.emit_call("test.add", {b.imm(1), b.imm(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+    b.emit_call("test.add", {b.imm(2), b.imm(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+});
+using linked_control = decltype(rv::link<control, table>());
+
+template <rv::static_dispatch D>
+void run_control() {
+  using vm_type = rv::static_vm<linked_control, D>;
+  alignas(rv::value) std::byte memory[linked_control::memory_bytes];
+  vm_type vm = vm_type::create(memory, host).value();
+  CHECK(vm.invoke("sum_to", V{10}).value().template as<std::int64_t>() == 55);
+  CHECK(vm.invoke("sum_to", V{0}).value().template as<std::int64_t>() == 0);
+  CHECK(vm.invoke("tuples", V{5}).value().template as<std::int64_t>() == 12);
+  CHECK(vm.invoke("choose", V{true}).value().template as<std::int64_t>() == 1);
+  CHECK(vm.invoke("choose", V{false}).value().template as<std::int64_t>() == 2);
+  rv::result<rv::value> r = vm.invoke("outer", V{7});
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.error().message()) ==
+        "test.div: division by zero\n"
+        "  in function 'inner', instruction 0 (call test.div in: %0, i0 dst: %1)\n"
+        "  called from function 'outer', instruction 0 (call inner in: %0 dst: %1)");
+  r = vm.invoke("tuples", V{rv::value("x")});
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.error().message()) ==
+        "test.add: argument 1 expects int64 but got string\n"
+        "  in function 'tuples', instruction 3 (call test.add in: %2, %0 dst: %3)");
+  r = vm.invoke("choose", V{rv::value("yes")});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind() == rv::error_kind::type);
+  CHECK(std::string(r.error().message()).find("If: the condition must be an int64 or a bool, but register %0 holds string") == 0);
+  CHECK(std::string(vm.invoke("sum_to", V{}).error().message()) ==
+        "Invoking function sum_to expects 1 arguments (n), but 0 arguments were provided.");
+  // Usable after every error, with all its memory back; warm calls allocate nothing.
+  CHECK(vm.invoke("sum_to", V{100}).value().template as<std::int64_t>() == 5050);
+  CHECK(vm.peak_memory() <= linked_control::memory_bytes);
+  const long before = relaxvm_test::heap_allocations();
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < 50; ++i) {
+    const rv::value args[] = {i};
+    sum += vm.invoke("sum_to", args).value().template as<std::int64_t>();
+  }
+  CHECK(relaxvm_test::heap_allocations() == before);
+  CHECK(sum == 20825);  // the sum of i(i+1)/2 for i < 50
+}
+}  // namespace
+
+TEST_CASE("static_dispatch::compile runs a program as the interpreter does") {
+  static_assert(linked_control::bounded);
+  run_control<rv::static_dispatch::interpret>();
+  run_control<rv::static_dispatch::compile>();
+  // The first program too: vm calls, a variadic raw function, a packed function invoked directly.
+  using compiled = rv::static_vm<linked, rv::static_dispatch::compile>;
+  alignas(rv::value) std::byte memory[linked::memory_bytes];
+  compiled vm = compiled::create(memory, host).value();
+  CHECK(vm.invoke("main", V{40, 5}).value().as<std::int64_t>() == 43);
+  CHECK(vm.invoke("variadic", V{}).value().as<std::int64_t>() == -3);
+  CHECK(vm.invoke("test.add", V{1, 2}).value().as<std::int64_t>() == 3);
+  CHECK(std::string(vm.invoke("main", V{std::int64_t{1}, rv::value("two")}).error().message()) ==
+        "test.div: argument 0 expects int64 but got string\n"
+        "  in function 'main', instruction 1 (call test.div in: %1, i2 dst: %3)");
+  // Compiled functions keep their registers on the C++ stack: the VM's memory holds only the
+  // frame headers (main's and inc's), which name the call chain in errors.
+  CHECK(vm.peak_memory() == 2 * sizeof(rv::static_frame));
 }

@@ -72,11 +72,16 @@
 #define RELAXVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RELAXVM_NOINLINE __attribute__((noinline))
 #define RELAXVM_ALWAYS_INLINE inline __attribute__((always_inline))
+#define RELAXVM_UNREACHABLE() __builtin_unreachable()
+/// For lambdas: `[&]() RELAXVM_LAMBDA_INLINE { ... }`.
+#define RELAXVM_LAMBDA_INLINE __attribute__((always_inline))
 #else
 #define RELAXVM_LIKELY(x) (x)
 #define RELAXVM_UNLIKELY(x) (x)
 #define RELAXVM_NOINLINE
 #define RELAXVM_ALWAYS_INLINE inline
+#define RELAXVM_UNREACHABLE() ((void)0)
+#define RELAXVM_LAMBDA_INLINE
 #endif
 
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b

@@ -219,7 +219,18 @@ class executor {
 
   /// Runs every operator once, in order. An operator's error names its node.
   status run() {
-    for (std::size_t k = 0; k < ops_.size(); ++k) RELAXVM_TRY(run_op(k));
+    const value* const args = args_.data();
+    for (const op_exec& op : ops_) {
+      if (RELAXVM_LIKELY(op.kind == op_kind::kernel)) {
+        // The hot path: one indirect call per node. The closure's captured values were joined
+        // into its argument list at load, so it is called as it is (its callee).
+        const closure_object& fn = *op.callee;
+        if (RELAXVM_UNLIKELY(!fn.invoke(fn, args + op.first_arg, op.nargs, ret_, err_))) return kernel_failed(op);
+      } else {
+        run_builtin(op);
+      }
+    }
+    ret_.reset();  // kernels return nothing; do not keep what one did return
     return {};
   }
 
@@ -231,10 +242,16 @@ class executor {
     std::vector<double> ns(ops_.size(), 0.0);
     for (std::size_t r = 0; r < runs; ++r) {
       for (std::size_t k = 0; k < ops_.size(); ++k) {
+        const op_exec& op = ops_[k];
         const auto t0 = clock::now();
-        RELAXVM_TRY(run_op(k));
+        if (op.kind == op_kind::kernel) {
+          if (!op.callee->invoke(*op.callee, args_.data() + op.first_arg, op.nargs, ret_, err_)) return kernel_failed(op);
+        } else {
+          run_builtin(op);
+        }
         ns[k] += std::chrono::duration<double, std::nano>(clock::now() - t0).count();
       }
+      ret_.reset();
     }
     profile_report rep;
     rep.runs = runs;
@@ -268,7 +285,8 @@ class executor {
     std::uint32_t node;
     std::uint32_t first_arg;
     std::uint32_t nargs;
-    closure fn;
+    closure fn;                               // kernel: as registered (kept alive here)
+    const closure_object* callee = nullptr;   // kernel: what runs (fn's callee)
   };
 
   executor() = default;
@@ -403,7 +421,7 @@ class executor {
     for (std::uint32_t nid = 0; nid < g_.nodes.size(); ++nid) {
       const node& nd = g_.nodes[nid];
       if (nd.is_input()) continue;
-      op_exec op{op_kind::kernel, nid, static_cast<std::uint32_t>(args_.size()), 0, closure()};
+      op_exec op{op_kind::kernel, nid, static_cast<std::uint32_t>(args_.size()), 0, closure(), nullptr};
       if (nd.func_name == "__nop") {
         op.kind = op_kind::nop;
         if (!nd.inputs.empty()) join(g_.entry_id(nd.inputs[0]), g_.entry_id(nid, 0));
@@ -418,6 +436,7 @@ class executor {
           return detail::value_error("graph: ", detail::node_text{g_, nid}, " calls '", nd.func_name,
                                      "', a vm function; graph nodes call packed functions");
         op.fn = *f;
+        op.callee = &f->get()->callee();
       }
       auto add_arg = [&](std::uint32_t eid) -> status {
         if (!nd.flatten_data || op.kind != op_kind::kernel) {
@@ -480,31 +499,23 @@ class executor {
     return {};
   }
 
-  status run_op(std::size_t k) {
-    const op_exec& op = ops_[k];
+  // __nop (nothing to do: its output is its input's memory) and __copy.
+  void run_builtin(const op_exec& op) {
+    if (op.kind != op_kind::copy) return;
     const value* args = args_.data() + op.first_arg;
-    switch (op.kind) {
-      case op_kind::nop: return {};
-      case op_kind::copy: {
-        const tensor& src = args[0].as<tensor>();
-        const tensor& dst = args[1].as<tensor>();
-        if (src.nbytes() > 0 && src.raw_data() != dst.raw_data())
-          std::memmove(dst.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));
-        return {};
-      }
-      case op_kind::kernel: {
-        value ret;
-        const closure_object& fn = op.fn.get()->callee();
-        if (RELAXVM_LIKELY(fn.invoke(fn, args, op.nargs, ret, err_))) return {};
-        error e = std::move(*err_);
-        err_.reset();
-        detail::text where("in graph ");
-        where << detail::node_text{g_, op.node};
-        e.add_context(where.view());
-        return e;
-      }
-    }
-    return {};
+    const tensor& src = args[0].as<tensor>();
+    const tensor& dst = args[1].as<tensor>();
+    if (src.nbytes() > 0 && src.raw_data() != dst.raw_data())
+      std::memmove(dst.raw_data(), src.raw_data(), static_cast<std::size_t>(src.nbytes()));
+  }
+
+  RELAXVM_NOINLINE error kernel_failed(const op_exec& op) {
+    error e = err_ ? std::move(*err_) : relaxvm::detail::internal_error("a packed function failed without reporting an error");
+    err_.reset();
+    detail::text where("in graph ");
+    where << detail::node_text{g_, op.node};
+    e.add_context(where.view());
+    return e;
   }
 
   graph_def g_;
@@ -515,6 +526,7 @@ class executor {
   std::vector<std::uint32_t> alias_;                // __nop union-find over entries
   std::vector<value> args_;                         // every operator's arguments, in node order
   std::vector<op_exec> ops_;
+  value ret_;  // what kernels return (nothing, normally)
   std::optional<error> err_;
 };
 

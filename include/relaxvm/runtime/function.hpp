@@ -7,8 +7,10 @@
 //   bool invoke(const closure_object& self, const value* args, uint32_t nargs, value& ret,
 //               std::optional<error>& err)
 // Arguments are borrowed (no reference counting); on success the result is written to `ret` and
-// the function returns true; on failure it stores an error in `err` and returns false.
-// make_typed() adapts an ordinary C++ callable to it, checking every argument.
+// the function returns true; on failure it stores an error in `err` and returns false, leaving
+// `ret` as it was. make_typed() adapts an ordinary C++ callable to it, checking every argument;
+// such a function is done with its arguments before it writes `ret` (result_after_args), so the
+// VM lets it write straight into a register that an argument came from.
 #ifndef RELAXVM_RUNTIME_FUNCTION_HPP
 #define RELAXVM_RUNTIME_FUNCTION_HPP
 
@@ -56,6 +58,9 @@ struct closure_object : object {
   kind_t fn_kind;
   relaxvm::string name;
   packed_invoke invoke = nullptr;      ///< packed functions
+  /// Packed functions: `invoke` reads every argument before it writes `ret`, so `ret` may alias
+  /// one of them (true for make_typed; raw functions may interleave, so false for them).
+  bool result_after_args = false;
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
   /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
@@ -116,6 +121,7 @@ class closure {
     closure_object* raw = make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name.view());
     auto c = object_ref<closure_object>::adopt(raw);
     c->invoke = obj_->invoke;
+    c->result_after_args = obj_->result_after_args;
     c->func_index = obj_->func_index;
     c->program = obj_->program;
     if (is_packed()) c->target = obj_->target ? obj_->target : obj_;
@@ -210,7 +216,7 @@ struct arg_holder {
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
   static constexpr kind_set kinds = traits_kinds<D>();
-  static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
   D& get() noexcept { return x; }
@@ -220,7 +226,7 @@ struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
   static constexpr kind_set kinds = kinds_of(H::kind);
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
-  explicit arg_holder_handle(const value& v) noexcept : b(v.get_object()) {}
+  explicit arg_holder_handle(const value& v) noexcept : b(v.raw_object()) {}  // check() passed: v is an H
   borrowed<H> b;
   const H& get() const noexcept { return b.get(); }
 };
@@ -261,7 +267,7 @@ inline constexpr bool is_rest_v = std::is_same_v<std::remove_cvref_t<P>, std::sp
 
 /// Writes a C++ result into `ret`, or its error into `err`.
 template <class R>
-bool store_result(R&& r, value& ret, std::optional<error>& err) {
+RELAXVM_ALWAYS_INLINE bool store_result(R&& r, value& ret, std::optional<error>& err) {
   using D = std::remove_cvref_t<R>;
   if constexpr (is_result_v<D>) {
     if (!r.ok()) {
@@ -292,26 +298,39 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
   }
 }
 
-/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function, so no
-/// exception ever crosses the packed calling convention.
-template <class Body>
-RELAXVM_ALWAYS_INLINE bool guarded(std::string_view name, std::optional<error>& err, Body&& body) {
+/// Runs `body`; with exceptions enabled, what it throws becomes `err`, naming the function
+/// (name_of() gives its name), so no exception ever crosses the packed calling convention.
+template <class NameOf, class Body>
+RELAXVM_ALWAYS_INLINE bool guarded(NameOf name_of, std::optional<error>& err, Body&& body) {
 #if RELAXVM_USE_EXCEPTIONS
   try {
     return body();
   } catch (const error& e) {
     err.emplace(e);
   } catch (const std::exception& e) {
-    err.emplace(runtime_error(name, ": ", e.what()));
+    err.emplace(runtime_error(name_of(), ": ", e.what()));
   } catch (...) {
-    err.emplace(runtime_error(name, ": an unknown exception was thrown"));
+    err.emplace(runtime_error(name_of(), ": an unknown exception was thrown"));
   }
   return false;
 #else
-  (void)name;
+  (void)name_of;
   (void)err;
   return body();
 #endif
+}
+
+// The errors of the typed adapters, out of line: the adapters' hot path only tests and branches.
+RELAXVM_NOINLINE inline bool arity_failed(std::string_view name, bool variadic, std::size_t fixed, std::uint32_t nargs,
+                                          std::optional<error>& err) {
+  err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
+                         " but got ", nargs));
+  return false;
+}
+RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t i, std::string_view expected,
+                                             const value& got, std::optional<error>& err) {
+  err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
+  return false;
 }
 
 template <class... P>
@@ -345,39 +364,37 @@ struct typed_invoker<F, R, type_list<P...>> {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
   }
 
-  /// Checks the arguments, converts them, calls f and stores its result.
-  template <class G>
-  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                  std::optional<error>& err) {
-    if (variadic ? nargs < fixed : nargs != fixed) {
-      err.emplace(type_error(name, ": expects ", variadic ? "at least " : "", fixed, " argument", fixed == 1 ? "" : "s",
-                             " but got ", nargs));
-      return false;
-    }
-    return call(name, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+  /// Checks the arguments, converts them, calls f and stores its result. name_of() gives the
+  /// function's name, for messages only.
+  template <class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                        std::optional<error>& err) {
+    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
+      return arity_failed(name_of(), variadic, fixed, nargs, err);
+    return call(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I>
-  static bool check_one(std::string_view name, const value* args, std::optional<error>& err) {
+  template <std::size_t I, class NameOf>
+  RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
-    if (arg_holder<P_>::check(args[I])) return true;
-    err.emplace(type_error(name, ": argument ", I, " expects ", arg_holder<P_>::name, " but got ", args[I].describe()));
-    return false;
+    if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
+    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
   }
 
-  template <class G, std::size_t... I>
-  static bool call(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                   std::optional<error>& err, std::index_sequence<I...>) {
-    if (!(check_one<I>(name, args, err) && ...)) return false;
+  template <class NameOf, class G, std::size_t... I>
+  RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                         std::optional<error>& err, std::index_sequence<I...>) {
+    (void)nargs;
+    if (!(check_one<I>(name_of, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
-    return guarded(name, err, [&] {
+    return guarded(name_of, err, [&]() RELAXVM_LAMBDA_INLINE {
       return finish_call(
-          [&]() -> V {
+          [&]() RELAXVM_LAMBDA_INLINE -> V {
             if constexpr (variadic)
               return f(arg_holder<std::tuple_element_t<I, std::tuple<P...>>>(args[I]).get()...,
                        std::span<const value>(args + fixed, nargs - fixed));
@@ -395,13 +412,15 @@ struct raw_invoker {
   static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                      std::optional<error>& err) {
     auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run(fn.name.view(), fn.f, args, nargs, ret, err);
+    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
   }
-  template <class G>
-  static bool run(std::string_view name, G& f, const value* args, std::uint32_t nargs, value& ret,
-                  std::optional<error>& err) {
+  template <class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                        std::optional<error>& err) {
     const std::span<const value> a(args, nargs);
-    return guarded(name, err, [&] { return finish_call([&]() -> decltype(auto) { return f(a); }, ret, err); });
+    return guarded(name_of, err, [&]() RELAXVM_LAMBDA_INLINE {
+      return finish_call([&]() RELAXVM_LAMBDA_INLINE -> decltype(auto) { return f(a); }, ret, err);
+    });
   }
 };
 
@@ -416,6 +435,7 @@ closure make_typed(std::string_view name, F f) {
   using sig = detail::signature<F>;
   auto c = make_object<typed_closure<F>>(name, std::move(f));
   c->invoke = &detail::typed_invoker<F, typename sig::ret, typename sig::args>::invoke;
+  c->result_after_args = true;
   return closure(object_ref<closure_object>(c));
 }
 

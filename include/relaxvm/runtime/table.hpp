@@ -46,7 +46,7 @@ struct table_entry {
   F f;
 
   bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
-    return invoker::run(name, f, args, nargs, ret, err);
+    return invoker::run([] { return name; }, f, args, nargs, ret, err);
   }
 };
 
@@ -147,7 +147,7 @@ template <const auto& T, std::size_t I>
 bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
   using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
   static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
-  return entry::invoker::run(entry::name, f, args, nargs, ret, err);
+  return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail
 

@@ -202,6 +202,8 @@ class value {
   std::int64_t raw_int() const noexcept { return p_.i; }
   double raw_double() const noexcept { return p_.f; }
   vm_context* raw_context() const noexcept { return p_.ctx; }
+  /// The object of a value whose kind() is an object kind (null for the empty shape and tuple).
+  object* raw_object() const noexcept { return p_.obj; }
 
   /// A bit copy that neither adds nor drops a reference; valid while `o` is.
   RELAXVM_ALWAYS_INLINE static value borrow(const value& o) noexcept {
@@ -210,6 +212,13 @@ class value {
     v.kind_ = o.kind_;
     v.borrowed_ = holds_object(o.kind_);
     return v;
+  }
+  /// Makes `slot`, which owns no reference (null, a scalar or borrowed), a borrow of `o`, without
+  /// the check a move assignment makes (the interpreters' argument scratch).
+  RELAXVM_ALWAYS_INLINE static void borrow_into(value& slot, const value& o) noexcept {
+    slot.p_ = o.p_;
+    slot.kind_ = o.kind_;
+    slot.borrowed_ = holds_object(o.kind_);
   }
 
  private:
@@ -249,11 +258,11 @@ struct value_traits<T> {
   static constexpr kind_set kinds = kinds_of(value_kind::int64, value_kind::boolean);
   static bool is(const value& v) noexcept { return v.kind() == value_kind::int64 && fits(v.raw_int()); }
   // bools convert to integers, as in the reference.
-  static bool check(const value& v) noexcept {
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept {
     return (v.kind() == value_kind::int64 && fits(v.raw_int())) || v.kind() == value_kind::boolean;
   }
-  static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
-  static bool fits(std::int64_t x) noexcept {
+  RELAXVM_ALWAYS_INLINE static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
+  RELAXVM_ALWAYS_INLINE static bool fits(std::int64_t x) noexcept {
     if constexpr (std::is_same_v<T, std::uint64_t> || std::is_same_v<T, unsigned long> ||
                   std::is_same_v<T, unsigned long long>)
       return x >= 0;

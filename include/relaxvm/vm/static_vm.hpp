@@ -45,10 +45,44 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
 // Frames are a header followed by value slots, packed back to back in the VM's memory.
 static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
-template <class Linked>
+/// How static_vm runs a program.
+enum class static_dispatch : std::uint8_t {
+  /// A loop over the program's bytecode in read-only memory: the smallest code.
+  interpret,
+  /// Every instruction turned into code at compile time: a Call is a direct call into its table
+  /// entry with its arguments' kinds known, If and Goto are jumps between blocks. About as fast as
+  /// calling the kernels by hand; the code grows with the program. Needs Linked::bounded (no
+  /// recursion, no vm function passed as a value).
+  compile,
+};
+
+namespace detail {
+/// Per instruction of a program: whether it starts a block (a function's first instruction, a
+/// jump target, or the one after a Ret, Goto or If).
+template <std::size_t N>
+constexpr std::array<bool, N> block_leaders(const exec_view& v) {
+  std::array<bool, N> lead{};
+  for (const func_info& f : v.funcs) {
+    if (f.kind != func_kind::vm) continue;
+    lead[static_cast<std::size_t>(f.start)] = true;
+    for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op == opcode::call) continue;
+      if (pc + 1 < f.end) lead[static_cast<std::size_t>(pc + 1)] = true;
+      if (in.op == opcode::goto_ || in.op == opcode::if_) lead[static_cast<std::size_t>(pc + in.offset)] = true;
+    }
+  }
+  return lead;
+}
+}  // namespace detail
+
+template <class Linked, static_dispatch Dispatch = static_dispatch::interpret>
 class static_vm final : public vm_context {
  public:
   static constexpr exec_view view = Linked::program.view();
+  static_assert(Dispatch != static_dispatch::compile || Linked::bounded,
+                "relaxvm::static_vm: static_dispatch::compile needs a program without recursion and without vm "
+                "functions passed as values (Linked::bounded); run it with static_dispatch::interpret");
 
   /// `memory` holds the frames: at least Linked::memory_bytes when Linked::bounded, aligned for
   /// value. `devices` must outlive the VM; the last is the host.
@@ -182,8 +216,15 @@ class static_vm final : public vm_context {
       return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                  f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
-    RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
-    return run(base);
+    if constexpr (Dispatch == static_dispatch::compile) {
+      RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
+      value out;
+      if (!compiled_entries_[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
+      return out;
+    } else {
+      RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
+      return run(base);
+    }
   }
 
   status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
@@ -281,10 +322,188 @@ class static_vm final : public vm_context {
     }
   }
 
+  // ---- static_dispatch::compile ---------------------------------------------------------
+  // Each vm function is one C++ function, whose registers are its own locals (its frame in the
+  // VM's memory is only a header, for the error's call chain). Its blocks are inlined into a loop
+  // that picks the block starting at pc; a block is its instructions' code one after another (a
+  // fold over their pcs) and gives the next pc, or `returned` / `failed`. A failure has already
+  // unwound the frames (fail) and left its error in failure_.
+  static constexpr std::int64_t returned = -1, failed = -2;
+  using entry_fn = bool (*)(static_vm&, static_frame*, const value*, value&);
+  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Linked::program)>::sizes.instr_offset;
+  static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
+
+  error take_failure() {
+    error e = failure_ ? std::move(*failure_) : detail::internal_error("static_vm: a call failed without an error");
+    failure_.reset();
+    return e;
+  }
+
+  // The first pcs of function Fi's blocks.
+  template <std::size_t Fi>
+  static constexpr std::size_t num_blocks = [] {
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc) n += leaders_[static_cast<std::size_t>(pc)];
+    return n;
+  }();
+  template <std::size_t Fi>
+  static constexpr std::array<std::int64_t, num_blocks<Fi>> blocks_of = [] {
+    std::array<std::int64_t, num_blocks<Fi>> b{};
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc)
+      if (leaders_[static_cast<std::size_t>(pc)]) b[n++] = pc;
+    return b;
+  }();
+
+  // Runs vm function Fi with `args`; its frame header is on top. On success its result is in
+  // `out` and the header is gone.
+  template <std::size_t Fi>
+  static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
+    value regs[detail::frame_slots(view, Fi)];  // registers, return slot, argument scratch
+    for (std::int64_t k = 0; k < view.funcs[Fi].num_args; ++k) value::borrow_into(regs[k], args[k]);
+    std::int64_t pc = view.funcs[Fi].start;
+    while (pc >= 0) pc = run_block_at<Fi>(vm, regs, base, out, pc, std::make_index_sequence<num_blocks<Fi>>());
+    return pc == returned;
+  }
+  template <std::size_t Fi, std::size_t... B>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(static_vm& vm, value* const regs, static_frame* const base,
+                                                         value& out, std::int64_t pc, std::index_sequence<B...>) {
+    (void)((pc == blocks_of<Fi>[B] ? (pc = run_block<Fi, blocks_of<Fi>[B]>(vm, regs, base, out), true) : false) || ...);
+    return pc;
+  }
+  // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
+  // block.
+  template <std::size_t Fi>
+  static constexpr std::int64_t block_size(std::int64_t start) {
+    const std::int64_t end = view.funcs[Fi].end;
+    std::int64_t pc = start;
+    while (true) {
+      const bool control = decode(view, pc).op != opcode::call;
+      ++pc;
+      if (control || pc == end || leaders_[static_cast<std::size_t>(pc)]) return pc - start;
+    }
+  }
+  template <std::size_t Fi, std::int64_t Start>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block(static_vm& vm, value* const regs, static_frame* const base,
+                                                      value& out) {
+    return run_steps<Fi, Start>(vm, regs, base, out,
+                                std::make_index_sequence<static_cast<std::size_t>(block_size<Fi>(Start))>());
+  }
+  template <std::size_t Fi, std::int64_t Start, std::size_t... I>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(static_vm& vm, value* const regs, static_frame* const base,
+                                                      value& out, std::index_sequence<I...>) {
+    std::int64_t next = Start;
+    // Each step returns the pc after it when it falls through; anything else ends the block.
+    (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
+            next == Start + static_cast<std::int64_t>(I) + 1) &&
+           ...);
+    return next;
+  }
+
+  // Argument K of the Call at Pc, as a value (borrowed); its kind is known here.
+  template <std::int64_t Pc, std::int64_t K>
+  RELAXVM_ALWAYS_INLINE void load_compiled(value& slot, value* regs) {
+    constexpr arg a = decode(view, Pc).arg_at(K);
+    if constexpr (a.kind() == arg_kind::reg && a.value() < begin_special_register) value::borrow_into(slot, regs[a.value()]);
+    else if constexpr (a.kind() == arg_kind::reg && a.value() == vm_register) slot = value(static_cast<vm_context*>(this));
+    else if constexpr (a.kind() == arg_kind::reg) slot = value();
+    else if constexpr (a.kind() == arg_kind::imm) slot = value(a.value());
+    else if constexpr (a.kind() == arg_kind::const_idx) value::borrow_into(slot, consts_[static_cast<std::size_t>(a.value())]);
+    else value::borrow_into(slot, funcs_[static_cast<std::size_t>(a.value())]);
+  }
+  // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
+  static constexpr bool consecutive_registers(std::int64_t pc) {
+    const instruction in = decode(view, pc);
+    if (in.num_args == 0) return false;
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg a = in.arg_at(k);
+      if (a.kind() != arg_kind::reg || a.value() >= begin_special_register || a.value() != in.arg_at(0).value() + k)
+        return false;
+    }
+    return true;
+  }
+
+  template <std::size_t Fi, std::int64_t Pc>
+  RELAXVM_ALWAYS_INLINE std::int64_t step(value* const regs, static_frame* base, value& out) {
+    constexpr instruction in = decode(view, Pc);
+    if constexpr (in.op == opcode::call) {
+      constexpr std::size_t callee = static_cast<std::size_t>(in.func_idx);
+      constexpr std::int64_t rf = view.funcs[Fi].register_file_size;
+      constexpr auto n = static_cast<std::uint32_t>(in.num_args);
+      value* const argv = regs + rf + 1;
+      const value* args = argv;
+      if constexpr (consecutive_registers(Pc)) {
+        args = regs + in.arg_at(0).value();
+      } else {
+        [&]<std::int64_t... K>(std::integer_sequence<std::int64_t, K...>) {
+          (load_compiled<Pc, K>(argv[K], regs), ...);
+        }(std::make_integer_sequence<std::int64_t, in.num_args>());
+      }
+      if constexpr (view.funcs[callee].kind == func_kind::packed) {
+        using table_type = typename Linked::table_type;
+        constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
+        using entry = std::remove_cvref_t<decltype(std::get<e>(Linked::table.entries))>;
+        static constexpr typename entry::function_type f = std::get<e>(Linked::table.entries).f;
+        // A typed entry reads its arguments before it writes its result: straight into the register.
+        constexpr bool in_place = !entry::raw && in.dst != void_register;
+        value& ret = in_place ? regs[in.dst] : regs[rf];
+        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, failure_)))
+          return failure(Pc, base);
+        if constexpr (!in_place) {
+          if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
+          else ret.reset();
+        }
+      } else {
+        if (status s = push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
+          failure_.emplace(std::move(s).error());
+          return failure(Pc, base);
+        }
+        value r;
+        if (!run_compiled<callee>(*this, base, args, r)) return failed;
+        if constexpr (in.dst != void_register) regs[in.dst] = std::move(r);
+      }
+      return Pc + 1;
+    } else if constexpr (in.op == opcode::ret) {
+      if constexpr (in.reg != void_register) {
+        value& src = regs[in.reg];
+        out = src.is_borrowed() ? value(src) : std::move(src);
+      } else {
+        out.reset();
+      }
+      pop_frame();
+      return returned;
+    } else if constexpr (in.op == opcode::goto_) {
+      return Pc + in.offset;
+    } else {
+      const value& c = regs[in.reg];
+      if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)) {
+        failure_.emplace(detail::if_condition_error(in.reg, c));
+        return failure(Pc, base);
+      }
+      return c.raw_int() != 0 ? Pc + 1 : Pc + in.offset;
+    }
+  }
+  // The instruction at pc failed with the error in failure_: add where, unwind the frames.
+  RELAXVM_NOINLINE std::int64_t failure(std::int64_t pc, static_frame* base) {
+    failure_.emplace(fail(take_failure(), pc, base));
+    return failed;
+  }
+
+  template <std::size_t Fi>
+  static constexpr entry_fn entry_of() {
+    if constexpr (view.funcs[Fi].kind == func_kind::vm) return &run_compiled<Fi>;
+    else return nullptr;
+  }
+  static constexpr auto compiled_entries_ = []<std::size_t... I>(std::index_sequence<I...>) {
+    if constexpr (Dispatch == static_dispatch::compile) return std::array<entry_fn, sizeof...(I)>{entry_of<I>()...};
+    else return 0;
+  }(std::make_index_sequence<Linked::num_funcs>());
+
+  // Register slots each frame has in the VM's memory (none when compiled: they are locals).
   static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
     std::array<std::int64_t, Linked::num_funcs> s{};
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm) s[f] = detail::frame_slots(view, f);
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = detail::frame_slots(view, f);
     return s;
   }();
 
@@ -295,6 +514,7 @@ class static_vm final : public vm_context {
   static_frame* top_ = nullptr;
   std::size_t used_ = 0, peak_ = 0;
   void (*print_)(std::string_view) = [](std::string_view) {};
+  std::optional<error> failure_;  // static_dispatch::compile: the error of a failed call, until returned
 };
 
 }  // namespace relaxvm

@@ -93,6 +93,34 @@ class vm_impl final : public vm_context {
     std::int64_t params_begin = 0, params_count = 0;
   };
 
+  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
+  // A Call of a packed function without captured values, while no instrument hook is set, runs
+  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
+  // (else borrowed into the frame's argument scratch), and its result written straight into
+  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
+  enum class step : std::uint8_t {
+    packed_call,             ///< arguments borrowed, result through the return slot
+    packed_call_args,        ///< arguments in place, result through the return slot
+    packed_call_result,      ///< arguments borrowed, result in place
+    packed_call_in_place,    ///< arguments and result in place
+    call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    ret,
+    goto_,
+    if_,
+  };
+  /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
+  struct op {
+    step what = step::ret;
+    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
+    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    std::uint32_t num_args = 0;
+    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
+    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
+    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
+    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
+  };
+
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
@@ -196,6 +224,8 @@ class vm_impl final : public vm_context {
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
+    for (op& o : ops_)
+      if (is_call(o)) o.what = call_step(o);
   }
   std::size_t depth() const { return frames_.size(); }
 
@@ -263,7 +293,85 @@ class vm_impl final : public vm_context {
     object_ref<object> owner = make_object<keep_alive_owner>(keep_alive_);
     consts_.reserve(view_.constants.size());
     for (const const_info& c : view_.constants) consts_.push_back(materialize_constant(view_, c, owner));
+    decode_all();
     return {};
+  }
+
+  // Decodes every instruction into ops_ (indexed by pc, like the bytecode) and every Call argument
+  // into an operand: a register, or a value of fixed_ (immediates, constants, function values,
+  // %vm, %void), so that the loop neither decodes argument kinds nor looks functions up.
+  void decode_all() {
+    const std::size_t n = view_.instr_offset.size();
+    ops_.resize(n);
+    std::vector<std::size_t> first_operand(n, 0);
+    fixed_.push_back(value());       // ~0: %void
+    fixed_.push_back(value(this));   // ~1: %vm
+    for (std::size_t pc = 0; pc < n; ++pc) {
+      const instruction in = decode(view_, static_cast<std::int64_t>(pc));
+      op& o = ops_[pc];
+      switch (in.op) {
+        case opcode::call: {
+          o.a = in.dst;
+          o.b = in.func_idx;
+          o.num_args = static_cast<std::uint32_t>(in.num_args);
+          const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
+          if (f.kind == func_kind::packed && f.bound.empty()) {
+            o.callee = f.callee;
+            o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+          }
+          first_operand[pc] = operands_.size();
+          bool consecutive = in.num_args > 0;
+          for (std::int64_t k = 0; k < in.num_args; ++k) {
+            const std::int64_t code = operand(in.arg_at(k));
+            operands_.push_back(code);
+            consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
+          }
+          o.args_in_place = consecutive;
+          if (consecutive) o.first = operands_[first_operand[pc]];
+          o.what = call_step(o);
+          break;
+        }
+        case opcode::ret:
+          o.what = step::ret;
+          o.a = in.reg;
+          break;
+        case opcode::goto_:
+          o.what = step::goto_;
+          o.a = in.offset;
+          break;
+        case opcode::if_:
+          o.what = step::if_;
+          o.a = in.reg;
+          o.b = in.offset;
+          break;
+      }
+    }
+    for (std::size_t pc = 0; pc < n; ++pc)
+      if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+  }
+  static bool is_call(const op& o) { return o.what <= step::call; }
+  // The fast paths need a plain packed callee and no hook (set_instrument decides again).
+  step call_step(const op& o) const {
+    if (!o.callee || instrument_) return step::call;
+    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
+    return o.result_in_place ? step::packed_call_result : step::packed_call;
+  }
+
+  std::int64_t operand(arg a) {
+    const std::int64_t v = a.value();
+    auto fixed = [&](value x) {
+      fixed_.push_back(std::move(x));
+      return ~static_cast<std::int64_t>(fixed_.size() - 1);
+    };
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (v < begin_special_register) return v;
+        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
+      case arg_kind::imm: return fixed(value(v));
+      case arg_kind::const_idx: return fixed(value::borrow(consts_[static_cast<std::size_t>(v)]));
+      case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
+    }
+    return ~std::int64_t{0};
   }
 
   error missing_functions(const std::vector<std::int64_t>& missing) const {
@@ -426,120 +534,156 @@ class vm_impl final : public vm_context {
 
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
-    const std::int64_t* const data = view_.instr_data.data();
-    const std::int64_t* const offsets = view_.instr_offset.data();
-    // `fr` points into frames_, which moves when it grows: re-derive it after anything that can
-    // push frames (a VM call, or a packed function or hook that re-enters the VM). `regs` points
-    // into the value stack, whose segments never move.
-    frame* fr = &frames_.back();
-    value* regs = fr->regs;
-    std::int64_t pc = fr->fn->start;
+    const op* const code = ops_.data();
+    // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
+    // of its packed calls) point into the value stack, whose segments never move. frames_ moves
+    // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
+    // itself is looked up where it is needed, never kept across a call.
+    value* regs = frames_.back().regs;
+    value* argv = frames_.back().args;
+    value* scratch = frames_.back().ret;
+    std::int64_t pc = frames_.back().fn->start;
     for (;;) {
       if (RELAXVM_UNLIKELY(--budget_left_ < 0)) return fail(budget_error(), pc, base);
-      const std::int64_t* w = data + offsets[pc];
-      switch (static_cast<opcode>(w[0])) {
-        case opcode::call: {
-          const std::int64_t dst = w[1];
-          const std::int64_t fi = w[2];
-          const auto n = static_cast<std::uint32_t>(w[3]);
-          value* argv = fr->args;
-          for (std::uint32_t k = 0; k < n; ++k) load_arg(argv[k], arg::from_data(w[4 + k]), regs);
+      const op& o = code[pc];
+      // The commonest instruction first, outside the switch: a predictable branch is cheaper
+      // than the switch's indirect jump.
+      if (RELAXVM_LIKELY(o.what == step::packed_call_in_place)) {
+        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+        ++pc;
+        continue;
+      }
+      switch (o.what) {
+        case step::packed_call:
+          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_args:
+          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_result:
+          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::packed_call_in_place:
+          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          ++pc;
+          break;
+        case step::call: {
+          // VM calls, closures with captured values, and calls the instrument hook watches.
+          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+          const std::span<const value> args(argv, o.num_args);
+          const std::int64_t dst = o.a, fi = o.b;
           const func_entry& callee = funcs_[static_cast<std::size_t>(fi)];
-          const std::span<const value> args(argv, n);
           if (RELAXVM_UNLIKELY(static_cast<bool>(instrument_))) {
             instrument_action action = instrument_action::proceed;
-            const bool ok = instrument(event(*fr, pc, fi, true, args, nullptr), action);
-            fr = &frames_.back();  // the hook may have re-entered the VM and moved the frames
-            if (!ok) return fail(take_error(), pc, base);
+            if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
+              return fail(take_error(), pc, base);
             if (action == instrument_action::skip) {
               if (dst != void_register) regs[dst].reset();
               ++pc;
               break;
             }
-            if (callee.kind == func_kind::vm) {
-              if (status s = push_frame(fi, args, {}, pc, dst); !s.ok()) return fail(std::move(s).error(), pc, base);
-              fr = &frames_.back();
-              fr->instrumented = true;
-              regs = fr->regs;
-              pc = callee.start;
+            if (callee.kind == func_kind::packed) {
+              if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
+              if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
+                return fail(take_error(), pc, base);
+              store(regs, dst, *scratch);
+              ++pc;
               break;
             }
-            value& ret = *fr->ret;
-            const bool called = call_with_bound(callee, args, ret);
-            fr = &frames_.back();
-            if (!called) return fail(take_error(), pc, base);
-            const bool after = instrument(event(*fr, pc, fi, false, args, &ret), action);
-            fr = &frames_.back();
-            if (!after) return fail(take_error(), pc, base);
-            if (dst != void_register) regs[dst] = std::move(ret);
-            else ret.reset();
+          } else if (callee.kind == func_kind::packed) {
+            if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
+            store(regs, dst, *scratch);
             ++pc;
             break;
           }
-          if (callee.kind == func_kind::packed) {
-            value& ret = *fr->ret;  // in the value stack, which never moves
-            const bool called = call_with_bound(callee, args, ret);
-            // A packed function may re-enter the VM (invoke_closure), which can move frames_.
-            fr = &frames_.back();
-            if (RELAXVM_UNLIKELY(!called)) return fail(take_error(), pc, base);
-            if (dst != void_register) regs[dst] = std::move(ret);
-            else ret.reset();
-            ++pc;
-          } else {
-            if (status s = push_frame(fi, args, {}, pc, dst); RELAXVM_UNLIKELY(!s.ok()))
-              return fail(std::move(s).error(), pc, base);
-            fr = &frames_.back();
-            regs = fr->regs;
-            pc = callee.start;
-          }
+          if (status s = push_frame(fi, args, {}, pc, dst); RELAXVM_UNLIKELY(!s.ok()))
+            return fail(std::move(s).error(), pc, base);
+          frame& fr = frames_.back();
+          fr.instrumented = static_cast<bool>(instrument_);
+          regs = fr.regs;
+          argv = fr.args;
+          scratch = fr.ret;
+          pc = callee.start;
           break;
         }
-        case opcode::ret: {
-          const std::int64_t r = w[1];
+        case step::ret: {
           value result;
-          if (r != void_register) {
-            value& src = regs[r];
+          if (o.a != void_register) {
+            value& src = regs[o.a];
             result = src.is_borrowed() ? value(src) : std::move(src);  // the frame dies: move what it owns
           }
-          const bool instrumented = fr->instrumented;
-          const std::int64_t dst = fr->caller_dst;
-          const std::int64_t return_pc = fr->return_pc;
-          const std::int64_t fi = fr->func_index;
+          const frame& done = frames_.back();
+          const bool instrumented = done.instrumented;
+          const std::int64_t dst = done.caller_dst, return_pc = done.return_pc, fi = done.func_index;
           pop_frame();
           if (frames_.size() == base) return result;
-          fr = &frames_.back();
-          regs = fr->regs;
+          regs = frames_.back().regs;
+          argv = frames_.back().args;
+          scratch = frames_.back().ret;
           pc = return_pc;
           if (instrumented) {
             // The caller's argument scratch still holds the arguments of this call.
             instrument_action action = instrument_action::proceed;
-            const auto n = static_cast<std::size_t>(decode(view_, pc).num_args);
-            const bool ok = instrument(event(*fr, pc, fi, false, std::span<const value>(fr->args, n), &result), action);
-            fr = &frames_.back();
-            if (!ok) return fail(take_error(), pc, base);
+            const std::span<const value> args(argv, code[pc].num_args);
+            if (!instrument(event(frames_.back(), pc, fi, false, args, &result), action))
+              return fail(take_error(), pc, base);
           }
           if (dst != void_register) regs[dst] = std::move(result);
           ++pc;
           break;
         }
-        case opcode::goto_: pc += w[1]; break;
-        case opcode::if_: {
-          const value& c = regs[w[1]];
+        case step::goto_: pc += o.a; break;
+        case step::if_: {
+          const value& c = regs[o.a];
           if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(if_condition_error(w[1], c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : w[2];
+            return fail(if_condition_error(o.a, c), pc, base);
+          pc += c.raw_int() != 0 ? 1 : o.b;
           break;
         }
+        default: RELAXVM_UNREACHABLE();  // every op has one of the steps above
       }
     }
   }
 
-  bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
+  // One of the fast paths of a Call (see step).
+  template <bool ArgsInPlace, bool ResultInPlace>
+  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
+    const value* args = argv;
+    if constexpr (ArgsInPlace) {
+      args = regs + o.first;
+    } else {
+      const std::int64_t* const x = o.operands;
+      switch (o.num_args) {  // unrolled for the usual counts
+        case 3: load(argv[2], x[2], regs); [[fallthrough]];
+        case 2: load(argv[1], x[1], regs); [[fallthrough]];
+        case 1: load(argv[0], x[0], regs); [[fallthrough]];
+        case 0: break;
+        default:
+          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], x[k], regs);
+      }
+    }
+    value& ret = ResultInPlace ? regs[o.a] : *scratch;
+    if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
+    if constexpr (!ResultInPlace) store(regs, o.a, ret);
+    return true;
   }
 
-  RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs) {
-    detail::load_arg(slot, a, regs, this, consts_.data(), func_values_.data());
+  // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
+  // scratch slots hold only such borrowed values (or null), so nothing is dropped.
+  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
+    value::borrow_into(slot, operand >= 0 ? regs[operand] : fixed_[static_cast<std::size_t>(~operand)]);
+  }
+  // A packed call's result, from the return slot into register `dst` (or dropped for %void).
+  RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
+    if (dst != void_register) regs[dst] = std::move(ret);
+    else ret.reset();
+  }
+
+  bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
+    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
   }
 
   executable exe_;
@@ -550,6 +694,9 @@ class vm_impl final : public vm_context {
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
   std::vector<value> consts_;
+  std::vector<op> ops_;                 // the instructions, decoded (by pc)
+  std::vector<std::int64_t> operands_;  // the Call arguments of ops_
+  std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
   std::unordered_map<std::string_view, std::int64_t> by_name_;
   std::vector<frame> frames_;
   std::vector<segment> segments_;
