@@ -297,57 +297,63 @@ class vm_impl final : public vm_context {
     return {};
   }
 
-  // Decodes every instruction into ops_ (indexed by pc, like the bytecode) and every Call argument
-  // into an operand: a register, or a value of fixed_ (immediates, constants, function values,
-  // %vm, %void), so that the loop neither decodes argument kinds nor looks functions up.
+  // Decodes every instruction of a vm function into ops_ (indexed by pc, like the bytecode) and
+  // every Call argument into an operand: a register, or a value of fixed_ (immediates, constants,
+  // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
+  // functions up. Instructions outside every function are neither verified nor reachable: they
+  // are left alone (the fuzzer found that decoding them reads out of bounds).
   void decode_all() {
     const std::size_t n = view_.instr_offset.size();
     ops_.resize(n);
     std::vector<std::size_t> first_operand(n, 0);
     fixed_.push_back(value());       // ~0: %void
     fixed_.push_back(value(this));   // ~1: %vm
-    for (std::size_t pc = 0; pc < n; ++pc) {
-      const instruction in = decode(view_, static_cast<std::int64_t>(pc));
-      op& o = ops_[pc];
-      switch (in.op) {
-        case opcode::call: {
-          o.a = in.dst;
-          o.b = in.func_idx;
-          o.num_args = static_cast<std::uint32_t>(in.num_args);
-          const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
-          if (f.kind == func_kind::packed && f.bound.empty()) {
-            o.callee = f.callee;
-            o.result_in_place = f.callee->result_after_args && in.dst != void_register;
-          }
-          first_operand[pc] = operands_.size();
-          bool consecutive = in.num_args > 0;
-          for (std::int64_t k = 0; k < in.num_args; ++k) {
-            const std::int64_t code = operand(in.arg_at(k));
-            operands_.push_back(code);
-            consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
-          }
-          o.args_in_place = consecutive;
-          if (consecutive) o.first = operands_[first_operand[pc]];
-          o.what = call_step(o);
-          break;
-        }
-        case opcode::ret:
-          o.what = step::ret;
-          o.a = in.reg;
-          break;
-        case opcode::goto_:
-          o.what = step::goto_;
-          o.a = in.offset;
-          break;
-        case opcode::if_:
-          o.what = step::if_;
-          o.a = in.reg;
-          o.b = in.offset;
-          break;
-      }
+    for (const func_info& f : view_.funcs) {
+      if (f.kind != func_kind::vm) continue;
+      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
     }
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+  }
+  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
+    const instruction in = decode(view_, static_cast<std::int64_t>(pc));
+    op& o = ops_[pc];
+    switch (in.op) {
+      case opcode::call: {
+        o.a = in.dst;
+        o.b = in.func_idx;
+        o.num_args = static_cast<std::uint32_t>(in.num_args);
+        const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
+        if (f.kind == func_kind::packed && f.bound.empty()) {
+          o.callee = f.callee;
+          o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+        }
+        first_operand[pc] = operands_.size();
+        bool consecutive = in.num_args > 0;
+        for (std::int64_t k = 0; k < in.num_args; ++k) {
+          const std::int64_t code = operand(in.arg_at(k));
+          operands_.push_back(code);
+          consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
+        }
+        o.args_in_place = consecutive;
+        if (consecutive) o.first = operands_[first_operand[pc]];
+        o.what = call_step(o);
+        break;
+      }
+      case opcode::ret:
+        o.what = step::ret;
+        o.a = in.reg;
+        break;
+      case opcode::goto_:
+        o.what = step::goto_;
+        o.a = in.offset;
+        break;
+      case opcode::if_:
+        o.what = step::if_;
+        o.a = in.reg;
+        o.b = in.offset;
+        break;
+    }
   }
   static bool is_call(const op& o) { return o.what <= step::call; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
