@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
   std::int64_t sink = 0;
 
   rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::naive()}};
-  alignas(rv::value) static std::byte static_memory[linked::memory_bytes];
   using compiled_vm = rv::static_vm<linked, rv::static_dispatch::compile>;
+  alignas(rv::value) static std::byte static_memory[compiled_vm::memory_bytes];
   compiled_vm svm = compiled_vm::create(static_memory, host).value();
 
   // Warm up (frames, caches), and check the programs compute what they should.

@@ -8085,8 +8085,20 @@ class static_vm final : public vm_context {
   static_assert(Dispatch != static_dispatch::compile || Linked::bounded,
                 "relaxvm::static_vm: static_dispatch::compile needs a program without recursion and without vm "
                 "functions passed as values (Linked::bounded); run it with static_dispatch::interpret");
+  /// The memory create() asks for when Linked::bounded: Linked::memory_bytes when interpreting;
+  /// compiled functions keep their registers on the C++ stack, so then only a frame header per
+  /// function of the deepest chain (at most one per function, as nothing recurses).
+  static constexpr std::size_t memory_bytes = [] {
+    if constexpr (Dispatch == static_dispatch::interpret) {
+      return Linked::memory_bytes;
+    } else {
+      std::size_t vm_funcs = 0;
+      for (const func_info& f : view.funcs) vm_funcs += f.kind == func_kind::vm;
+      return vm_funcs * sizeof(static_frame);
+    }
+  }();
 
-  /// `memory` holds the frames: at least Linked::memory_bytes when Linked::bounded, aligned for
+  /// `memory` holds the frames: at least memory_bytes when Linked::bounded, aligned for
   /// value. `devices` must outlive the VM; the last is the host.
   static result<static_vm> create(std::span<std::byte> memory, std::span<const device_allocator> devices) {
     if (devices.empty()) return detail::value_error("static_vm: give it at least one device (the host)");
@@ -8094,8 +8106,8 @@ class static_vm final : public vm_context {
       if (!devices[i].allocator.defined()) return detail::value_error("static_vm: device ", i, " has no allocator");
     if (reinterpret_cast<std::uintptr_t>(memory.data()) % alignof(value) != 0)
       return detail::value_error("static_vm: the memory must be aligned to ", alignof(value), " bytes");
-    if (Linked::bounded && memory.size() < Linked::memory_bytes)
-      return detail::value_error("static_vm: the program needs ", Linked::memory_bytes, " bytes of memory, but got ",
+    if (Linked::bounded && memory.size() < memory_bytes)
+      return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
     return static_vm(memory, devices);
   }
@@ -8364,13 +8376,26 @@ class static_vm final : public vm_context {
     value regs[detail::frame_slots(view, Fi)];  // registers, return slot, argument scratch
     for (std::int64_t k = 0; k < view.funcs[Fi].num_args; ++k) value::borrow_into(regs[k], args[k]);
     std::int64_t pc = view.funcs[Fi].start;
-    while (pc >= 0) pc = run_block_at<Fi>(vm, regs, base, out, pc, std::make_index_sequence<num_blocks<Fi>>());
+    while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
     return pc == returned;
   }
-  template <std::size_t Fi, std::size_t... B>
+  // Folds expand in chunks of at most fold_chunk terms: clang refuses folds nested deeper than 256.
+  static constexpr std::size_t fold_chunk = 128;
+  static constexpr std::size_t chunk(std::size_t left) { return left < fold_chunk ? left : fold_chunk; }
+  // Runs the block that starts at pc, looking among blocks First, First + 1, ...
+  template <std::size_t Fi, std::size_t First>
   RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(static_vm& vm, value* const regs, static_frame* const base,
-                                                         value& out, std::int64_t pc, std::index_sequence<B...>) {
-    (void)((pc == blocks_of<Fi>[B] ? (pc = run_block<Fi, blocks_of<Fi>[B]>(vm, regs, base, out), true) : false) || ...);
+                                                         value& out, std::int64_t pc) {
+    bool found = false;
+    [&]<std::size_t... B>(std::index_sequence<B...>) RELAXVM_LAMBDA_INLINE {
+      (void)((pc == blocks_of<Fi>[First + B]
+                  ? (pc = run_block<Fi, blocks_of<Fi>[First + B]>(vm, regs, base, out), found = true)
+                  : false) ||
+             ...);
+    }(std::make_index_sequence<chunk(num_blocks<Fi> - First)>());
+    if constexpr (First + fold_chunk < num_blocks<Fi>) {
+      if (!found) return run_block_at<Fi, First + fold_chunk>(vm, regs, base, out, pc);
+    }
     return pc;
   }
   // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
@@ -8388,17 +8413,23 @@ class static_vm final : public vm_context {
   template <std::size_t Fi, std::int64_t Start>
   RELAXVM_ALWAYS_INLINE static std::int64_t run_block(static_vm& vm, value* const regs, static_frame* const base,
                                                       value& out) {
-    return run_steps<Fi, Start>(vm, regs, base, out,
-                                std::make_index_sequence<static_cast<std::size_t>(block_size<Fi>(Start))>());
+    return run_steps<Fi, Start, static_cast<std::size_t>(block_size<Fi>(Start))>(vm, regs, base, out);
   }
-  template <std::size_t Fi, std::int64_t Start, std::size_t... I>
+  // Runs Count instructions from Start, each returning the pc after it when it falls through;
+  // anything else ends the block.
+  template <std::size_t Fi, std::int64_t Start, std::size_t Count>
   RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(static_vm& vm, value* const regs, static_frame* const base,
-                                                      value& out, std::index_sequence<I...>) {
+                                                      value& out) {
     std::int64_t next = Start;
-    // Each step returns the pc after it when it falls through; anything else ends the block.
-    (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
-            next == Start + static_cast<std::int64_t>(I) + 1) &&
-           ...);
+    [&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+      (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
+              next == Start + static_cast<std::int64_t>(I) + 1) &&
+             ...);
+    }(std::make_index_sequence<chunk(Count)>());
+    if constexpr (Count > fold_chunk) {
+      if (next == Start + static_cast<std::int64_t>(fold_chunk))
+        return run_steps<Fi, Start + static_cast<std::int64_t>(fold_chunk), Count - fold_chunk>(vm, regs, base, out);
+    }
     return next;
   }
 
@@ -8437,9 +8468,14 @@ class static_vm final : public vm_context {
       if constexpr (consecutive_registers(Pc)) {
         args = regs + in.arg_at(0).value();
       } else {
-        [&]<std::int64_t... K>(std::integer_sequence<std::int64_t, K...>) {
-          (load_compiled<Pc, K>(argv[K], regs), ...);
-        }(std::make_integer_sequence<std::int64_t, in.num_args>());
+        if constexpr (in.num_args <= static_cast<std::int64_t>(fold_chunk)) {
+          [&]<std::int64_t... K>(std::integer_sequence<std::int64_t, K...>) RELAXVM_LAMBDA_INLINE {
+            (load_compiled<Pc, K>(argv[K], regs), ...);
+          }(std::make_integer_sequence<std::int64_t, in.num_args>());
+        } else {
+          for (std::int64_t k = 0; k < in.num_args; ++k)
+            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
+        }
       }
       if constexpr (view.funcs[callee].kind == func_kind::packed) {
         using table_type = typename Linked::table_type;

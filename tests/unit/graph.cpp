@@ -410,6 +410,22 @@ TEST_CASE("a kernel's error names its node, and the executor stays usable") {
   CHECK(g.run().ok());
 }
 
+TEST_CASE("what a kernel returns is not kept, also when a later node fails") {
+  rv::registry reg;
+  rv::tensor kept = rv::tensor::empty({4}, rv::dtype::float32());
+  int calls = 0;
+  // Returns a tensor (which the executor drops), and fails on every second call.
+  reg.def_packed("tvmgen_default_fused_add", [&](std::span<const rv::value>) -> rv::result<rv::value> {
+    if (++calls % 2 == 0) return rv::detail::runtime_error("second node fails");
+    return rv::value(kept);
+  });
+  gr::executor g = gr::executor::create(add3, reg).value();
+  CHECK_FALSE(g.run().ok());
+  CHECK(kept.get()->use_count() == 1);
+  CHECK_FALSE(g.run().ok());
+  CHECK(kept.get()->use_count() == 1);
+}
+
 TEST_CASE("malformed graphs are rejected at load, naming what is wrong") {
   const rv::registry reg = make_registry();
   auto load = [&](const std::string& json) { return error_of(gr::executor::create(json, reg)); };

@@ -347,6 +347,38 @@ void run_control() {
 }
 }  // namespace
 
+namespace {
+// More instructions in a block, and more blocks in a function, than one fold expression may hold
+// (static_vm splits them into chunks of 128; clang refuses folds nested deeper than 256).
+constexpr auto long_blocks = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("chain", 1);  // x + 130, in one block of 131 instructions
+    b.emit_call("test.add", {b.r(0), b.imm(1)}, b.r(1));
+    for (int i = 1; i < 130; ++i) b.emit_call("test.add", {b.r(1), b.imm(1)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  {
+    auto fn = b.function("hops", 1);  // 131 blocks: each Goto jumps to the next instruction
+    for (int i = 0; i < 130; ++i) b.emit_goto(1);
+    b.emit_ret(b.r(0));
+  }
+});
+using linked_long = decltype(rv::link<long_blocks, table>());
+}  // namespace
+
+TEST_CASE("static_dispatch::compile: long blocks, many blocks, and the memory it needs") {
+  using compiled = rv::static_vm<linked_long, rv::static_dispatch::compile>;
+  static_assert(compiled::memory_bytes == 2 * sizeof(rv::static_frame));  // a header per vm function
+  alignas(rv::value) std::byte memory[compiled::memory_bytes];
+  compiled vm = compiled::create(memory, host).value();
+  CHECK(vm.invoke("chain", V{5}).value().as<std::int64_t>() == 135);
+  CHECK(vm.invoke("hops", V{3}).value().as<std::int64_t>() == 3);
+  std::array<std::byte, compiled::memory_bytes - 1> small{};
+  CHECK(std::string(compiled::create(small, host).error().message()) ==
+        "static_vm: the program needs " + std::to_string(compiled::memory_bytes) + " bytes of memory, but got " +
+            std::to_string(compiled::memory_bytes - 1));
+}
+
 TEST_CASE("static_dispatch::compile runs a program as the interpreter does") {
   static_assert(linked_control::bounded);
   run_control<rv::static_dispatch::interpret>();

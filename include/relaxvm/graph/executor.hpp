@@ -510,6 +510,7 @@ class executor {
   }
 
   RELAXVM_NOINLINE error kernel_failed(const op_exec& op) {
+    ret_.reset();  // what an earlier kernel returned goes now, not at the next run
     error e = err_ ? std::move(*err_) : relaxvm::detail::internal_error("a packed function failed without reporting an error");
     err_.reset();
     detail::text where("in graph ");
