@@ -4,7 +4,7 @@
 # unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
 # tests and the examples (g++ also a short benchmark run); then the thread test (tests/threads/) with clang 16
 # under ThreadSanitizer, the examples and benchmarks again at -O3 (the build tools/bench.sh uses),
-# and each libFuzzer target for 10 seconds (tools/fuzz.sh).
+# and each libFuzzer target for 5 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,5 +54,5 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "${no_aslr[@]}" build-tsa
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
 run release g++ --buildtype=release -Dtests=false
 # Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
-tools/fuzz.sh 10
+tools/fuzz.sh 5
 echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; clang 16 with TSan, the thread test; g++ 12 -O3 examples and benchmarks; fuzzing)"
