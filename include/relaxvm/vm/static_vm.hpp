@@ -431,17 +431,6 @@ class static_vm final : public vm_context {
     return next;
   }
 
-  // Argument K of the Call at Pc, as a value (borrowed); its kind is known here.
-  template <std::int64_t Pc, std::int64_t K>
-  RELAXVM_ALWAYS_INLINE void load_compiled(value& slot, value* regs) {
-    constexpr arg a = decode(view, Pc).arg_at(K);
-    if constexpr (a.kind() == arg_kind::reg && a.value() < begin_special_register) value::borrow_into(slot, regs[a.value()]);
-    else if constexpr (a.kind() == arg_kind::reg && a.value() == vm_register) slot = value(static_cast<vm_context*>(this));
-    else if constexpr (a.kind() == arg_kind::reg) slot = value();
-    else if constexpr (a.kind() == arg_kind::imm) slot = value(a.value());
-    else if constexpr (a.kind() == arg_kind::const_idx) value::borrow_into(slot, consts_[static_cast<std::size_t>(a.value())]);
-    else value::borrow_into(slot, funcs_[static_cast<std::size_t>(a.value())]);
-  }
   // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
   static constexpr bool consecutive_registers(std::int64_t pc) {
     const instruction in = decode(view, pc);
@@ -466,14 +455,9 @@ class static_vm final : public vm_context {
       if constexpr (consecutive_registers(Pc)) {
         args = regs + in.arg_at(0).value();
       } else {
-        if constexpr (in.num_args <= static_cast<std::int64_t>(fold_chunk)) {
-          [&]<std::int64_t... K>(std::integer_sequence<std::int64_t, K...>) RELAXVM_LAMBDA_INLINE {
-            (load_compiled<Pc, K>(argv[K], regs), ...);
-          }(std::make_integer_sequence<std::int64_t, in.num_args>());
-        } else {
-          for (std::int64_t k = 0; k < in.num_args; ++k)
-            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-        }
+        // The arguments' kinds are constants here, so load_arg's switch folds away.
+        for (std::int64_t k = 0; k < in.num_args; ++k)
+          detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
       }
       if constexpr (view.funcs[callee].kind == func_kind::packed) {
         using table_type = typename Linked::table_type;
