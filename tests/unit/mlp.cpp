@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "../../examples/mlp_program.hpp"
+#include "../../examples/mlp_ir.hpp"
 
 namespace rv = relaxvm;
 
@@ -86,4 +86,22 @@ TEST_CASE("a wrong input is caught by the program's checks, with the reference's
   CHECK(r.error().kind() == rv::error_kind::value);
   CHECK(std::string(r.error().message()).find("expect Tensor with dtype float32 but get float64") != std::string::npos);
   CHECK(vm["main"](mlp::make_input(2)).as<rv::tensor>().shape() == rv::shape{2, 10});  // still usable
+}
+
+TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's outputs") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::virtual_machine by_hand(mlp::build(w), reg);
+  rv::virtual_machine lowered(relaxvm::ir::build(mlp::build_ir(w)), reg);
+  for (std::int64_t n : {1, 7, 64}) {
+    const rv::tensor x = mlp::make_input(n);
+    const rv::tensor a = by_hand["main"](x).as<rv::tensor>();
+    const rv::tensor b = lowered["main"](x).as<rv::tensor>();
+    REQUIRE(b.shape() == a.shape());
+    for (std::int64_t i = 0; i < a.numel(); ++i) CHECK(a.data<const float>()[i] == b.data<const float>()[i]);
+  }
+  const rv::result<rv::value> bad = lowered["main"].try_call(std::vector<rv::value>{rv::tensor::from<float>(std::vector<float>(15), {1, 15})});
+  REQUIRE(!bad.ok());
+  CHECK(std::string_view(bad.error().message()).find("shape[1] mismatch to specified constant") != std::string_view::npos);
 }

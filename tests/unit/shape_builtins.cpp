@@ -237,6 +237,21 @@ TEST_CASE("shape_arith computes n + 1, n * m, floordiv and floormod on the heap"
   CHECK(run(floormod, i64min, -1).first == 0);
   CHECK(run(min, 7, 5).first == 5);
   CHECK(run(max, 7, 5).first == 7);
+  // Comparisons and logic (symbolic conditions): 0 or 1, the second group adds 1.
+  using op = rv::builtins::arith_op;
+  const auto code = [](op o) { return static_cast<std::int64_t>(o); };
+  CHECK(run(code(op::eq), 7, 7).first == 1);
+  CHECK(run(code(op::eq), 7, 5).first == 0);
+  CHECK(run(code(op::ne), 7, 5).first == 1);
+  CHECK(run(code(op::lt), 5, 7).first == 1);
+  CHECK(run(code(op::lt), 7, 7).first == 0);
+  CHECK(run(code(op::le), 7, 7).first == 1);
+  CHECK(run(code(op::gt), 7, 5).first == 1);
+  CHECK(run(code(op::ge), 5, 7).first == 0);
+  CHECK(run(code(op::and_), 3, -2).first == 1);
+  CHECK(run(code(op::and_), 3, 0).first == 0);
+  CHECK(run(code(op::or_), 0, 9).first == 1);
+  CHECK(run(code(op::or_), 0, 0).first == 0);
 
   rv::tensor heap = heap_of({i64max, 2, 0});
   CHECK(p.fails({heap, add, 2, load_shape, 0, use_imm, 1, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::runtime) ==
@@ -249,8 +264,8 @@ TEST_CASE("shape_arith computes n + 1, n * m, floordiv and floormod on the heap"
         "vm.builtin.shape_arith: heap[2] = -9223372036854775808 // -1 overflows int64");
   CHECK(p.fails({heap, floormod, 2, use_imm, 5, use_imm, 0, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::runtime) ==
         "vm.builtin.shape_arith: heap[2] = 5 % 0 divides by zero");
-  CHECK(p.fails({heap, 7, 2, use_imm, 5, use_imm, 1, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::value) ==
-        "vm.builtin.shape_arith: unknown operation 7; expected 0 (add) to 6 (max)");
+  CHECK(p.fails({heap, 15, 2, use_imm, 5, use_imm, 1, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::value) ==
+        "vm.builtin.shape_arith: unknown operation 15; expected 0 (add) to 14 (or)");
   CHECK(p.fails({heap, add, 3, use_imm, 5, use_imm, 1, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::value) ==
         "vm.builtin.shape_arith: the destination is slot 3, outside the shape heap of 3 slots");
   CHECK(p.fails({heap, add, 2, load_shape, 9, use_imm, 1, add, 2, use_imm, 0, use_imm, 0}, rv::error_kind::value) ==

@@ -25,8 +25,10 @@
 //   op, dst, code_a, a, code_b, b      heap[dst] = A op B
 // where A is a (code_a = use_imm) or heap[a] (code_a = load_shape), B likewise, and op is
 // add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 (floordiv and floormod
-// round toward negative infinity, like Python). Groups run in order, so one call can compute
-// n * 32 * 4 in two steps. Overflow and division by zero are runtime errors.
+// round toward negative infinity, like Python), and for symbolic conditions eq = 7, ne = 8, lt = 9,
+// le = 10, gt = 11, ge = 12, and = 13, or = 14, which give 0 or 1 (and/or read non-zero as true).
+// Groups run in order, so one call can compute n * 32 * 4 in two steps. Overflow and division by
+// zero are runtime errors. The codes are in codes.hpp.
 #ifndef RELAXVM_BUILTINS_SHAPE_HPP
 #define RELAXVM_BUILTINS_SHAPE_HPP
 
@@ -46,12 +48,10 @@
 #include "../runtime/tensor.hpp"
 #include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
+#include "codes.hpp"
 
 namespace relaxvm::builtins {
 
-enum class match_code : std::int64_t { assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2, assert_equal_to_load = 3 };
-enum class make_code : std::int64_t { use_imm = 0, load_shape = 1 };
-enum class arith_op : std::int64_t { add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6 };
 
 namespace detail {
 using relaxvm::detail::cat;
@@ -350,6 +350,14 @@ inline std::string_view op_symbol(arith_op op) {
     case arith_op::floormod: return "%";
     case arith_op::min: return "min";
     case arith_op::max: return "max";
+    case arith_op::eq: return "==";
+    case arith_op::ne: return "!=";
+    case arith_op::lt: return "<";
+    case arith_op::le: return "<=";
+    case arith_op::gt: return ">";
+    case arith_op::ge: return ">=";
+    case arith_op::and_: return "and";
+    case arith_op::or_: return "or";
   }
   return "?";
 }
@@ -405,7 +413,15 @@ inline status shape_arith(std::span<const value> args) {
       }
       case arith_op::min: r = a < b ? a : b; break;
       case arith_op::max: r = a < b ? b : a; break;
-      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 6 (max)");
+      case arith_op::eq: r = a == b; break;
+      case arith_op::ne: r = a != b; break;
+      case arith_op::lt: r = a < b; break;
+      case arith_op::le: r = a <= b; break;
+      case arith_op::gt: r = a > b; break;
+      case arith_op::ge: r = a >= b; break;
+      case arith_op::and_: r = a != 0 && b != 0; break;
+      case arith_op::or_: r = a != 0 || b != 0; break;
+      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
     }
     if (!ok)
       return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");

@@ -390,6 +390,10 @@ class exec_builder {
               "compact host tensors";
   }
 
+  /// Records a failure found by code that drives the builder (the lowering layer): the builder
+  /// stops, and finish() / get() / the compiler report `message`.
+  constexpr void set_error(std::string_view message) { fail() << message; }
+
   /// Equal constants share one index unless this is switched off (as_cpp() does so to rebuild
   /// executables that contain duplicates).
   constexpr void set_constant_dedup(bool on) { dedup_ = on; }

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MLP of mlp_program.hpp written once as IR: the lowering passes produce the shape checks,
+// the shape heap, the allocations and the kills that mlp_program.hpp writes by hand.
+#ifndef RELAXVM_EXAMPLES_MLP_IR_HPP
+#define RELAXVM_EXAMPLES_MLP_IR_HPP
+
+#include <relaxvm/lower.hpp>
+
+#include "mlp_program.hpp"
+
+namespace mlp {
+
+namespace ir = relaxvm::ir;
+
+/// main(x: R.Tensor((n, 16), "float32")) -> R.Tensor((n, 10), "float32")
+inline ir::module build_ir(const weights& w) {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  const auto f32 = rv::dtype::float32();
+  const auto hidden_t = ir::tensor_info({n, hidden}, f32);
+  {
+    auto f = m.function("main", {{"x", ir::tensor_info({n, in_features}, f32)}});
+    const ir::var w1 = f.constant(w.w1), b1 = f.constant(w.b1), w2 = f.constant(w.w2), b2 = f.constant(w.b2),
+                  w3 = f.constant(w.w3), b3 = f.constant(w.b3);
+    auto df = f.dataflow();
+    const ir::var h1 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {f.param(0), w1, b1}, hidden_t)}, hidden_t);
+    const ir::var h2 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {h1, w2, b2}, hidden_t)}, hidden_t);
+    const ir::var y = f.call_dps("ops.dense_out", {h2, w3, b3}, ir::tensor_info({n, out_features}, f32));
+    df.output(y);
+    df.end();
+    f.ret(y, ir::tensor_info({n, out_features}, f32));
+  }
+  return m.get();
+}
+
+}  // namespace mlp
+
+#endif  // RELAXVM_EXAMPLES_MLP_IR_HPP

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lowering layer end to end: IR programs lowered by the whole pipeline and run on the VM
+// (reference/lowering.md, section 6.4), with their outputs, error kinds and messages, and the
+// instruction patterns the reference emits.
+#include <doctest/doctest.h>
+
+#include <relaxvm.hpp>
+#include <relaxvm/lower.hpp>
+#include <string>
+
+namespace rv = relaxvm;
+namespace ir = relaxvm::ir;
+
+namespace {
+const rv::dtype f32 = rv::dtype::float32();
+
+std::string text_of(const rv::executable& e) { return e.as_text(); }
+
+// The error of calling `fn` with `args`; fails the test when the call succeeds.
+rv::error failure(rv::virtual_machine& vm, std::string_view fn, std::initializer_list<rv::value> args) {
+  rv::result<rv::value> r = vm[fn].try_call(std::span<const rv::value>(args.begin(), args.size()));
+  REQUIRE(!r.ok());
+  return r.error();
+}
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+}  // namespace
+
+TEST_CASE("static parameter checks: check_tensor_info and one match_shape, the reference's bytecode") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), k = m.sym("m");
+  {
+    auto f = m.function("main", {{"x", ir::tensor_info({n, k}, f32)}});
+    f.ret(f.shape({k, n, 2}));
+  }
+  const rv::executable exe = ir::build(m.get());
+  CHECK(contains(text_of(exe), "call  vm.builtin.alloc_shape_heap in: %vm, i2      dst: %1\n"
+                               "  call  vm.builtin.check_tensor_info in: %0, i2, c[0], c[1] dst: %void\n"
+                               "  call  vm.builtin.match_shape in: %0, %1, i2, i1, i0, i1, i1, c[1] dst: %void\n"
+                               "  call  vm.builtin.make_shape in: %1, i3, i1, i1, i1, i0, i0, i2 dst: %2\n"
+                               "  ret   %2\n"));
+  rv::registry reg;
+  rv::virtual_machine vm(exe, reg);
+  CHECK(vm["main"](rv::tensor::from<float>({1, 2}, {1, 2})).as<rv::shape>() == rv::shape{2, 1, 2});
+  const std::string ctx =
+      "ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((n, m), dtype=\"float32\")) ";
+  rv::error e = failure(vm, "main", {rv::shape{1}});
+  CHECK(e.kind() == rv::error_kind::type);
+  CHECK(contains(e.message(), ctx + "expect a Tensor but get shape"));
+  e = failure(vm, "main", {rv::tensor::from<float>({1, 2}, {2})});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), ctx + "expect Tensor with ndim 2 but get 1"));
+  e = failure(vm, "main", {rv::tensor::from<std::int32_t>({1, 2}, {1, 2})});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), ctx + "expect Tensor with dtype float32 but get int32"));
+}
+
+TEST_CASE("match_cast with a composite: deferred matching and one shape_arith between the two rounds") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), mm = m.sym("m"), k = m.sym("k");
+  {
+    auto f = m.function("main", {{"x", ir::tensor_info({n, mm}, f32)}, {"y", ir::tensor_info(rv::dtype::void_(), 3)}});
+    f.match_cast(f.param(1), ir::tensor_info({k, mm, k + 1}, f32));
+    f.ret(f.shape({k + 1, mm, 2}));
+  }
+  const ir::module lowered = ir::lower(m.get());
+  const std::string text = ir::to_text(lowered);
+  // Slots n:0 m:1 k:2 k+1:3; the first match of y stores k, loads m and waits for k + 1.
+  CHECK(contains(text, "R.call_packed(\"vm.builtin.match_shape\", y, shape_heap, R.prim_value(3), R.prim_value(1), "
+                       "R.prim_value(2), R.prim_value(3), R.prim_value(1), R.prim_value(2), R.prim_value(0)"));
+  CHECK(contains(text, "R.call_packed(\"vm.builtin.shape_arith\", shape_heap, R.prim_value(0), R.prim_value(3), "
+                       "R.prim_value(1), R.prim_value(2), R.prim_value(0), R.prim_value(1))"));
+  CHECK(contains(text, "R.call_packed(\"vm.builtin.match_shape\", y, shape_heap, R.prim_value(3), R.prim_value(3), "
+                       "R.prim_value(2), R.prim_value(3), R.prim_value(1), R.prim_value(3), R.prim_value(3)"));
+  rv::registry reg;
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  const rv::tensor x = rv::tensor::from<float>(std::vector<float>(6), {2, 3});
+  CHECK(vm["main"](x, rv::tensor::from<float>(std::vector<float>(60), {4, 3, 5})).as<rv::shape>() == rv::shape{5, 3, 2});
+  rv::error e = failure(vm, "main", {x, rv::tensor::from<float>(std::vector<float>(72), {4, 3, 6})});
+  CHECK(e.kind() == rv::error_kind::runtime);
+  CHECK(contains(e.message(), "ErrorContext(match_cast, struct_info=R.Tensor((k, m, k + 1), dtype=\"float32\")) "
+                              "match_cast error,  shape[2] mismatch to a previous populated value."));
+  e = failure(vm, "main", {x, rv::tensor::from<float>(std::vector<float>(40), {4, 2, 5})});
+  CHECK(contains(e.message(), "shape[1] mismatch to a previous populated value"));
+}
+
+TEST_CASE("prim-value parameters and cross-parameter deferral") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), mm = m.sym("m");
+  const rv::dtype i64 = rv::dtype::int64();
+  {
+    auto f = m.function("main", {{"a", ir::prim_info(i64, n)}, {"s", ir::shape_info({n * 2, mm * 2})}, {"b", ir::prim_info(i64, mm)}});
+    f.ret(f.shape({n * n, mm + 1}));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  CHECK(vm["main"](2, rv::shape{4, 12}, 6).as<rv::shape>() == rv::shape{4, 7});
+  rv::error e = failure(vm, "main", {2, rv::shape{4, 12}, 1});
+  CHECK(e.kind() == rv::error_kind::runtime);
+  CHECK(contains(e.message(), "loc=param[1]"));
+  e = failure(vm, "main", {rv::shape{2}, rv::shape{4, 12}, 6});
+  CHECK(e.kind() == rv::error_kind::type);
+}
+
+TEST_CASE("nested tuples: every check before the matches") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), mm = m.sym("m"), k = m.sym("k");
+  const rv::dtype i32 = rv::dtype::int32();
+  {
+    auto f = m.function("main", {{"x", ir::tuple_info({ir::tensor_info({n, mm}, f32),
+                                                       ir::tuple_info({ir::shape_info(), ir::tensor_info({n, k}, i32)})})}});
+    f.ret(f.param(0));
+  }
+  const rv::executable exe = ir::build(m.get());
+  const std::string t = text_of(exe);
+  CHECK(t.find("check_tensor_info in: %5") < t.find("match_shape"));
+  rv::registry reg;
+  rv::virtual_machine vm(exe, reg);
+  const rv::value a = rv::tensor::from<float>({1, 2}, {1, 2});
+  const rv::value ok = rv::tuple({a, rv::tuple({rv::shape{}, rv::tensor::from<std::int32_t>({1, 2, 3}, {1, 3})})});
+  CHECK(vm["main"](ok).kind() == rv::value_kind::tuple);
+  rv::error e = failure(vm, "main", {rv::tuple({a, rv::tuple({rv::shape{}, rv::tensor::from<std::int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})})})});
+  CHECK(contains(e.message(), "previous populated value"));
+  e = failure(vm, "main", {rv::tuple({a, rv::tuple({rv::shape{}, a, a})})});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), "expect a Tuple with 2 elements,  but get a Tuple with 3 elements."));
+}
+
+TEST_CASE("well-formedness: each rule's message") {
+  const auto message = [](auto&& make) {
+    ir::module_builder m;
+    make(m);
+    rv::result<ir::module> r = m.try_get();
+    REQUIRE(!r.ok());
+    return std::string(r.error().message());
+  };
+  CHECK(message([](ir::module_builder& m) {
+          const ir::sym n = m.sym("n"), k = m.sym("k");
+          auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+          f.ret(f.call_dps("k", {f.param(0)}, ir::tensor_info({k}, f32)));
+        }) == "ir: function 'main', binding 1 (lv): symbolic variable 'k' in the annotation of 'lv' is used before it is "
+              "defined; define it first as a bare dimension of a parameter's or a match_cast's annotation");
+  CHECK(message([](ir::module_builder& m) {
+          auto f = m.function("main", {{"x", ir::tensor_info(f32, 1)}});
+          ir::var d;
+          {
+            auto df = f.dataflow();
+            d = f.call_packed("k", {f.param(0)}, ir::tensor_info(f32, 1));
+          }
+          f.ret(d);
+        }) == "ir: function 'main', result: variable 'lv' is a dataflow variable of an earlier block; only the block's "
+              "outputs are visible after it (call output() on the dataflow scope)");
+  CHECK(message([](ir::module_builder& m) {
+          { auto f = m.function("main", {{"x", ir::object_info()}}); f.ret(f.param(0)); }
+          { auto f = m.function("main", {{"x", ir::object_info()}}); f.ret(f.param(0)); }
+        }) == "ir: function 'main': is defined twice; function names must be unique in a module");
+  CHECK(message([](ir::module_builder& m) {
+          auto f = m.function("main", {{"x", ir::object_info()}, {"x", ir::object_info()}});
+          f.ret(f.param(0));
+        }) == "ir: function 'main': parameter name 'x' is used twice; parameter names must be unique");
+  CHECK(message([](ir::module_builder& m) {
+          auto f = m.function("main", {{"x", ir::object_info()}});
+          f.ret(f.call("missing", {f.param(0)}, ir::object_info()));
+        }) == "ir: function 'main', binding 1 (lv): calls function 'missing', which is not in the module");
+  CHECK(message([](ir::module_builder& m) {
+          auto f = m.function("main", {{"x", ir::object_info()}});
+          (void)f;
+        }) == "ir: function 'main': has no result; end it with ret(value)");
+  CHECK(message([](ir::module_builder& m) {
+          const ir::sym n = m.sym("n");
+          { auto f = m.function("a", {{"x", ir::tensor_info({n}, f32)}}); f.ret(f.param(0)); }
+          { auto f = m.function("b", {{"x", ir::tensor_info({n}, f32)}}); f.ret(f.param(0)); }
+        }) == "ir: function 'b': symbolic variable 'n' belongs to function 'a'; make a new one with "
+              "module_builder::sym() for each function");
+}
+
+TEST_CASE("if/else on a tensor condition: the reference's 8-instruction layout") {
+  ir::module_builder m;
+  {
+    auto f = m.function("ife", {{"cond", ir::tensor_info({}, rv::dtype::bool_())}, {"x", ir::tensor_info({3, 4}, f32)}});
+    const ir::var x = f.param(1);
+    const ir::var w = f.if_(
+        f.param(0), [&](ir::block_builder& b) { return b.call_packed("test.vm.add", {x, x}, ir::tensor_info({3, 4}, f32)); },
+        [&](ir::block_builder& b) { return b.call_packed("test.vm.mul", {x, x}, ir::tensor_info({3, 4}, f32)); });
+    f.ret(w);
+  }
+  const std::string t = text_of(ir::build(m.get()));
+  // The parameters' checks, then the reference's layout (reference/lowering.md, 2.7(a)).
+  CHECK(contains(t, "  call  vm.builtin.read_if_cond in: %0           dst: %2\n"
+                    "  If    %2, 4\n"
+                    "  call  test.vm.add      in: %1, %1       dst: %3\n"
+                    "  call  vm.builtin.copy  in: %3           dst: %4\n"
+                    "  goto  3\n"
+                    "  call  test.vm.mul      in: %1, %1       dst: %5\n"
+                    "  call  vm.builtin.copy  in: %5           dst: %4\n"
+                    "  ret   %4\n"));
+}
+
+TEST_CASE("lowering is deterministic") {
+  const auto make = [] {
+    ir::module_builder m;
+    const ir::sym n = m.sym("n");
+    {
+      auto f = m.function("main", {{"x", ir::tensor_info({n, 4}, f32)}});
+      f.ret(f.call_dps("ops.relu_out", {f.param(0)}, ir::tensor_info({n, 4}, f32)));
+    }
+    return ir::build(m.get()).save();
+  };
+  CHECK(make() == make());
+}
+
+// An IR program lowered and verified at compile time.
+constexpr auto static_prog = ir::build_static([](ir::module_builder& m) {
+  const ir::sym n = m.sym("n");
+  auto f = m.function("main", {{"x", ir::tensor_info({n, 2}, rv::dtype::float32())}});
+  f.ret(f.shape({n * 2 + 1, 3}));
+});
+
+TEST_CASE("build_static: an IR program with symbolic shapes at compile time") {
+  rv::registry reg;
+  rv::virtual_machine vm(rv::executable(static_prog), reg);
+  CHECK(vm["main"](rv::tensor::from<float>(std::vector<float>(10), {5, 2})).as<rv::shape>() == rv::shape{11, 3});
+}
