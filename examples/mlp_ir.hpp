@@ -20,12 +20,13 @@ inline ir::module build_ir(const weights& w) {
   const auto hidden_t = ir::tensor_info({n, hidden}, f32);
   {
     auto f = m.function("main", {{"x", ir::tensor_info({n, in_features}, f32)}});
-    const ir::var w1 = f.constant(w.w1), b1 = f.constant(w.b1), w2 = f.constant(w.w2), b2 = f.constant(w.b2),
-                  w3 = f.constant(w.w3), b3 = f.constant(w.b3);
+    const ir::var w1 = f.rename(f.constant(w.w1), "w1"), b1 = f.rename(f.constant(w.b1), "b1");
+    const ir::var w2 = f.rename(f.constant(w.w2), "w2"), b2 = f.rename(f.constant(w.b2), "b2");
+    const ir::var w3 = f.rename(f.constant(w.w3), "w3"), b3 = f.rename(f.constant(w.b3), "b3");
     auto df = f.dataflow();
     const ir::var h1 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {f.param(0), w1, b1}, hidden_t)}, hidden_t);
     const ir::var h2 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {h1, w2, b2}, hidden_t)}, hidden_t);
-    const ir::var y = f.call_dps("ops.dense_out", {h2, w3, b3}, ir::tensor_info({n, out_features}, f32));
+    const ir::var y = f.rename(f.call_dps("ops.dense_out", {h2, w3, b3}, ir::tensor_info({n, out_features}, f32)), "y");
     df.output(y);
     df.end();
     f.ret(y, ir::tensor_info({n, out_features}, f32));

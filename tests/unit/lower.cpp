@@ -215,8 +215,198 @@ constexpr auto static_prog = ir::build_static([](ir::module_builder& m) {
   f.ret(f.shape({n * 2 + 1, 3}));
 });
 
-TEST_CASE("build_static: an IR program with symbolic shapes at compile time") {
+using static_linked = decltype(rv::link<static_prog, rv::builtins::table>());
+
+TEST_CASE("build_static: an IR program with symbolic shapes, linked at compile time, on static_vm and the VM") {
+  static_assert(static_linked::bounded);
+  const rv::value x = rv::tensor::from<float>(std::vector<float>(10), {5, 2});
+  alignas(rv::value) std::byte memory[static_linked::memory_bytes];
+  rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::naive()}};
+  rv::static_vm<static_linked> svm = rv::static_vm<static_linked>::create(memory, host).value();
+  CHECK(svm.invoke("main", std::vector<rv::value>{x}).value().as<rv::shape>() == rv::shape{11, 3});
+  const rv::result<rv::value> bad = svm.invoke("main", std::vector<rv::value>{rv::tensor::from<float>({1, 2, 3}, {1, 3})});
+  REQUIRE(!bad.ok());
+  CHECK(contains(bad.error().message(), "shape[1] mismatch to specified constant"));
   rv::registry reg;
   rv::virtual_machine vm(rv::executable(static_prog), reg);
-  CHECK(vm["main"](rv::tensor::from<float>(std::vector<float>(10), {5, 2})).as<rv::shape>() == rv::shape{11, 3});
+  CHECK(vm["main"](x).as<rv::shape>() == rv::shape{11, 3});
+}
+
+TEST_CASE("return check: the annotation is matched against the returned value") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), mm = m.sym("m");
+  const rv::dtype i32 = rv::dtype::int32();
+  {
+    auto f = m.function("foo", {{"x", ir::tensor_info({n, mm}, i32)}, {"y", ir::object_info()}});
+    f.ret(f.param(1), ir::tensor_info({mm, n}, i32));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  const rv::value x = rv::tensor::from<std::int32_t>({1, 2}, {1, 2});
+  CHECK(vm["foo"](x, rv::tensor::from<std::int32_t>({1, 2}, {2, 1})).kind() == rv::value_kind::tensor);
+  const std::string ctx = "ErrorContext(fn=foo, loc=return, annotation=R.Tensor((m, n), dtype=\"int32\")) ";
+  rv::error e = failure(vm, "foo", {x, rv::tensor::from<std::int32_t>({1, 2}, {1, 2})});
+  CHECK(e.kind() == rv::error_kind::runtime);
+  CHECK(contains(e.message(), ctx + "match_cast error,  shape[0] mismatch to a previous populated value."));
+  e = failure(vm, "foo", {x, rv::tensor::from<std::int32_t>({1, 2}, {1, 2, 1})});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), ctx + "expect Tensor with ndim 2 but get 3"));
+}
+
+TEST_CASE("symbolic arithmetic in returned shapes, from a match_cast and from a shape parameter") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n"), mm = m.sym("m"), a = m.sym("a"), b = m.sym("b");
+  {
+    auto f = m.function("foo", {{"x", ir::tensor_info()}});
+    f.match_cast(f.param(0), ir::tensor_info({n, mm}, f32));
+    f.ret(f.shape({n * 2, mm * 3}));
+  }
+  {
+    auto f = m.function("bar", {{"s", ir::shape_info({a, b})}});
+    f.ret(f.shape({2 * a, 3 * b}));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  CHECK(vm["foo"](rv::tensor::from<float>(std::vector<float>(32 * 16), {32, 16})).as<rv::shape>() == rv::shape{64, 48});
+  rv::error e = failure(vm, "foo", {rv::tensor::from<std::int32_t>({1, 2}, {1, 2})});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), "ErrorContext(match_cast, struct_info=R.Tensor((n, m), dtype=\"float32\")) expect Tensor "
+                              "with dtype float32 but get int32"));
+  e = failure(vm, "foo", {rv::tensor::from<float>({1, 2}, {2})});
+  CHECK(contains(e.message(), "ErrorContext(match_cast, struct_info=R.Tensor((n, m), dtype=\"float32\")) expect Tensor "
+                              "with ndim 2 but get 1"));
+  CHECK(vm["bar"](rv::shape{2, 3}).as<rv::shape>() == rv::shape{4, 9});
+  e = failure(vm, "bar", {rv::shape{2, 3, 4}});
+  CHECK(e.kind() == rv::error_kind::value);
+  CHECK(contains(e.message(), "expect Shape with ndim 2 but get 3"));
+  e = failure(vm, "bar", {rv::value(std::int64_t{3})});
+  CHECK(e.kind() == rv::error_kind::type);
+}
+
+TEST_CASE("conditions: a tensor, a bool, an int, and a symbolic expression select the branch") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  const auto one = [](ir::block_builder& b) { return b.prim_value(1); };
+  const auto two = [](ir::block_builder& b) { return b.prim_value(2); };
+  {
+    auto f = m.function("ife", {{"c", ir::object_info()}});
+    f.ret(f.if_(f.param(0), one, two));
+  }
+  {
+    auto f = m.function("even_above_4", {{"x", ir::tensor_info({n}, f32)}});
+    f.ret(f.if_(ir::prim(n > 4 && ir::eq(ir::floormod(n, 2), 0)), one, two));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  CHECK(vm["ife"](rv::tensor::from<bool>({true}, {})).as<std::int64_t>() == 1);
+  CHECK(vm["ife"](rv::tensor::from<bool>({false}, {})).as<std::int64_t>() == 2);
+  CHECK(vm["ife"](true).as<std::int64_t>() == 1);
+  CHECK(vm["ife"](false).as<std::int64_t>() == 2);
+  CHECK(vm["ife"](1).as<std::int64_t>() == 1);
+  CHECK(vm["ife"](0).as<std::int64_t>() == 2);
+  const auto vec = [](std::int64_t k) { return rv::tensor::from<float>(std::vector<float>(static_cast<std::size_t>(k)), {k}); };
+  CHECK(vm["even_above_4"](vec(6)).as<std::int64_t>() == 1);
+  CHECK(vm["even_above_4"](vec(5)).as<std::int64_t>() == 2);
+  CHECK(vm["even_above_4"](vec(2)).as<std::int64_t>() == 2);
+}
+
+TEST_CASE("calls between functions: recursion and a call chain") {
+  ir::module_builder m;
+  const rv::dtype i64 = rv::dtype::int64();
+  {
+    // pow2(k) = k <= 0 ? 1 : 2 * pow2(k - 1), with the arithmetic in kernels
+    auto f = m.function("pow2", {{"k", ir::prim_info(i64)}});
+    const ir::var k = f.param(0);
+    const ir::var stop = f.call_packed("test.le0", {k}, ir::prim_info(rv::dtype::bool_()));
+    f.ret(f.if_(
+        stop, [](ir::block_builder& b) { return b.prim_value(1); },
+        [&](ir::block_builder& b) {
+          const ir::var r = b.call("pow2", {b.call_packed("test.dec", {k}, ir::prim_info(i64))}, ir::prim_info(i64));
+          return b.call_packed("test.twice", {r}, ir::prim_info(i64));
+        }));
+  }
+  {
+    auto f = m.function("chain", {{"k", ir::prim_info(i64)}});
+    f.ret(f.call("pow2", {f.call("pow2", {f.param(0)}, ir::prim_info(i64))}, ir::prim_info(i64)));
+  }
+  rv::registry reg;
+  reg.add("test.le0", rv::make_typed("test.le0", [](std::int64_t k) { return k <= 0; }));
+  reg.add("test.dec", rv::make_typed("test.dec", [](std::int64_t k) { return k - 1; }));
+  reg.add("test.twice", rv::make_typed("test.twice", [](std::int64_t k) { return 2 * k; }));
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  CHECK(vm["pow2"](10).as<std::int64_t>() == 1024);
+  CHECK(vm["chain"](2).as<std::int64_t>() == 16);
+}
+
+TEST_CASE("closures: make_closure binds the captured value last") {
+  ir::module_builder m;
+  const auto t = ir::tensor_info({2}, f32);
+  {
+    auto f = m.function("lifted", {{"y", t}, {"x", t}});
+    f.ret(f.call_dps("test.sub_out", {f.param(1), f.param(0)}, t));
+  }
+  {
+    auto f = m.function("main", {{"x", t}, {"y", t}});
+    const ir::var clo = f.make_closure("lifted", {f.param(0)});
+    f.ret(f.invoke_closure(clo, {f.param(1)}, t));
+  }
+  const rv::executable exe = ir::build(m.get());
+  CHECK(contains(text_of(exe), "  call  vm.builtin.make_closure in: f[lifted], %0 dst: %2\n"
+                               "  call  vm.builtin.invoke_closure in: %vm, %2, %1  dst: %3\n"
+                               "  ret   %3\n"));
+  rv::registry reg;
+  reg.add("test.sub_out", rv::make_typed("test.sub_out", [](const rv::tensor& a, const rv::tensor& b, const rv::tensor& out) {
+    for (std::int64_t i = 0; i < 2; ++i) out.data<float>()[i] = a.data<const float>()[i] - b.data<const float>()[i];
+  }));
+  rv::virtual_machine vm(exe, reg);
+  const rv::tensor r = vm["main"](rv::tensor::from<float>({5, 7}, {2}), rv::tensor::from<float>({1, 2}, {2})).as<rv::tensor>();
+  CHECK(r.data<const float>()[0] == 4);  // x - y: x (captured) is lifted's second parameter
+  CHECK(r.data<const float>()[1] == 5);
+}
+
+TEST_CASE("num_input: static weights are not checked, dynamic ones are") {
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  {
+    auto f = m.function("main", {{"x", ir::tensor_info({16, 16}, f32)},
+                                 {"params", ir::tuple_info({ir::tensor_info({16, 16}, f32), ir::tensor_info({n}, f32)})},
+                                 {"w", ir::tensor_info({16, 16}, f32)}});
+    f.num_input(1);
+    f.ret(f.param(0));
+  }
+  const std::string t = text_of(ir::build(m.get()));
+  // x: check + match; params: check_tuple_info, field 1 checked and matched; w: nothing.
+  CHECK(contains(t, "check_tensor_info in: %0, i2"));
+  CHECK(contains(t, "check_tuple_info in: %1, i2"));
+  CHECK(t.find("check_tensor_info in: %2") == std::string::npos);
+  CHECK(contains(t, "match_shape in: %0, %3, i2, i0, i16, i0, i16"));
+  CHECK(contains(t, "match_shape in: %5, %3, i1, i1, i0"));
+  std::size_t checks = 0;
+  for (std::size_t at = t.find("call  vm.builtin.check_tensor_info"); at != std::string::npos;
+       at = t.find("call  vm.builtin.check_tensor_info", at + 1))
+    ++checks;
+  CHECK(checks == 2);
+}
+
+TEST_CASE("hostile IR: expressions nested without bound and constant folds that overflow are errors") {
+  {
+    ir::module_builder m;
+    ir::sym e = m.sym("n");
+    for (int i = 0; i < 100000; ++i) e = e + 1;  // depth 100,000: invalid past ir::max_sym_depth
+    auto f = m.function("main", {{"x", ir::tensor_info({m.sym("k")}, f32)}});
+    f.ret(f.prim_value(e));
+    f.end();
+    rv::result<ir::module> r = m.try_get();
+    REQUIRE(!r.ok());
+    CHECK(contains(r.error().message(), "nesting deeper than ir::max_sym_depth"));
+  }
+  {
+    ir::module_builder m;
+    auto f = m.function("main", {{"x", ir::tensor_info({ir::sym(std::int64_t{1} << 62) * 4}, f32)}});
+    f.ret(f.param(0));
+    f.end();
+    rv::result<ir::module> r = m.try_get();
+    REQUIRE(!r.ok());
+    CHECK(contains(r.error().message(), "the annotation of parameter 'x' has an invalid expression"));
+  }
 }

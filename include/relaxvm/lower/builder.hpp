@@ -262,7 +262,7 @@ class block_builder {
 
   constexpr bool accept(const operand& o) {
     if (o.invalid()) {
-      fail() << "an argument is a constant expression that overflows int64 or divides by zero";
+      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return false;
     }
     if (o.get().is_var()) {
@@ -313,7 +313,7 @@ class block_builder {
   constexpr var bind(binding b, struct_info out) {
     if (failed()) return {};
     if (out.invalid) {
-      fail() << "the annotation has a constant expression that overflows int64 or divides by zero";
+      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return {};
     }
     if (s_->blocks.empty() || s_->blocks.back().dataflow != in_dataflow_) s_->blocks.push_back(block{in_dataflow_, {}});
@@ -560,7 +560,7 @@ constexpr function_builder::function_builder(module_builder* m, std::int32_t fi,
   for (const module_builder_param& p : params) {
     if (p.info.invalid)
       m->fail_in(n) << "the annotation of parameter '" << p.nm
-                    << "' has a constant expression that overflows int64 or divides by zero";
+                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
     own_.add_param(p.nm, p.info);
   }
 }

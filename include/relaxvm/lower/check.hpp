@@ -140,7 +140,7 @@ class checker {
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
     if (s.invalid) {
       err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
-           << " has a constant expression that overflows int64 or divides by zero";
+           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return;
     }
     for (const sym_ref& d : s.dims) {
