@@ -9510,8 +9510,13 @@ enum class sym_op : std::uint8_t {
 
 constexpr bool is_condition(sym_op op) { return op >= sym_op::eq; }
 
+/// The deepest expression a user may build: evaluation, printing and comparison recurse over the
+/// tree, so its depth is bounded (a deeper one is invalid, and the builder reports it).
+inline constexpr std::int32_t max_sym_depth = 256;
+
 struct sym_node {
   sym_op op = sym_op::var;
+  std::int32_t depth = 1;
   std::int32_t a = -1, b = -1;  // operand nodes (-1: the inline constant ca / cb)
   std::int64_t ca = 0, cb = 0;  // constant operands; for var: ca is the variable's index
 };
@@ -9642,13 +9647,16 @@ class sym_arena {
     n.ca = a.value;
     n.b = b.node;
     n.cb = b.value;
+    n.depth = 1 + (depth(a) > depth(b) ? depth(a) : depth(b));
     return push(n);
   }
+  constexpr std::int32_t depth(sym_ref r) const { return r.is_const() ? 0 : node(r).depth; }
   constexpr sym_ref make_not(sym_ref a) {
     if (a.is_const()) return sym_ref::constant(a.value == 0);
     sym_node n;
     n.op = sym_op::not_;
     n.a = a.node;
+    n.depth = 1 + depth(a);
     return push(n);
   }
 
@@ -9852,6 +9860,7 @@ class sym {
   constexpr bool is_const() const { return ref_.is_const(); }
 
   friend constexpr sym apply(sym_op op, const sym& a, const sym& b) {
+    if (a.is_invalid() || b.is_invalid()) return invalid();
     sym_arena* ar = a.arena_ ? a.arena_ : b.arena_;
     std::int64_t r = 0;
     if (!ar) {
@@ -9860,10 +9869,12 @@ class sym {
       if (detail::fold(op, a.ref_.value, b.ref_.value, r)) return sym(r);
       return invalid();
     }
-    return sym(ar, ar->make(op, a.ref_, b.ref_));
+    const sym_ref e = ar->make(op, a.ref_, b.ref_);
+    if (ar->depth(e) > max_sym_depth) return invalid();
+    return sym(ar, e);
   }
-  /// The marker of a constant expression that could not be folded (overflow or division by zero
-  /// between two constants outside any module): its node is -2.
+  /// The marker of an expression that cannot be used: a fold of two constants outside any module
+  /// that overflows or divides by zero, or one nested deeper than max_sym_depth. Its node is -2.
   static constexpr sym invalid() { return sym(nullptr, sym_ref{-2, 0}); }
   constexpr bool is_invalid() const { return ref_.node == -2; }
 
@@ -9877,8 +9888,11 @@ class sym {
   friend constexpr sym operator&&(const sym& a, const sym& b) { return apply(sym_op::and_, a, b); }
   friend constexpr sym operator||(const sym& a, const sym& b) { return apply(sym_op::or_, a, b); }
   friend constexpr sym operator!(const sym& a) {
+    if (a.is_invalid()) return invalid();
     if (!a.arena_) return sym(a.ref_.value == 0 ? 1 : 0);
-    return sym(a.arena_, a.arena_->make_not(a.ref_));
+    const sym_ref e = a.arena_->make_not(a.ref_);
+    if (a.arena_->depth(e) > max_sym_depth) return invalid();
+    return sym(a.arena_, e);
   }
 
  private:
@@ -10511,7 +10525,7 @@ class checker {
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
     if (s.invalid) {
       err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
-           << " has a constant expression that overflows int64 or divides by zero";
+           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return;
     }
     for (const sym_ref& d : s.dims) {
@@ -10934,7 +10948,7 @@ class block_builder {
 
   constexpr bool accept(const operand& o) {
     if (o.invalid()) {
-      fail() << "an argument is a constant expression that overflows int64 or divides by zero";
+      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return false;
     }
     if (o.get().is_var()) {
@@ -10985,7 +10999,7 @@ class block_builder {
   constexpr var bind(binding b, struct_info out) {
     if (failed()) return {};
     if (out.invalid) {
-      fail() << "the annotation has a constant expression that overflows int64 or divides by zero";
+      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
       return {};
     }
     if (s_->blocks.empty() || s_->blocks.back().dataflow != in_dataflow_) s_->blocks.push_back(block{in_dataflow_, {}});
@@ -11232,7 +11246,7 @@ constexpr function_builder::function_builder(module_builder* m, std::int32_t fi,
   for (const module_builder_param& p : params) {
     if (p.info.invalid)
       m->fail_in(n) << "the annotation of parameter '" << p.nm
-                    << "' has a constant expression that overflows int64 or divides by zero";
+                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
     own_.add_param(p.nm, p.info);
   }
 }

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <new>
+#include <sstream>
+#include <string>
 
 #include "../../examples/mlp_ir.hpp"
 
@@ -105,3 +108,19 @@ TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's
   REQUIRE(!bad.ok());
   CHECK(std::string_view(bad.error().message()).find("shape[1] mismatch to specified constant") != std::string_view::npos);
 }
+
+#ifdef RELAXVM_README
+TEST_CASE("the README shows the bytecode the MLP written as IR lowers to") {
+  std::ifstream in(RELAXVM_README);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  const std::size_t begin = readme.find("```\n@main:\n");
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = readme.find("```", begin + 3);
+  const std::string shown = readme.substr(begin + 4, end - begin - 4);
+  const std::string text = relaxvm::ir::build(mlp::build_ir(mlp::make_weights())).as_text();
+  CHECK(text.substr(0, shown.size()) == shown);
+}
+#endif
