@@ -9497,6 +9497,7 @@ class name {
   constexpr bool empty() const { return chars_.empty(); }
   friend constexpr bool operator==(const name& a, const name& b) { return a.view() == b.view(); }
   friend constexpr bool operator==(const name& a, std::string_view b) { return a.view() == b; }
+  friend constexpr bool operator==(const name& a, const char* b) { return a.view() == std::string_view(b); }
 
  private:
   std::vector<char> chars_;
@@ -10431,7 +10432,7 @@ class checker {
   }
   constexpr relaxvm::detail::text& fail_at(const binding& b) {
     err_ << "function '" << f_->nm.view() << "', binding " << binding_no_;
-    if (b.var >= 0) err_ << " (" << f_->var(b.var).nm.view() << ")";
+    if (b.var >= 0 && static_cast<std::size_t>(b.var) < f_->vars.size()) err_ << " (" << f_->var(b.var).nm.view() << ")";
     err_ << ": ";
     return err_;
   }
@@ -10485,6 +10486,18 @@ class checker {
     check_seq(f.body);
     if (!ok()) return;
     if (f.has_ret_info) need_syms(f.ret_info, "the return annotation", "");
+    if (!ok()) return;
+    // Two symbolic variables of one function with one name would print (and read) as one.
+    std::vector<std::int64_t> mine;
+    for (std::size_t v = 0; v < sym_owner_.size(); ++v)
+      if (sym_owner_[v] == fi_) mine.push_back(static_cast<std::int64_t>(v));
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (m_.syms.var_name(mine[i]) == m_.syms.var_name(mine[j])) {
+          fail_fn(f) << "two symbolic variables are named '" << m_.syms.var_name(mine[i])
+                     << "'; give each its own name";
+          return;
+        }
   }
 
   // Marks the bare variables of `s` (dimensions, shape values, a prim value) as defined here.
@@ -11193,6 +11206,38 @@ constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int
               tensor_info(static_cast<std::vector<sym_ref>&&>(shape), t));
 }
 
+namespace detail {
+// The symbolic variables that match_casts inside `s` define (bare dimensions of their annotations).
+constexpr void branch_syms(const sym_arena& ar, const seq& s, std::vector<std::int64_t>& out) {
+  const auto bare = [&](const auto& self, const struct_info& info) -> void {
+    for (const sym_ref& d : info.dims)
+      if (ar.is_var(d)) out.push_back(ar.var_index(d));
+    for (const struct_info& f : info.fields) self(self, f);
+  };
+  for (const block& b : s.blocks)
+    for (const binding& x : b.bindings) {
+      if (x.match_cast) bare(bare, x.cast);
+      for (const seq& br : x.value.branches) branch_syms(ar, br, out);
+    }
+}
+// `info` without the values that name one of `vars` (the if's result cannot name what only a
+// branch defines): such a shape, tensor shape or prim value becomes unknown.
+constexpr void forget_syms(const sym_arena& ar, struct_info& info, const std::vector<std::int64_t>& vars) {
+  bool named = false;
+  for (const sym_ref& d : info.dims) {
+    std::vector<std::int64_t> used;
+    ar.free_vars(d, used);
+    for (std::int64_t u : used)
+      for (std::int64_t v : vars) named = named || u == v;
+  }
+  if (named) {
+    info.known = false;
+    info.dims.clear();
+  }
+  for (struct_info& f : info.fields) forget_syms(ar, f, vars);
+}
+}  // namespace detail
+
 template <class Then, class Else>
 constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_branch) {
   if (!accept(cond)) return {};
@@ -11212,9 +11257,13 @@ constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_b
     e.branches[static_cast<std::size_t>(k)].result = r.get();
     infos[k] = info_of(r);
   }
+  struct_info result = common_info(arena(), infos[0], infos[1]);
+  std::vector<std::int64_t> local;
+  for (const seq& br : e.branches) detail::branch_syms(arena(), br, local);
+  if (!local.empty()) detail::forget_syms(arena(), result, local);
   binding b;
   b.value = static_cast<expr&&>(e);
-  return bind(static_cast<binding&&>(b), common_info(arena(), infos[0], infos[1]));
+  return bind(static_cast<binding&&>(b), static_cast<struct_info&&>(result));
 }
 
 constexpr var block_builder::rename(var v, std::string_view n) {
@@ -11505,8 +11554,19 @@ class printer {
         }
         out_ << "])";
         return;
-      case leaf_kind::string: out_ << "R.str(\"" << l.text.view() << "\")"; return;
-      case leaf_kind::dtype: out_ << "R.dtype(\"" << l.dt << "\")"; return;
+      case leaf_kind::string:
+        out_ << "R.str(\"";
+        for (char c : l.text.view()) {
+          if (c == '"' || c == '\\') out_ << '\\';
+          out_ << c;
+        }
+        out_ << "\")";
+        return;
+      case leaf_kind::dtype:
+        out_ << "R.dtype(\"";
+        if (!l.dt.is_void()) out_ << l.dt;  // any dtype prints as "", as in the reference
+        out_ << "\")";
+        return;
       case leaf_kind::func: out_ << "cls." << l.text.view(); return;
     }
   }
@@ -11774,9 +11834,10 @@ constexpr pass_output try_lower_alloc_tensor(module m) {
     if (a.size() == 4 && a[0].kind == leaf_kind::shape) dims = a[0].dims;
     else if (a.size() == 4 && a[0].is_var() && f.var(a[0].index).info.kind == info_kind::shape && f.var(a[0].index).info.known)
       dims = f.var(a[0].index).info.dims;
-    else if (res.ok()) {
-      res.message << "function '" << f.nm.view() << "': R.builtin.alloc_tensor should have four arguments, [shape, dtype, "
-                     "runtime_device_index, storage_scope], with a shape of known values";
+    else {
+      if (res.ok())
+        res.message << "function '" << f.nm.view() << "': R.builtin.alloc_tensor should have four arguments, [shape, "
+                       "dtype, runtime_device_index, storage_scope], with a shape of known values";
       return;
     }
     sym_ref bytes = sym_ref::constant(a[1].dt.bytes());
@@ -12071,6 +12132,31 @@ class shape_lowerer {
     }
   }
 
+  /// Whether check_match_cast(info, a value of `vinfo`, ...) emits a check or collects a match.
+  static constexpr bool emits(const struct_info& info, const struct_info& vinfo, bool always_check, bool dynamic_only) {
+    switch (info.kind) {
+      case info_kind::object: return false;
+      case info_kind::func: return always_check || !fits(info, vinfo);
+      case info_kind::tensor:
+        if (dynamic_only) {
+          bool all_const = true;
+          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
+          if (all_const) return false;
+        }
+        return always_check || !fits(info, vinfo) || info.known;
+      case info_kind::shape:
+      case info_kind::prim: return always_check || !fits(info, vinfo) || info.known;
+      case info_kind::tuple: {
+        const bool tuple_known = vinfo.kind == info_kind::tuple && vinfo.fields.size() == info.fields.size();
+        if (always_check || !tuple_known) return true;
+        for (std::size_t i = 0; i < info.fields.size(); ++i)
+          if (emits(info.fields[i], vinfo.fields[i], always_check, dynamic_only)) return true;
+        return false;
+      }
+    }
+    return true;
+  }
+
   /// Emits the type/ndim/dtype checks of `info` for `value` and collects what to match.
   constexpr void check_match_cast(const struct_info& info, const leaf& value, bool always_check, bool dynamic_only,
                                   std::string_view ctx, std::vector<todo>& todos) {
@@ -12114,6 +12200,9 @@ class shape_lowerer {
           emit_void("vm.builtin.check_tuple_info",
                     {value, leaf::of_int(static_cast<std::int64_t>(info.fields.size())), leaf::of_string(ctx)});
         for (std::size_t i = 0; i < info.fields.size(); ++i) {
+          // A field is taken out of the tuple only when something checks or matches it.
+          const struct_info field_info = tuple_known ? vinfo.fields[i] : object_info();
+          if (!emits(info.fields[i], field_info, always_check, dynamic_only)) continue;
           std::int32_t field;
           if (tuple_known) {
             field = f_.add_var("lv", vinfo.fields[i]);
@@ -12523,6 +12612,7 @@ class codegen {
         if (!ok()) return b_.void_arg();
         binding_(b);
       }
+    if (!ok()) return b_.void_arg();
     return leaf_(s.result);
   }
 
@@ -12545,7 +12635,9 @@ class codegen {
       case expr_kind::vm_kill_object: {
         const arg x = leaf_(e.args[0]);
         if (x.kind() != arg_kind::reg || x.value() == void_register) {
-          fail() << "kill_object of a value that is not in a register";
+          // A constant or an immediate (e.g. a match_cast of a constant): no register holds it,
+          // so there is nothing to free.
+          set(b.var, b_.void_arg());
           return;
         }
         b_.emit_call("vm.builtin.null_value", {}, x);

@@ -507,6 +507,38 @@ constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int
               tensor_info(static_cast<std::vector<sym_ref>&&>(shape), t));
 }
 
+namespace detail {
+// The symbolic variables that match_casts inside `s` define (bare dimensions of their annotations).
+constexpr void branch_syms(const sym_arena& ar, const seq& s, std::vector<std::int64_t>& out) {
+  const auto bare = [&](const auto& self, const struct_info& info) -> void {
+    for (const sym_ref& d : info.dims)
+      if (ar.is_var(d)) out.push_back(ar.var_index(d));
+    for (const struct_info& f : info.fields) self(self, f);
+  };
+  for (const block& b : s.blocks)
+    for (const binding& x : b.bindings) {
+      if (x.match_cast) bare(bare, x.cast);
+      for (const seq& br : x.value.branches) branch_syms(ar, br, out);
+    }
+}
+// `info` without the values that name one of `vars` (the if's result cannot name what only a
+// branch defines): such a shape, tensor shape or prim value becomes unknown.
+constexpr void forget_syms(const sym_arena& ar, struct_info& info, const std::vector<std::int64_t>& vars) {
+  bool named = false;
+  for (const sym_ref& d : info.dims) {
+    std::vector<std::int64_t> used;
+    ar.free_vars(d, used);
+    for (std::int64_t u : used)
+      for (std::int64_t v : vars) named = named || u == v;
+  }
+  if (named) {
+    info.known = false;
+    info.dims.clear();
+  }
+  for (struct_info& f : info.fields) forget_syms(ar, f, vars);
+}
+}  // namespace detail
+
 template <class Then, class Else>
 constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_branch) {
   if (!accept(cond)) return {};
@@ -526,9 +558,13 @@ constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_b
     e.branches[static_cast<std::size_t>(k)].result = r.get();
     infos[k] = info_of(r);
   }
+  struct_info result = common_info(arena(), infos[0], infos[1]);
+  std::vector<std::int64_t> local;
+  for (const seq& br : e.branches) detail::branch_syms(arena(), br, local);
+  if (!local.empty()) detail::forget_syms(arena(), result, local);
   binding b;
   b.value = static_cast<expr&&>(e);
-  return bind(static_cast<binding&&>(b), common_info(arena(), infos[0], infos[1]));
+  return bind(static_cast<binding&&>(b), static_cast<struct_info&&>(result));
 }
 
 constexpr var block_builder::rename(var v, std::string_view n) {

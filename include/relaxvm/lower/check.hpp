@@ -46,7 +46,7 @@ class checker {
   }
   constexpr relaxvm::detail::text& fail_at(const binding& b) {
     err_ << "function '" << f_->nm.view() << "', binding " << binding_no_;
-    if (b.var >= 0) err_ << " (" << f_->var(b.var).nm.view() << ")";
+    if (b.var >= 0 && static_cast<std::size_t>(b.var) < f_->vars.size()) err_ << " (" << f_->var(b.var).nm.view() << ")";
     err_ << ": ";
     return err_;
   }
@@ -100,6 +100,18 @@ class checker {
     check_seq(f.body);
     if (!ok()) return;
     if (f.has_ret_info) need_syms(f.ret_info, "the return annotation", "");
+    if (!ok()) return;
+    // Two symbolic variables of one function with one name would print (and read) as one.
+    std::vector<std::int64_t> mine;
+    for (std::size_t v = 0; v < sym_owner_.size(); ++v)
+      if (sym_owner_[v] == fi_) mine.push_back(static_cast<std::int64_t>(v));
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (m_.syms.var_name(mine[i]) == m_.syms.var_name(mine[j])) {
+          fail_fn(f) << "two symbolic variables are named '" << m_.syms.var_name(mine[i])
+                     << "'; give each its own name";
+          return;
+        }
   }
 
   // Marks the bare variables of `s` (dimensions, shape values, a prim value) as defined here.

@@ -116,6 +116,7 @@ class codegen {
         if (!ok()) return b_.void_arg();
         binding_(b);
       }
+    if (!ok()) return b_.void_arg();
     return leaf_(s.result);
   }
 
@@ -138,7 +139,9 @@ class codegen {
       case expr_kind::vm_kill_object: {
         const arg x = leaf_(e.args[0]);
         if (x.kind() != arg_kind::reg || x.value() == void_register) {
-          fail() << "kill_object of a value that is not in a register";
+          // A constant or an immediate (e.g. a match_cast of a constant): no register holds it,
+          // so there is nothing to free.
+          set(b.var, b_.void_arg());
           return;
         }
         b_.emit_call("vm.builtin.null_value", {}, x);

@@ -249,9 +249,10 @@ constexpr pass_output try_lower_alloc_tensor(module m) {
     if (a.size() == 4 && a[0].kind == leaf_kind::shape) dims = a[0].dims;
     else if (a.size() == 4 && a[0].is_var() && f.var(a[0].index).info.kind == info_kind::shape && f.var(a[0].index).info.known)
       dims = f.var(a[0].index).info.dims;
-    else if (res.ok()) {
-      res.message << "function '" << f.nm.view() << "': R.builtin.alloc_tensor should have four arguments, [shape, dtype, "
-                     "runtime_device_index, storage_scope], with a shape of known values";
+    else {
+      if (res.ok())
+        res.message << "function '" << f.nm.view() << "': R.builtin.alloc_tensor should have four arguments, [shape, "
+                       "dtype, runtime_device_index, storage_scope], with a shape of known values";
       return;
     }
     sym_ref bytes = sym_ref::constant(a[1].dt.bytes());

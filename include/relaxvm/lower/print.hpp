@@ -242,8 +242,19 @@ class printer {
         }
         out_ << "])";
         return;
-      case leaf_kind::string: out_ << "R.str(\"" << l.text.view() << "\")"; return;
-      case leaf_kind::dtype: out_ << "R.dtype(\"" << l.dt << "\")"; return;
+      case leaf_kind::string:
+        out_ << "R.str(\"";
+        for (char c : l.text.view()) {
+          if (c == '"' || c == '\\') out_ << '\\';
+          out_ << c;
+        }
+        out_ << "\")";
+        return;
+      case leaf_kind::dtype:
+        out_ << "R.dtype(\"";
+        if (!l.dt.is_void()) out_ << l.dt;  // any dtype prints as "", as in the reference
+        out_ << "\")";
+        return;
       case leaf_kind::func: out_ << "cls." << l.text.view(); return;
     }
   }

@@ -202,6 +202,31 @@ class shape_lowerer {
     }
   }
 
+  /// Whether check_match_cast(info, a value of `vinfo`, ...) emits a check or collects a match.
+  static constexpr bool emits(const struct_info& info, const struct_info& vinfo, bool always_check, bool dynamic_only) {
+    switch (info.kind) {
+      case info_kind::object: return false;
+      case info_kind::func: return always_check || !fits(info, vinfo);
+      case info_kind::tensor:
+        if (dynamic_only) {
+          bool all_const = true;
+          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
+          if (all_const) return false;
+        }
+        return always_check || !fits(info, vinfo) || info.known;
+      case info_kind::shape:
+      case info_kind::prim: return always_check || !fits(info, vinfo) || info.known;
+      case info_kind::tuple: {
+        const bool tuple_known = vinfo.kind == info_kind::tuple && vinfo.fields.size() == info.fields.size();
+        if (always_check || !tuple_known) return true;
+        for (std::size_t i = 0; i < info.fields.size(); ++i)
+          if (emits(info.fields[i], vinfo.fields[i], always_check, dynamic_only)) return true;
+        return false;
+      }
+    }
+    return true;
+  }
+
   /// Emits the type/ndim/dtype checks of `info` for `value` and collects what to match.
   constexpr void check_match_cast(const struct_info& info, const leaf& value, bool always_check, bool dynamic_only,
                                   std::string_view ctx, std::vector<todo>& todos) {
@@ -245,6 +270,9 @@ class shape_lowerer {
           emit_void("vm.builtin.check_tuple_info",
                     {value, leaf::of_int(static_cast<std::int64_t>(info.fields.size())), leaf::of_string(ctx)});
         for (std::size_t i = 0; i < info.fields.size(); ++i) {
+          // A field is taken out of the tuple only when something checks or matches it.
+          const struct_info field_info = tuple_known ? vinfo.fields[i] : object_info();
+          if (!emits(info.fields[i], field_info, always_check, dynamic_only)) continue;
           std::int32_t field;
           if (tuple_known) {
             field = f_.add_var("lv", vinfo.fields[i]);

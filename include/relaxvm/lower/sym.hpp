@@ -33,6 +33,7 @@ class name {
   constexpr bool empty() const { return chars_.empty(); }
   friend constexpr bool operator==(const name& a, const name& b) { return a.view() == b.view(); }
   friend constexpr bool operator==(const name& a, std::string_view b) { return a.view() == b; }
+  friend constexpr bool operator==(const name& a, const char* b) { return a.view() == std::string_view(b); }
 
  private:
   std::vector<char> chars_;
