@@ -9511,13 +9511,16 @@ enum class sym_op : std::uint8_t {
 
 constexpr bool is_condition(sym_op op) { return op >= sym_op::eq; }
 
-/// The deepest expression a user may build: evaluation, printing and comparison recurse over the
-/// tree, so its depth is bounded (a deeper one is invalid, and the builder reports it).
+/// The largest expression a user may build: evaluation, printing, comparison and shape lowering
+/// walk it as a tree (shared subexpressions counted each time), so its depth and its size in tree
+/// nodes are bounded; a larger one is invalid, and the builder reports it.
 inline constexpr std::int32_t max_sym_depth = 256;
+inline constexpr std::int32_t max_sym_nodes = 4096;
 
 struct sym_node {
   sym_op op = sym_op::var;
   std::int32_t depth = 1;
+  std::int32_t size = 1;  ///< nodes of the tree, saturating at max_sym_nodes + 1
   std::int32_t a = -1, b = -1;  // operand nodes (-1: the inline constant ca / cb)
   std::int64_t ca = 0, cb = 0;  // constant operands; for var: ca is the variable's index
 };
@@ -9649,15 +9652,20 @@ class sym_arena {
     n.b = b.node;
     n.cb = b.value;
     n.depth = 1 + (depth(a) > depth(b) ? depth(a) : depth(b));
+    n.size = saturate(1 + size(a) + size(b));
     return push(n);
   }
   constexpr std::int32_t depth(sym_ref r) const { return r.is_const() ? 0 : node(r).depth; }
+  constexpr std::int32_t size(sym_ref r) const { return r.is_const() ? 0 : node(r).size; }
+  /// Whether a user may build `r` (max_sym_depth, max_sym_nodes).
+  constexpr bool within_limits(sym_ref r) const { return depth(r) <= max_sym_depth && size(r) <= max_sym_nodes; }
   constexpr sym_ref make_not(sym_ref a) {
     if (a.is_const()) return sym_ref::constant(a.value == 0);
     sym_node n;
     n.op = sym_op::not_;
     n.a = a.node;
     n.depth = 1 + depth(a);
+    n.size = saturate(1 + size(a));
     return push(n);
   }
 
@@ -9732,6 +9740,7 @@ class sym_arena {
   constexpr void print(relaxvm::detail::text& out, sym_ref e) const { print(out, e, 0); }
 
  private:
+  static constexpr std::int32_t saturate(std::int32_t s) { return s > max_sym_nodes ? max_sym_nodes + 1 : s; }
   constexpr sym_ref push(const sym_node& n) {
     nodes_.push_back(n);
     return {static_cast<std::int32_t>(nodes_.size()) - 1, 0};
@@ -9862,6 +9871,7 @@ class sym {
 
   friend constexpr sym apply(sym_op op, const sym& a, const sym& b) {
     if (a.is_invalid() || b.is_invalid()) return invalid();
+    if (a.arena_ && b.arena_ && a.arena_ != b.arena_) return invalid();  // two module builders
     sym_arena* ar = a.arena_ ? a.arena_ : b.arena_;
     std::int64_t r = 0;
     if (!ar) {
@@ -9871,11 +9881,12 @@ class sym {
       return invalid();
     }
     const sym_ref e = ar->make(op, a.ref_, b.ref_);
-    if (ar->depth(e) > max_sym_depth) return invalid();
+    if (!ar->within_limits(e)) return invalid();
     return sym(ar, e);
   }
   /// The marker of an expression that cannot be used: a fold of two constants outside any module
-  /// that overflows or divides by zero, or one nested deeper than max_sym_depth. Its node is -2.
+  /// that overflows or divides by zero, one larger than max_sym_depth / max_sym_nodes, or one
+  /// combining expressions of two module builders. Its node is -2.
   static constexpr sym invalid() { return sym(nullptr, sym_ref{-2, 0}); }
   constexpr bool is_invalid() const { return ref_.node == -2; }
 
@@ -9892,7 +9903,7 @@ class sym {
     if (a.is_invalid()) return invalid();
     if (!a.arena_) return sym(a.ref_.value == 0 ? 1 : 0);
     const sym_ref e = a.arena_->make_not(a.ref_);
-    if (a.arena_->depth(e) > max_sym_depth) return invalid();
+    if (!a.arena_->within_limits(e)) return invalid();
     return sym(a.arena_, e);
   }
 
@@ -9942,16 +9953,24 @@ struct struct_info {
   bool known = false;         ///< shape: values known; tensor: shape known; prim: value known
   std::vector<sym_ref> dims;  ///< the values / the shape / the prim value (one element)
   std::vector<struct_info> fields;  ///< tuple
-  bool invalid = false;  ///< built from a constant expression that could not be folded
+  bool invalid = false;  ///< built from an invalid expression (sym::is_invalid), or from two arenas
+  const sym_arena* arena = nullptr;  ///< the arena its expressions come from (null: constants only)
 
   constexpr bool is_void() const { return kind == info_kind::tuple && fields.empty(); }
   constexpr bool is_tensor() const { return kind == info_kind::tensor; }
 };
 
 namespace detail {
+// Records where `e`'s nodes live; expressions of two module builders make `s` invalid.
+constexpr void note_arena(struct_info& s, const sym_arena* a) {
+  if (!a) return;
+  if (s.arena && s.arena != a) s.invalid = true;
+  s.arena = a;
+}
 constexpr void take_dims(struct_info& s, std::initializer_list<sym> dims) {
   for (const sym& d : dims) {
     if (d.is_invalid()) s.invalid = true;
+    note_arena(s, d.arena());
     s.dims.push_back(d.ref());
   }
   s.ndim = static_cast<std::int32_t>(dims.size());
@@ -10009,6 +10028,7 @@ constexpr struct_info prim_info(relaxvm::dtype t, const sym& value) {
   s.dt = t;
   s.known = true;
   s.invalid = value.is_invalid();
+  detail::note_arena(s, value.arena());
   s.dims.push_back(value.ref());
   return s;
 }
@@ -10024,6 +10044,7 @@ constexpr struct_info tuple_info(std::initializer_list<struct_info> fields) {
   s.ndim = static_cast<std::int32_t>(fields.size());
   for (const struct_info& f : fields) {
     s.invalid = s.invalid || f.invalid;
+    detail::note_arena(s, f.arena);
     s.fields.push_back(f);
   }
   return s;
@@ -10103,10 +10124,8 @@ constexpr void print_info(relaxvm::detail::text& out, const sym_arena& ar, const
         out << "R.Shape(";
         dims('[', ']');
         out << ')';
-      } else if (s.ndim >= 0) {
-        out << "R.Shape(ndim=" << s.ndim << ')';
       } else {
-        out << "R.Shape";
+        out << "R.Shape(ndim=" << s.ndim << ')';  // -1 too, as the reference prints it
       }
       return;
     case info_kind::tensor: {
@@ -10416,6 +10435,8 @@ class checker {
     for (std::size_t i = 0; i < m_.funcs.size() && ok(); ++i) {
       const function& f = m_.funcs[i];
       if (f.nm.empty()) fail_fn(f) << "a function needs a non-empty name";
+      if (f.nm.view().substr(0, 11) == "vm.builtin.")
+        fail_fn(f) << "names starting with 'vm.builtin.' belong to the VM's builtins; choose another name";
       for (std::size_t j = 0; j < i && ok(); ++j)
         if (m_.funcs[j].nm == f.nm) fail_fn(f) << "is defined twice; function names must be unique in a module";
       if (ok()) check_function(static_cast<std::int32_t>(i));
@@ -10468,11 +10489,25 @@ class checker {
     for (std::size_t i = 0; i < f.params.size() && ok(); ++i)
       need_syms(f.var(f.params[i]).info, "the annotation of parameter '", f.var(f.params[i]).nm.view());
     if (!ok()) return;
+    if (f.num_input < -1) {
+      fail_fn(f) << "num_input is " << f.num_input << "; it must be 0 or more";
+      return;
+    }
     if (f.num_input > static_cast<std::int64_t>(f.params.size())) {
       fail_fn(f) << "num_input is " << f.num_input << " but the function has " << f.params.size() << " parameters";
       return;
     }
-    for (const upper_bound& u : f.upper_bounds) {
+    for (std::size_t i = 0; i < f.upper_bounds.size(); ++i) {
+      const upper_bound& u = f.upper_bounds[i];
+      if (u.var < 0 || static_cast<std::size_t>(u.var) >= sym_owner_.size()) {
+        fail_fn(f) << "an upper bound names symbolic variable " << u.var << ", which does not exist";
+        return;
+      }
+      for (std::size_t j = 0; j < i; ++j)
+        if (f.upper_bounds[j].var == u.var) {
+          fail_fn(f) << "'" << m_.syms.var_name(u.var) << "' has two upper bounds; give one";
+          return;
+        }
       if (u.bound <= 0) {
         fail_fn(f) << "the upper bound of '" << m_.syms.var_name(u.var) << "' is " << u.bound << "; it must be positive";
         return;
@@ -10501,14 +10536,16 @@ class checker {
   }
 
   // Marks the bare variables of `s` (dimensions, shape values, a prim value) as defined here.
-  constexpr void define_syms(const struct_info& s) {
+  // `fresh` (if given) receives the variables that were not defined before.
+  constexpr void define_syms(const struct_info& s, std::vector<std::int64_t>* fresh = nullptr) {
     for (const sym_ref& d : s.dims) {
       if (!m_.syms.is_var(d)) continue;
       const auto v = static_cast<std::size_t>(m_.syms.var_index(d));
+      if (fresh && !sym_defined_[v]) fresh->push_back(static_cast<std::int64_t>(v));
       sym_defined_[v] = 1;
       if (sym_owner_[v] < 0) sym_owner_[v] = fi_;
     }
-    for (const struct_info& x : s.fields) define_syms(x);
+    for (const struct_info& x : s.fields) define_syms(x, fresh);
   }
   constexpr void need_sym(sym_ref e, std::string_view where, std::string_view what) {
     std::vector<std::int64_t> vars;
@@ -10536,9 +10573,25 @@ class checker {
     }
   }
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
+    if (s.ndim > max_ndim || s.dims.size() > static_cast<std::size_t>(max_ndim)) {
+      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'") << " has "
+           << s.dims.size() << " dimensions; at most " << max_ndim << " are supported";
+      return;
+    }
+    for (const sym_ref& d : s.dims)
+      if (s.kind != info_kind::prim && d.is_const() && d.value < 0) {
+        err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+             << " has the negative dimension " << d.value;
+        return;
+      }
+    if (s.kind == info_kind::prim && !(s.dt.is_int() || s.dt.is_uint())) {
+      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+           << " is a prim value of dtype " << s.dt << "; prim values are integers or bool";
+      return;
+    }
     if (s.invalid) {
       err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
-           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return;
     }
     for (const sym_ref& d : s.dims) {
@@ -10577,9 +10630,23 @@ class checker {
         if (l.index < 0 || static_cast<std::size_t>(l.index) >= m_.constants.size())
           fail_here(b) << "constant " << l.index << " does not exist";
         return;
-      case leaf_kind::prim: need_sym(l.value, "a prim value", ""); return;
+      case leaf_kind::prim:
+        if (!(l.dt.is_int() || l.dt.is_uint()))
+          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers or bool";
+        else need_sym(l.value, "a prim value", "");
+        return;
       case leaf_kind::shape:
-        for (const sym_ref& d : l.dims) need_sym(d, "a shape", "");
+        if (l.dims.size() > static_cast<std::size_t>(max_ndim)) {
+          fail_here(b) << "a shape of " << l.dims.size() << " dimensions; at most " << max_ndim << " are supported";
+          return;
+        }
+        for (const sym_ref& d : l.dims) {
+          if (d.is_const() && d.value < 0) {
+            fail_here(b) << "a shape has the negative dimension " << d.value;
+            return;
+          }
+          need_sym(d, "a shape", "");
+        }
         return;
       case leaf_kind::func:
         if (m_.find(l.text.view()) < 0)
@@ -10640,6 +10707,16 @@ class checker {
       }
     }
     const expr& e = b.value;
+    if (!well_shaped(e)) {
+      fail_at(b) << "a malformed expression (" << e.args.size() << " arguments, " << e.branches.size()
+                 << " branches for its kind)";
+      return;
+    }
+    if (is_callee_kind(e.kind) && m_.find(e.callee.view()) >= 0) {
+      fail_at(b) << "calls packed function '" << e.callee.view()
+                 << "', which is also the name of a function of the module; rename one of them";
+      return;
+    }
     for (const leaf& l : e.args) use(l, &b);
     if (!ok()) return;
     if (e.kind == expr_kind::call_func) {
@@ -10663,18 +10740,19 @@ class checker {
         return;
       }
     }
+    if (!e.branches.empty() && ++if_depth_ > max_nesting) {
+      fail_at(b) << "if nested deeper than " << max_nesting;
+      return;
+    }
     for (const seq& br : e.branches) {
       check_seq(br);
       if (!ok()) return;
     }
+    if (!e.branches.empty()) --if_depth_;
     if (b.match_cast) {
-      // The annotation's bare variables are defined here; composites may use them.
-      std::vector<std::int64_t> before;
-      for (std::size_t i = 0; i < sym_defined_.size(); ++i)
-        if (!sym_defined_[i]) before.push_back(static_cast<std::int64_t>(i));
-      define_syms(b.cast);
-      for (std::int64_t v : before)
-        if (sym_defined_[static_cast<std::size_t>(v)]) local_syms.push_back(v);
+      // The annotation's bare variables are defined here (until the sequence ends); composites
+      // may use them.
+      define_syms(b.cast, &local_syms);
       need_syms(b.cast, "the match_cast annotation", "");
       if (!ok()) return;
     }
@@ -10684,7 +10762,39 @@ class checker {
     }
   }
 
+  static constexpr std::int32_t max_ndim = 64;
+  static constexpr std::int32_t max_nesting = 256;  // if_ in if_ (ir::max_if_depth)
+
+  static constexpr bool is_callee_kind(expr_kind k) {
+    return k == expr_kind::call_dps || k == expr_kind::call_packed || k == expr_kind::call_builtin;
+  }
+  // The arguments (and branches) each kind of expression has.
+  static constexpr bool well_shaped(const expr& e) {
+    const std::size_t n = e.args.size();
+    if (e.kind != expr_kind::if_ && !e.branches.empty()) return false;
+    switch (e.kind) {
+      case expr_kind::leaf:
+      case expr_kind::shape_of:
+      case expr_kind::get_item:
+      case expr_kind::mem_kill_storage:
+      case expr_kind::mem_kill_tensor:
+      case expr_kind::vm_kill_object: return n == 1;
+      case expr_kind::reshape: return n == 2;
+      case expr_kind::if_: return n == 1 && e.branches.size() == 2;
+      case expr_kind::make_closure: return n >= 1 && e.args[0].kind == leaf_kind::func;
+      case expr_kind::invoke_closure: return n >= 1;
+      case expr_kind::builtin_alloc_tensor:
+      case expr_kind::mem_alloc_storage:
+      case expr_kind::mem_alloc_tensor:
+      case expr_kind::vm_alloc_storage:
+      case expr_kind::vm_alloc_tensor: return n == 4;
+      case expr_kind::null_value: return n == 0;
+      default: return true;
+    }
+  }
+
   const module& m_;
+  std::int32_t if_depth_ = 0;
   const function* f_ = nullptr;
   const binding* cur_ = nullptr;
   std::int32_t fi_ = 0;
@@ -10734,6 +10844,9 @@ namespace relaxvm::ir {
 class module_builder;
 class block_builder;
 
+/// How deeply if_ may nest (the checker, the passes and codegen recurse over branches).
+inline constexpr std::int32_t max_if_depth = 256;
+
 /// A parameter: its name and annotation.
 struct module_builder_param {
   std::string_view nm;
@@ -10744,44 +10857,54 @@ struct module_builder_param {
 class var {
  public:
   constexpr var() = default;
-  constexpr var(std::int32_t func, std::int32_t index) : func_(func), index_(index) {}
+  constexpr var(const module_builder* owner, std::int32_t func, std::int32_t index)
+      : owner_(owner), func_(func), index_(index) {}
   constexpr std::int32_t index() const { return index_; }
   constexpr std::int32_t func() const { return func_; }
+  constexpr const module_builder* owner() const { return owner_; }
   constexpr bool valid() const { return index_ >= 0; }
 
  private:
+  const module_builder* owner_ = nullptr;
   std::int32_t func_ = -1, index_ = -1;
 };
 
 /// An argument of a binding: a variable, or a leaf made by prim(), str(), dtype_arg(), shape_arg().
 class operand {
  public:
-  constexpr operand(var v) : var_func_(v.func()), leaf_(leaf::of_var(v.index())) {}  // NOLINT
-  constexpr explicit operand(leaf l, bool invalid = false) : invalid_(invalid), leaf_(static_cast<leaf&&>(l)) {}
+  constexpr operand(var v) : var_owner_(v.owner()), var_func_(v.func()), leaf_(leaf::of_var(v.index())) {}  // NOLINT
+  constexpr explicit operand(leaf l, bool invalid = false, const sym_arena* arena = nullptr)
+      : invalid_(invalid), arena_(arena), leaf_(static_cast<leaf&&>(l)) {}
   constexpr const leaf& get() const { return leaf_; }
+  constexpr const module_builder* var_owner() const { return var_owner_; }
   constexpr std::int32_t var_func() const { return var_func_; }
   constexpr bool invalid() const { return invalid_; }
+  constexpr const sym_arena* arena() const { return arena_; }
 
  private:
+  const module_builder* var_owner_ = nullptr;
   std::int32_t var_func_ = -1;
   bool invalid_ = false;
+  const sym_arena* arena_ = nullptr;  // where a prim's or a shape's expressions live
   leaf leaf_;
 };
 
 /// A symbolic expression passed as an int64 (R.prim_value), or a bool constant with dtype bool.
 constexpr operand prim(const sym& e, relaxvm::dtype t = relaxvm::dtype::int64()) {
-  return operand(leaf::of_prim(e.ref(), t), e.is_invalid());
+  return operand(leaf::of_prim(e.ref(), t), e.is_invalid(), e.arena());
 }
 constexpr operand str(std::string_view s) { return operand(leaf::of_string(s)); }
 constexpr operand dtype_arg(relaxvm::dtype t) { return operand(leaf::of_dtype(t)); }
 constexpr operand shape_arg(std::initializer_list<sym> dims) {
   std::vector<sym_ref> d;
   bool bad = false;
+  const sym_arena* arena = nullptr;
   for (const sym& s : dims) {
     d.push_back(s.ref());
-    bad = bad || s.is_invalid();
+    bad = bad || s.is_invalid() || (arena && s.arena() && s.arena() != arena);
+    if (s.arena()) arena = s.arena();
   }
-  return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad);
+  return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad, arena);
 }
 
 /// The builder's result: the module, or the first problem.
@@ -10953,7 +11076,14 @@ class block_builder {
   constexpr var rename(var v, std::string_view n);
 
  protected:
-  constexpr block_builder(module_builder* m, function* f, std::int32_t fi, seq* s) : m_(m), f_(f), fi_(fi), s_(s) {}
+  // What the builders of one function share: whether it ended, and the innermost open branch.
+  struct scope_state {
+    bool ended = false;
+    std::int32_t depth = 0;
+  };
+  constexpr block_builder(module_builder* m, function* f, std::int32_t fi, seq* s, scope_state* st = nullptr,
+                          std::int32_t level = 0)
+      : m_(m), f_(f), fi_(fi), s_(s), st_(st), level_(level) {}
 
   constexpr sym_arena& arena();
   constexpr relaxvm::detail::text& fail();
@@ -10961,12 +11091,20 @@ class block_builder {
 
   constexpr bool accept(const operand& o) {
     if (o.invalid()) {
-      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
+      return false;
+    }
+    if (o.arena() && o.arena() != &arena()) {
+      fail() << "an argument's symbolic expression comes from another module_builder";
       return false;
     }
     if (o.get().is_var()) {
       if (o.get().index < 0) {
         fail() << "an argument is a variable from a failed binding";
+        return false;
+      }
+      if (o.var_owner() != m_) {
+        fail() << "an argument is a variable of another module_builder";
         return false;
       }
       if (o.var_func() != fi_) {
@@ -10977,7 +11115,7 @@ class block_builder {
     return !failed();
   }
   constexpr const struct_info& info_of(var v) const {
-    if (v.func() != fi_ || v.index() < 0 || static_cast<std::size_t>(v.index()) >= f_->vars.size()) return unknown_;
+    if (v.owner() != m_ || v.func() != fi_ || v.index() < 0 || static_cast<std::size_t>(v.index()) >= f_->vars.size()) return unknown_;
     return f_->var(v.index()).info;
   }
   constexpr struct_info info_of(const operand& o) const;
@@ -11011,15 +11149,28 @@ class block_builder {
   }
   constexpr var bind(binding b, struct_info out) {
     if (failed()) return {};
+    if (st_->ended) {
+      fail() << "a binding after the function ended (end() or its scope); bind before ending it";
+      return {};
+    }
+    if (st_->depth != level_) {
+      fail() << "a binding through an outer builder while an if branch is open; use the block_builder the branch "
+                "receives";
+      return {};
+    }
+    if (out.arena && out.arena != &arena()) {
+      fail() << "the annotation's symbolic expressions come from another module_builder";
+      return {};
+    }
     if (out.invalid) {
-      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return {};
     }
     if (s_->blocks.empty() || s_->blocks.back().dataflow != in_dataflow_) s_->blocks.push_back(block{in_dataflow_, {}});
     b.var = f_->add_var("lv", static_cast<struct_info&&>(out), in_dataflow_);
     const std::int32_t v = b.var;
     s_->blocks.back().bindings.push_back(static_cast<binding&&>(b));
-    return var(fi_, v);
+    return var(m_, fi_, v);
   }
   constexpr binding& last() { return s_->blocks.back().bindings.back(); }
 
@@ -11027,6 +11178,8 @@ class block_builder {
   function* f_;
   std::int32_t fi_;
   seq* s_;
+  scope_state* st_;
+  std::int32_t level_;
   bool in_dataflow_ = false;
   struct_info unknown_;
 
@@ -11047,7 +11200,12 @@ class [[nodiscard]] dataflow_scope {
   constexpr ~dataflow_scope() { end(); }
   /// Makes `v` visible after the block (R.output).
   constexpr void output(var v) {
-    if (b_ && v.valid() && v.func() == b_->fi_) b_->f_->var(v.index()).dataflow = false;
+    if (!b_ || !v.valid()) return;
+    if (v.owner() != b_->m_ || v.func() != b_->fi_) {
+      b_->fail() << "output: the variable is not one of this function's";
+      return;
+    }
+    b_->f_->var(v.index()).dataflow = false;
   }
   constexpr void end() {
     if (b_) std::exchange(b_, nullptr)->in_dataflow_ = false;
@@ -11064,7 +11222,7 @@ class [[nodiscard]] function_builder : public block_builder {
 
   constexpr var param(std::size_t i) const {
     if (i >= f_->params.size()) return {};
-    return var(fi_, f_->params[i]);
+    return var(m_, fi_, f_->params[i]);
   }
   constexpr dataflow_scope dataflow() { return dataflow_scope(this); }
   /// The first `n` parameters are inputs; the others are weights, checked only where their
@@ -11090,7 +11248,7 @@ class [[nodiscard]] function_builder : public block_builder {
   constexpr function_builder(module_builder* m, std::int32_t fi, std::string_view n,
                              std::initializer_list<module_builder_param> params);
   function own_;
-  bool ended_ = false;
+  scope_state state_;
 };
 
 class module_builder {
@@ -11168,7 +11326,7 @@ constexpr relaxvm::detail::text& block_builder::fail() {
 constexpr struct_info block_builder::info_of(const operand& o) const {
   const leaf& l = o.get();
   switch (l.kind) {
-    case leaf_kind::var: return info_of(var(o.var_func(), l.index));
+    case leaf_kind::var: return info_of(var(o.var_owner(), o.var_func(), l.index));
     case leaf_kind::prim: return prim_info(l.dt, sym(nullptr, l.value));
     case leaf_kind::shape: {
       struct_info s = shape_info(static_cast<std::int32_t>(l.dims.size()));
@@ -11245,14 +11403,24 @@ constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_b
     fail() << "if_ inside a dataflow block; end the dataflow scope first (dataflow blocks hold no control flow)";
     return {};
   }
+  if (level_ + 1 > max_if_depth) {
+    fail() << "if_ nested deeper than ir::max_if_depth (" << max_if_depth << ")";
+    return {};
+  }
+  if (st_->ended || st_->depth != level_) {
+    fail() << "if_ through an outer builder, or after the function ended";
+    return {};
+  }
   expr e;
   e.kind = expr_kind::if_;
   e.args.push_back(cond.get());
   e.branches.resize(2);
   struct_info infos[2];
   for (int k = 0; k < 2; ++k) {
-    block_builder inner(m_, f_, fi_, &e.branches[static_cast<std::size_t>(k)]);
+    block_builder inner(m_, f_, fi_, &e.branches[static_cast<std::size_t>(k)], st_, level_ + 1);
+    st_->depth = level_ + 1;
     operand r = k == 0 ? operand(then_branch(inner)) : operand(else_branch(inner));
+    st_->depth = level_;
     if (failed() || !accept(r)) return {};
     e.branches[static_cast<std::size_t>(k)].result = r.get();
     infos[k] = info_of(r);
@@ -11278,8 +11446,8 @@ constexpr var block_builder::rename(var v, std::string_view n) {
 }
 
 constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
-  if (!v.arena() || !v.arena()->is_var(v.ref())) {
-    fail() << "upper_bound: the first argument must be a symbolic variable";
+  if (v.arena() != &arena() || !v.arena()->is_var(v.ref())) {
+    fail() << "upper_bound: the first argument must be a symbolic variable of this module_builder";
     return;
   }
   f_->upper_bounds.push_back(ir::upper_bound{v.arena()->var_index(v.ref()), bound});
@@ -11288,21 +11456,24 @@ constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
 constexpr function_builder::function_builder(module_builder* m, std::int32_t fi, std::string_view n,
                                              std::initializer_list<module_builder_param> params)
     : block_builder(m, nullptr, fi, nullptr) {
-  f_ = &own_;  // own_ is constructed after the base: point at it here
+  f_ = &own_;  // own_ and state_ are constructed after the base: point at them here
   s_ = &own_.body;
+  st_ = &state_;
   ++m->open_;
   own_.nm = name(n);
   for (const module_builder_param& p : params) {
-    if (p.info.invalid)
+    if (p.info.arena && p.info.arena != &m->mod_.syms)
+      m->fail_in(n) << "the annotation of parameter '" << p.nm << "' uses symbolic variables of another module_builder";
+    else if (p.info.invalid)
       m->fail_in(n) << "the annotation of parameter '" << p.nm
-                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
     own_.add_param(p.nm, p.info);
   }
 }
 
 constexpr void function_builder::end() {
-  if (ended_) return;
-  ended_ = true;
+  if (state_.ended) return;
+  state_.ended = true;
   --m_->open_;
   if (failed()) return;
   m_->mod_.funcs.push_back(static_cast<function&&>(own_));
@@ -11748,23 +11919,22 @@ class kill_inserter {
       if (j < 0 || killed[static_cast<std::size_t>(b.var)]) continue;  // never used, or already killed
       after[static_cast<std::size_t>(j)].push_back(b.var);
     }
+    // The kind of each variable's kill, computed while its binding is at hand.
+    std::vector<expr_kind> kind(f_.vars.size(), expr_kind::leaf);
+    for (const binding& b : all)
+      if (b.var >= 0) kind[static_cast<std::size_t>(b.var)] = kill_kind(b);
     std::vector<binding> out;
     for (std::size_t i = 0; i < all.size(); ++i) {
       out.push_back(static_cast<binding&&>(all[i]));
       // kill_tensor, then kill_storage, then kill_object (the reference's order)
       for (expr_kind k : {expr_kind::mem_kill_tensor, expr_kind::mem_kill_storage, expr_kind::vm_kill_object})
         for (std::int32_t v : after[i]) {
-          if (kill_kind(binding_of(out, v)) != k) continue;
+          if (kind[static_cast<std::size_t>(v)] != k) continue;
           out.push_back(make_binding(f_.add_var("_", void_info()), k, {leaf::of_var(v)}));
         }
     }
     s.blocks.clear();
     if (!out.empty()) s.blocks.push_back(block{false, static_cast<std::vector<binding>&&>(out)});
-  }
-  static constexpr const binding& binding_of(const std::vector<binding>& bs, std::int32_t v) {
-    for (const binding& b : bs)
-      if (b.var == v) return b;
-    return bs.front();
   }
 
   function& f_;
@@ -12685,7 +12855,7 @@ class codegen {
       }
       case expr_kind::vm_alloc_tensor: call("vm.builtin.alloc_tensor", args_(e), dst); break;
       case expr_kind::tuple: call("vm.builtin.make_tuple", args_(e), dst); break;
-      case expr_kind::get_item: call("vm.builtin.tuple_getitem", {leaf_(e.args[0]), b_.imm(e.index)}, dst); break;
+      case expr_kind::get_item: call("vm.builtin.tuple_getitem", {leaf_(e.args[0]), leaf_(leaf::of_int(e.index))}, dst); break;
       default:
         fail() << "binding '" << f_->var(b.var).nm.view()
                << "' still holds a high-level operation; lower the module first (ir::build runs every pass)";
@@ -12735,6 +12905,18 @@ namespace relaxvm::ir {
 constexpr pass_output try_lower(module m) {
   pass_output out;
   if (!check(m, out.message)) return out;
+  // Lowering twice would allocate a second shape heap and check everything again.
+  for (const function& f : m.funcs)
+    for (const block& b : f.body.blocks)
+      for (const binding& x : b.bindings)
+        if (x.value.kind == expr_kind::vm_alloc_storage || x.value.kind == expr_kind::vm_kill_object ||
+            x.value.kind == expr_kind::null_value ||
+            (x.value.kind == expr_kind::call_builtin && x.value.callee == "vm.builtin.alloc_shape_heap")) {
+          out.message << "function '" << f.nm.view()
+                      << "' is already lowered; generate code from it with ir::codegen, or build the module "
+                         "before lowering";
+          return out;
+        }
   m = pass::call_tir_rewrite(pass::to_non_dataflow(static_cast<module&&>(m)));
   out = pass::try_lower_alloc_tensor(static_cast<module&&>(m));
   if (!out.ok()) return out;

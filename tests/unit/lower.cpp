@@ -411,3 +411,133 @@ TEST_CASE("hostile IR: expressions nested without bound and constant folds that 
     CHECK(contains(r.error().message(), "the annotation of parameter 'x' has an invalid expression"));
   }
 }
+
+namespace {
+// The builder's or the checker's message for a module made by `make`; fails the test when it builds.
+template <class Make>
+std::string get_error(Make&& make) {
+  ir::module_builder m;
+  make(m);
+  rv::result<ir::module> r = m.try_get();
+  REQUIRE(!r.ok());
+  return std::string(r.error().message());
+}
+}  // namespace
+
+TEST_CASE("hostile IR found by review: errors, not crashes, hangs or wrong code") {
+  // Symbolic expressions and variables of another module builder.
+  ir::module_builder other;
+  const ir::sym a = other.sym("a");
+  CHECK(contains(get_error([&](ir::module_builder& m) {
+                   const ir::sym n = m.sym("n");
+                   auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+                   f.ret(f.prim_value(a * 3));
+                 }),
+                 "an argument's symbolic expression comes from another module_builder"));
+  CHECK(contains(get_error([&](ir::module_builder& m) {
+                   auto f = m.function("main", {{"x", ir::tensor_info({a}, f32)}});
+                   f.ret(f.param(0));
+                 }),
+                 "uses symbolic variables of another module_builder"));
+  CHECK(contains(get_error([&](ir::module_builder& m) {
+                   const ir::sym n = m.sym("n");
+                   auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+                   f.ret(f.prim_value(n + a));
+                 }),
+                 "symbolic variables of another module_builder"));
+  {
+    auto g = other.function("g", {{"p", ir::object_info()}});
+    const ir::var foreign = g.param(0);
+    g.ret(foreign);
+    CHECK(contains(get_error([&](ir::module_builder& m) {
+                     auto f = m.function("main", {{"x", ir::object_info()}});
+                     f.ret(f.tuple({f.param(0), foreign}));
+                   }),
+                   "an argument is a variable of another module_builder"));
+  }
+  // Shared subexpressions: a tree of 2^64 nodes in 64 steps is refused at once.
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   const ir::sym n = m.sym("n");
+                   ir::sym e = n;
+                   for (int i = 0; i < 64; ++i) e = e + e;
+                   auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+                   f.ret(f.prim_value(e));
+                 }),
+                 "larger than ir::max_sym_nodes"));
+  // 100,000 dimensions, negative dimensions, float prim values.
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   const ir::sym n = m.sym("n");
+                   auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+                   f.ret(f.call_dps("k", {f.param(0)}, ir::tensor_info(std::vector<ir::sym_ref>(100000, n.ref()), f32)));
+                 }),
+                 "has 100000 dimensions; at most 64 are supported"));
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("main", {{"x", ir::object_info()}});
+                   f.ret(f.shape({3, -1}));
+                 }),
+                 "negative dimension -1"));
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("main", {{"x", ir::prim_info(f32)}});
+                   f.ret(f.param(0));
+                 }),
+                 "is a prim value of dtype float32; prim values are integers or bool"));
+  // A module function may not take a packed function's name (it would run instead of it).
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   { auto f = m.function("main", {{"x", ir::object_info()}}); f.ret(f.call_packed("helper", {f.param(0)}, ir::object_info())); }
+                   { auto f = m.function("helper", {{"x", ir::object_info()}}); f.ret(f.param(0)); }
+                 }),
+                 "calls packed function 'helper', which is also the name of a function of the module"));
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("vm.builtin.make_tuple", {{"x", ir::object_info()}});
+                   f.ret(f.param(0));
+                 }),
+                 "names starting with 'vm.builtin.' belong to the VM's builtins"));
+  // Bindings after the function ended, and through the outer builder inside a branch.
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("main", {{"x", ir::object_info()}});
+                   f.ret(f.param(0));
+                   f.end();
+                   (void)f.call_packed("side", {}, ir::object_info());
+                 }),
+                 "a binding after the function ended"));
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("main", {{"c", ir::object_info()}});
+                   f.ret(f.if_(
+                       f.param(0), [&](ir::block_builder&) { return f.call_packed("k.side_effect", {}, ir::object_info()); },
+                       [&](ir::block_builder&) { return f.param(0); }));
+                 }),
+                 "a binding through an outer builder while an if branch is open"));
+  // if_ nested past ir::max_if_depth.
+  CHECK(contains(get_error([](ir::module_builder& m) {
+                   auto f = m.function("main", {{"c", ir::object_info()}});
+                   const ir::var c = f.param(0);
+                   const auto nest = [&](const auto& self, ir::block_builder& b, int depth) -> ir::var {
+                     if (depth == 300) return c;
+                     return b.if_(c, [&](ir::block_builder& in) { return self(self, in, depth + 1); },
+                                  [&](ir::block_builder&) { return c; });
+                   };
+                   f.ret(nest(nest, f, 0));
+                 }),
+                 "if_ nested deeper than ir::max_if_depth (256)"));
+  // A module lowered once is not lowered again.
+  {
+    ir::module_builder m;
+    const ir::sym n = m.sym("n");
+    {
+      auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
+      f.ret(f.param(0));
+    }
+    const rv::result<rv::executable> twice = ir::try_build(ir::lower(m.get()));
+    REQUIRE(!twice.ok());
+    CHECK(contains(twice.error().message(), "function 'main' is already lowered"));
+  }
+  // A tuple index outside the immediates' range goes to the constant pool.
+  {
+    ir::module_builder m;
+    {
+      auto f = m.function("main", {{"t", ir::object_info()}});
+      f.ret(f.get_item(f.param(0), std::int64_t{1} << 60));
+    }
+    CHECK(ir::try_build(m.get()).ok());
+  }
+}

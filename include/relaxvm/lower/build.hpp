@@ -24,6 +24,18 @@ namespace relaxvm::ir {
 constexpr pass_output try_lower(module m) {
   pass_output out;
   if (!check(m, out.message)) return out;
+  // Lowering twice would allocate a second shape heap and check everything again.
+  for (const function& f : m.funcs)
+    for (const block& b : f.body.blocks)
+      for (const binding& x : b.bindings)
+        if (x.value.kind == expr_kind::vm_alloc_storage || x.value.kind == expr_kind::vm_kill_object ||
+            x.value.kind == expr_kind::null_value ||
+            (x.value.kind == expr_kind::call_builtin && x.value.callee == "vm.builtin.alloc_shape_heap")) {
+          out.message << "function '" << f.nm.view()
+                      << "' is already lowered; generate code from it with ir::codegen, or build the module "
+                         "before lowering";
+          return out;
+        }
   m = pass::call_tir_rewrite(pass::to_non_dataflow(static_cast<module&&>(m)));
   out = pass::try_lower_alloc_tensor(static_cast<module&&>(m));
   if (!out.ok()) return out;

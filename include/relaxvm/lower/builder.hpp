@@ -35,6 +35,9 @@ namespace relaxvm::ir {
 class module_builder;
 class block_builder;
 
+/// How deeply if_ may nest (the checker, the passes and codegen recurse over branches).
+inline constexpr std::int32_t max_if_depth = 256;
+
 /// A parameter: its name and annotation.
 struct module_builder_param {
   std::string_view nm;
@@ -45,44 +48,54 @@ struct module_builder_param {
 class var {
  public:
   constexpr var() = default;
-  constexpr var(std::int32_t func, std::int32_t index) : func_(func), index_(index) {}
+  constexpr var(const module_builder* owner, std::int32_t func, std::int32_t index)
+      : owner_(owner), func_(func), index_(index) {}
   constexpr std::int32_t index() const { return index_; }
   constexpr std::int32_t func() const { return func_; }
+  constexpr const module_builder* owner() const { return owner_; }
   constexpr bool valid() const { return index_ >= 0; }
 
  private:
+  const module_builder* owner_ = nullptr;
   std::int32_t func_ = -1, index_ = -1;
 };
 
 /// An argument of a binding: a variable, or a leaf made by prim(), str(), dtype_arg(), shape_arg().
 class operand {
  public:
-  constexpr operand(var v) : var_func_(v.func()), leaf_(leaf::of_var(v.index())) {}  // NOLINT
-  constexpr explicit operand(leaf l, bool invalid = false) : invalid_(invalid), leaf_(static_cast<leaf&&>(l)) {}
+  constexpr operand(var v) : var_owner_(v.owner()), var_func_(v.func()), leaf_(leaf::of_var(v.index())) {}  // NOLINT
+  constexpr explicit operand(leaf l, bool invalid = false, const sym_arena* arena = nullptr)
+      : invalid_(invalid), arena_(arena), leaf_(static_cast<leaf&&>(l)) {}
   constexpr const leaf& get() const { return leaf_; }
+  constexpr const module_builder* var_owner() const { return var_owner_; }
   constexpr std::int32_t var_func() const { return var_func_; }
   constexpr bool invalid() const { return invalid_; }
+  constexpr const sym_arena* arena() const { return arena_; }
 
  private:
+  const module_builder* var_owner_ = nullptr;
   std::int32_t var_func_ = -1;
   bool invalid_ = false;
+  const sym_arena* arena_ = nullptr;  // where a prim's or a shape's expressions live
   leaf leaf_;
 };
 
 /// A symbolic expression passed as an int64 (R.prim_value), or a bool constant with dtype bool.
 constexpr operand prim(const sym& e, relaxvm::dtype t = relaxvm::dtype::int64()) {
-  return operand(leaf::of_prim(e.ref(), t), e.is_invalid());
+  return operand(leaf::of_prim(e.ref(), t), e.is_invalid(), e.arena());
 }
 constexpr operand str(std::string_view s) { return operand(leaf::of_string(s)); }
 constexpr operand dtype_arg(relaxvm::dtype t) { return operand(leaf::of_dtype(t)); }
 constexpr operand shape_arg(std::initializer_list<sym> dims) {
   std::vector<sym_ref> d;
   bool bad = false;
+  const sym_arena* arena = nullptr;
   for (const sym& s : dims) {
     d.push_back(s.ref());
-    bad = bad || s.is_invalid();
+    bad = bad || s.is_invalid() || (arena && s.arena() && s.arena() != arena);
+    if (s.arena()) arena = s.arena();
   }
-  return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad);
+  return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad, arena);
 }
 
 /// The builder's result: the module, or the first problem.
@@ -254,7 +267,14 @@ class block_builder {
   constexpr var rename(var v, std::string_view n);
 
  protected:
-  constexpr block_builder(module_builder* m, function* f, std::int32_t fi, seq* s) : m_(m), f_(f), fi_(fi), s_(s) {}
+  // What the builders of one function share: whether it ended, and the innermost open branch.
+  struct scope_state {
+    bool ended = false;
+    std::int32_t depth = 0;
+  };
+  constexpr block_builder(module_builder* m, function* f, std::int32_t fi, seq* s, scope_state* st = nullptr,
+                          std::int32_t level = 0)
+      : m_(m), f_(f), fi_(fi), s_(s), st_(st), level_(level) {}
 
   constexpr sym_arena& arena();
   constexpr relaxvm::detail::text& fail();
@@ -262,12 +282,20 @@ class block_builder {
 
   constexpr bool accept(const operand& o) {
     if (o.invalid()) {
-      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+      fail() << "an argument is an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
+      return false;
+    }
+    if (o.arena() && o.arena() != &arena()) {
+      fail() << "an argument's symbolic expression comes from another module_builder";
       return false;
     }
     if (o.get().is_var()) {
       if (o.get().index < 0) {
         fail() << "an argument is a variable from a failed binding";
+        return false;
+      }
+      if (o.var_owner() != m_) {
+        fail() << "an argument is a variable of another module_builder";
         return false;
       }
       if (o.var_func() != fi_) {
@@ -278,7 +306,7 @@ class block_builder {
     return !failed();
   }
   constexpr const struct_info& info_of(var v) const {
-    if (v.func() != fi_ || v.index() < 0 || static_cast<std::size_t>(v.index()) >= f_->vars.size()) return unknown_;
+    if (v.owner() != m_ || v.func() != fi_ || v.index() < 0 || static_cast<std::size_t>(v.index()) >= f_->vars.size()) return unknown_;
     return f_->var(v.index()).info;
   }
   constexpr struct_info info_of(const operand& o) const;
@@ -312,15 +340,28 @@ class block_builder {
   }
   constexpr var bind(binding b, struct_info out) {
     if (failed()) return {};
+    if (st_->ended) {
+      fail() << "a binding after the function ended (end() or its scope); bind before ending it";
+      return {};
+    }
+    if (st_->depth != level_) {
+      fail() << "a binding through an outer builder while an if branch is open; use the block_builder the branch "
+                "receives";
+      return {};
+    }
+    if (out.arena && out.arena != &arena()) {
+      fail() << "the annotation's symbolic expressions come from another module_builder";
+      return {};
+    }
     if (out.invalid) {
-      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+      fail() << "the annotation has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return {};
     }
     if (s_->blocks.empty() || s_->blocks.back().dataflow != in_dataflow_) s_->blocks.push_back(block{in_dataflow_, {}});
     b.var = f_->add_var("lv", static_cast<struct_info&&>(out), in_dataflow_);
     const std::int32_t v = b.var;
     s_->blocks.back().bindings.push_back(static_cast<binding&&>(b));
-    return var(fi_, v);
+    return var(m_, fi_, v);
   }
   constexpr binding& last() { return s_->blocks.back().bindings.back(); }
 
@@ -328,6 +369,8 @@ class block_builder {
   function* f_;
   std::int32_t fi_;
   seq* s_;
+  scope_state* st_;
+  std::int32_t level_;
   bool in_dataflow_ = false;
   struct_info unknown_;
 
@@ -348,7 +391,12 @@ class [[nodiscard]] dataflow_scope {
   constexpr ~dataflow_scope() { end(); }
   /// Makes `v` visible after the block (R.output).
   constexpr void output(var v) {
-    if (b_ && v.valid() && v.func() == b_->fi_) b_->f_->var(v.index()).dataflow = false;
+    if (!b_ || !v.valid()) return;
+    if (v.owner() != b_->m_ || v.func() != b_->fi_) {
+      b_->fail() << "output: the variable is not one of this function's";
+      return;
+    }
+    b_->f_->var(v.index()).dataflow = false;
   }
   constexpr void end() {
     if (b_) std::exchange(b_, nullptr)->in_dataflow_ = false;
@@ -365,7 +413,7 @@ class [[nodiscard]] function_builder : public block_builder {
 
   constexpr var param(std::size_t i) const {
     if (i >= f_->params.size()) return {};
-    return var(fi_, f_->params[i]);
+    return var(m_, fi_, f_->params[i]);
   }
   constexpr dataflow_scope dataflow() { return dataflow_scope(this); }
   /// The first `n` parameters are inputs; the others are weights, checked only where their
@@ -391,7 +439,7 @@ class [[nodiscard]] function_builder : public block_builder {
   constexpr function_builder(module_builder* m, std::int32_t fi, std::string_view n,
                              std::initializer_list<module_builder_param> params);
   function own_;
-  bool ended_ = false;
+  scope_state state_;
 };
 
 class module_builder {
@@ -469,7 +517,7 @@ constexpr relaxvm::detail::text& block_builder::fail() {
 constexpr struct_info block_builder::info_of(const operand& o) const {
   const leaf& l = o.get();
   switch (l.kind) {
-    case leaf_kind::var: return info_of(var(o.var_func(), l.index));
+    case leaf_kind::var: return info_of(var(o.var_owner(), o.var_func(), l.index));
     case leaf_kind::prim: return prim_info(l.dt, sym(nullptr, l.value));
     case leaf_kind::shape: {
       struct_info s = shape_info(static_cast<std::int32_t>(l.dims.size()));
@@ -546,14 +594,24 @@ constexpr var block_builder::if_(operand cond, Then&& then_branch, Else&& else_b
     fail() << "if_ inside a dataflow block; end the dataflow scope first (dataflow blocks hold no control flow)";
     return {};
   }
+  if (level_ + 1 > max_if_depth) {
+    fail() << "if_ nested deeper than ir::max_if_depth (" << max_if_depth << ")";
+    return {};
+  }
+  if (st_->ended || st_->depth != level_) {
+    fail() << "if_ through an outer builder, or after the function ended";
+    return {};
+  }
   expr e;
   e.kind = expr_kind::if_;
   e.args.push_back(cond.get());
   e.branches.resize(2);
   struct_info infos[2];
   for (int k = 0; k < 2; ++k) {
-    block_builder inner(m_, f_, fi_, &e.branches[static_cast<std::size_t>(k)]);
+    block_builder inner(m_, f_, fi_, &e.branches[static_cast<std::size_t>(k)], st_, level_ + 1);
+    st_->depth = level_ + 1;
     operand r = k == 0 ? operand(then_branch(inner)) : operand(else_branch(inner));
+    st_->depth = level_;
     if (failed() || !accept(r)) return {};
     e.branches[static_cast<std::size_t>(k)].result = r.get();
     infos[k] = info_of(r);
@@ -579,8 +637,8 @@ constexpr var block_builder::rename(var v, std::string_view n) {
 }
 
 constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
-  if (!v.arena() || !v.arena()->is_var(v.ref())) {
-    fail() << "upper_bound: the first argument must be a symbolic variable";
+  if (v.arena() != &arena() || !v.arena()->is_var(v.ref())) {
+    fail() << "upper_bound: the first argument must be a symbolic variable of this module_builder";
     return;
   }
   f_->upper_bounds.push_back(ir::upper_bound{v.arena()->var_index(v.ref()), bound});
@@ -589,21 +647,24 @@ constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
 constexpr function_builder::function_builder(module_builder* m, std::int32_t fi, std::string_view n,
                                              std::initializer_list<module_builder_param> params)
     : block_builder(m, nullptr, fi, nullptr) {
-  f_ = &own_;  // own_ is constructed after the base: point at it here
+  f_ = &own_;  // own_ and state_ are constructed after the base: point at them here
   s_ = &own_.body;
+  st_ = &state_;
   ++m->open_;
   own_.nm = name(n);
   for (const module_builder_param& p : params) {
-    if (p.info.invalid)
+    if (p.info.arena && p.info.arena != &m->mod_.syms)
+      m->fail_in(n) << "the annotation of parameter '" << p.nm << "' uses symbolic variables of another module_builder";
+    else if (p.info.invalid)
       m->fail_in(n) << "the annotation of parameter '" << p.nm
-                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+                    << "' has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
     own_.add_param(p.nm, p.info);
   }
 }
 
 constexpr void function_builder::end() {
-  if (ended_) return;
-  ended_ = true;
+  if (state_.ended) return;
+  state_.ended = true;
   --m_->open_;
   if (failed()) return;
   m_->mod_.funcs.push_back(static_cast<function&&>(own_));

@@ -30,6 +30,8 @@ class checker {
     for (std::size_t i = 0; i < m_.funcs.size() && ok(); ++i) {
       const function& f = m_.funcs[i];
       if (f.nm.empty()) fail_fn(f) << "a function needs a non-empty name";
+      if (f.nm.view().substr(0, 11) == "vm.builtin.")
+        fail_fn(f) << "names starting with 'vm.builtin.' belong to the VM's builtins; choose another name";
       for (std::size_t j = 0; j < i && ok(); ++j)
         if (m_.funcs[j].nm == f.nm) fail_fn(f) << "is defined twice; function names must be unique in a module";
       if (ok()) check_function(static_cast<std::int32_t>(i));
@@ -82,11 +84,25 @@ class checker {
     for (std::size_t i = 0; i < f.params.size() && ok(); ++i)
       need_syms(f.var(f.params[i]).info, "the annotation of parameter '", f.var(f.params[i]).nm.view());
     if (!ok()) return;
+    if (f.num_input < -1) {
+      fail_fn(f) << "num_input is " << f.num_input << "; it must be 0 or more";
+      return;
+    }
     if (f.num_input > static_cast<std::int64_t>(f.params.size())) {
       fail_fn(f) << "num_input is " << f.num_input << " but the function has " << f.params.size() << " parameters";
       return;
     }
-    for (const upper_bound& u : f.upper_bounds) {
+    for (std::size_t i = 0; i < f.upper_bounds.size(); ++i) {
+      const upper_bound& u = f.upper_bounds[i];
+      if (u.var < 0 || static_cast<std::size_t>(u.var) >= sym_owner_.size()) {
+        fail_fn(f) << "an upper bound names symbolic variable " << u.var << ", which does not exist";
+        return;
+      }
+      for (std::size_t j = 0; j < i; ++j)
+        if (f.upper_bounds[j].var == u.var) {
+          fail_fn(f) << "'" << m_.syms.var_name(u.var) << "' has two upper bounds; give one";
+          return;
+        }
       if (u.bound <= 0) {
         fail_fn(f) << "the upper bound of '" << m_.syms.var_name(u.var) << "' is " << u.bound << "; it must be positive";
         return;
@@ -115,14 +131,16 @@ class checker {
   }
 
   // Marks the bare variables of `s` (dimensions, shape values, a prim value) as defined here.
-  constexpr void define_syms(const struct_info& s) {
+  // `fresh` (if given) receives the variables that were not defined before.
+  constexpr void define_syms(const struct_info& s, std::vector<std::int64_t>* fresh = nullptr) {
     for (const sym_ref& d : s.dims) {
       if (!m_.syms.is_var(d)) continue;
       const auto v = static_cast<std::size_t>(m_.syms.var_index(d));
+      if (fresh && !sym_defined_[v]) fresh->push_back(static_cast<std::int64_t>(v));
       sym_defined_[v] = 1;
       if (sym_owner_[v] < 0) sym_owner_[v] = fi_;
     }
-    for (const struct_info& x : s.fields) define_syms(x);
+    for (const struct_info& x : s.fields) define_syms(x, fresh);
   }
   constexpr void need_sym(sym_ref e, std::string_view where, std::string_view what) {
     std::vector<std::int64_t> vars;
@@ -150,9 +168,25 @@ class checker {
     }
   }
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
+    if (s.ndim > max_ndim || s.dims.size() > static_cast<std::size_t>(max_ndim)) {
+      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'") << " has "
+           << s.dims.size() << " dimensions; at most " << max_ndim << " are supported";
+      return;
+    }
+    for (const sym_ref& d : s.dims)
+      if (s.kind != info_kind::prim && d.is_const() && d.value < 0) {
+        err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+             << " has the negative dimension " << d.value;
+        return;
+      }
+    if (s.kind == info_kind::prim && !(s.dt.is_int() || s.dt.is_uint())) {
+      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+           << " is a prim value of dtype " << s.dt << "; prim values are integers or bool";
+      return;
+    }
     if (s.invalid) {
       err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
-           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, or nesting deeper than ir::max_sym_depth)";
+           << " has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return;
     }
     for (const sym_ref& d : s.dims) {
@@ -191,9 +225,23 @@ class checker {
         if (l.index < 0 || static_cast<std::size_t>(l.index) >= m_.constants.size())
           fail_here(b) << "constant " << l.index << " does not exist";
         return;
-      case leaf_kind::prim: need_sym(l.value, "a prim value", ""); return;
+      case leaf_kind::prim:
+        if (!(l.dt.is_int() || l.dt.is_uint()))
+          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers or bool";
+        else need_sym(l.value, "a prim value", "");
+        return;
       case leaf_kind::shape:
-        for (const sym_ref& d : l.dims) need_sym(d, "a shape", "");
+        if (l.dims.size() > static_cast<std::size_t>(max_ndim)) {
+          fail_here(b) << "a shape of " << l.dims.size() << " dimensions; at most " << max_ndim << " are supported";
+          return;
+        }
+        for (const sym_ref& d : l.dims) {
+          if (d.is_const() && d.value < 0) {
+            fail_here(b) << "a shape has the negative dimension " << d.value;
+            return;
+          }
+          need_sym(d, "a shape", "");
+        }
         return;
       case leaf_kind::func:
         if (m_.find(l.text.view()) < 0)
@@ -254,6 +302,16 @@ class checker {
       }
     }
     const expr& e = b.value;
+    if (!well_shaped(e)) {
+      fail_at(b) << "a malformed expression (" << e.args.size() << " arguments, " << e.branches.size()
+                 << " branches for its kind)";
+      return;
+    }
+    if (is_callee_kind(e.kind) && m_.find(e.callee.view()) >= 0) {
+      fail_at(b) << "calls packed function '" << e.callee.view()
+                 << "', which is also the name of a function of the module; rename one of them";
+      return;
+    }
     for (const leaf& l : e.args) use(l, &b);
     if (!ok()) return;
     if (e.kind == expr_kind::call_func) {
@@ -277,18 +335,19 @@ class checker {
         return;
       }
     }
+    if (!e.branches.empty() && ++if_depth_ > max_nesting) {
+      fail_at(b) << "if nested deeper than " << max_nesting;
+      return;
+    }
     for (const seq& br : e.branches) {
       check_seq(br);
       if (!ok()) return;
     }
+    if (!e.branches.empty()) --if_depth_;
     if (b.match_cast) {
-      // The annotation's bare variables are defined here; composites may use them.
-      std::vector<std::int64_t> before;
-      for (std::size_t i = 0; i < sym_defined_.size(); ++i)
-        if (!sym_defined_[i]) before.push_back(static_cast<std::int64_t>(i));
-      define_syms(b.cast);
-      for (std::int64_t v : before)
-        if (sym_defined_[static_cast<std::size_t>(v)]) local_syms.push_back(v);
+      // The annotation's bare variables are defined here (until the sequence ends); composites
+      // may use them.
+      define_syms(b.cast, &local_syms);
       need_syms(b.cast, "the match_cast annotation", "");
       if (!ok()) return;
     }
@@ -298,7 +357,39 @@ class checker {
     }
   }
 
+  static constexpr std::int32_t max_ndim = 64;
+  static constexpr std::int32_t max_nesting = 256;  // if_ in if_ (ir::max_if_depth)
+
+  static constexpr bool is_callee_kind(expr_kind k) {
+    return k == expr_kind::call_dps || k == expr_kind::call_packed || k == expr_kind::call_builtin;
+  }
+  // The arguments (and branches) each kind of expression has.
+  static constexpr bool well_shaped(const expr& e) {
+    const std::size_t n = e.args.size();
+    if (e.kind != expr_kind::if_ && !e.branches.empty()) return false;
+    switch (e.kind) {
+      case expr_kind::leaf:
+      case expr_kind::shape_of:
+      case expr_kind::get_item:
+      case expr_kind::mem_kill_storage:
+      case expr_kind::mem_kill_tensor:
+      case expr_kind::vm_kill_object: return n == 1;
+      case expr_kind::reshape: return n == 2;
+      case expr_kind::if_: return n == 1 && e.branches.size() == 2;
+      case expr_kind::make_closure: return n >= 1 && e.args[0].kind == leaf_kind::func;
+      case expr_kind::invoke_closure: return n >= 1;
+      case expr_kind::builtin_alloc_tensor:
+      case expr_kind::mem_alloc_storage:
+      case expr_kind::mem_alloc_tensor:
+      case expr_kind::vm_alloc_storage:
+      case expr_kind::vm_alloc_tensor: return n == 4;
+      case expr_kind::null_value: return n == 0;
+      default: return true;
+    }
+  }
+
   const module& m_;
+  std::int32_t if_depth_ = 0;
   const function* f_ = nullptr;
   const binding* cur_ = nullptr;
   std::int32_t fi_ = 0;

@@ -189,7 +189,7 @@ class codegen {
       }
       case expr_kind::vm_alloc_tensor: call("vm.builtin.alloc_tensor", args_(e), dst); break;
       case expr_kind::tuple: call("vm.builtin.make_tuple", args_(e), dst); break;
-      case expr_kind::get_item: call("vm.builtin.tuple_getitem", {leaf_(e.args[0]), b_.imm(e.index)}, dst); break;
+      case expr_kind::get_item: call("vm.builtin.tuple_getitem", {leaf_(e.args[0]), leaf_(leaf::of_int(e.index))}, dst); break;
       default:
         fail() << "binding '" << f_->var(b.var).nm.view()
                << "' still holds a high-level operation; lower the module first (ir::build runs every pass)";

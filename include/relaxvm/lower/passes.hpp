@@ -163,23 +163,22 @@ class kill_inserter {
       if (j < 0 || killed[static_cast<std::size_t>(b.var)]) continue;  // never used, or already killed
       after[static_cast<std::size_t>(j)].push_back(b.var);
     }
+    // The kind of each variable's kill, computed while its binding is at hand.
+    std::vector<expr_kind> kind(f_.vars.size(), expr_kind::leaf);
+    for (const binding& b : all)
+      if (b.var >= 0) kind[static_cast<std::size_t>(b.var)] = kill_kind(b);
     std::vector<binding> out;
     for (std::size_t i = 0; i < all.size(); ++i) {
       out.push_back(static_cast<binding&&>(all[i]));
       // kill_tensor, then kill_storage, then kill_object (the reference's order)
       for (expr_kind k : {expr_kind::mem_kill_tensor, expr_kind::mem_kill_storage, expr_kind::vm_kill_object})
         for (std::int32_t v : after[i]) {
-          if (kill_kind(binding_of(out, v)) != k) continue;
+          if (kind[static_cast<std::size_t>(v)] != k) continue;
           out.push_back(make_binding(f_.add_var("_", void_info()), k, {leaf::of_var(v)}));
         }
     }
     s.blocks.clear();
     if (!out.empty()) s.blocks.push_back(block{false, static_cast<std::vector<binding>&&>(out)});
-  }
-  static constexpr const binding& binding_of(const std::vector<binding>& bs, std::int32_t v) {
-    for (const binding& b : bs)
-      if (b.var == v) return b;
-    return bs.front();
   }
 
   function& f_;

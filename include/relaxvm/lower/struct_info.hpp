@@ -29,16 +29,24 @@ struct struct_info {
   bool known = false;         ///< shape: values known; tensor: shape known; prim: value known
   std::vector<sym_ref> dims;  ///< the values / the shape / the prim value (one element)
   std::vector<struct_info> fields;  ///< tuple
-  bool invalid = false;  ///< built from a constant expression that could not be folded
+  bool invalid = false;  ///< built from an invalid expression (sym::is_invalid), or from two arenas
+  const sym_arena* arena = nullptr;  ///< the arena its expressions come from (null: constants only)
 
   constexpr bool is_void() const { return kind == info_kind::tuple && fields.empty(); }
   constexpr bool is_tensor() const { return kind == info_kind::tensor; }
 };
 
 namespace detail {
+// Records where `e`'s nodes live; expressions of two module builders make `s` invalid.
+constexpr void note_arena(struct_info& s, const sym_arena* a) {
+  if (!a) return;
+  if (s.arena && s.arena != a) s.invalid = true;
+  s.arena = a;
+}
 constexpr void take_dims(struct_info& s, std::initializer_list<sym> dims) {
   for (const sym& d : dims) {
     if (d.is_invalid()) s.invalid = true;
+    note_arena(s, d.arena());
     s.dims.push_back(d.ref());
   }
   s.ndim = static_cast<std::int32_t>(dims.size());
@@ -96,6 +104,7 @@ constexpr struct_info prim_info(relaxvm::dtype t, const sym& value) {
   s.dt = t;
   s.known = true;
   s.invalid = value.is_invalid();
+  detail::note_arena(s, value.arena());
   s.dims.push_back(value.ref());
   return s;
 }
@@ -111,6 +120,7 @@ constexpr struct_info tuple_info(std::initializer_list<struct_info> fields) {
   s.ndim = static_cast<std::int32_t>(fields.size());
   for (const struct_info& f : fields) {
     s.invalid = s.invalid || f.invalid;
+    detail::note_arena(s, f.arena);
     s.fields.push_back(f);
   }
   return s;
@@ -190,10 +200,8 @@ constexpr void print_info(relaxvm::detail::text& out, const sym_arena& ar, const
         out << "R.Shape(";
         dims('[', ']');
         out << ')';
-      } else if (s.ndim >= 0) {
-        out << "R.Shape(ndim=" << s.ndim << ')';
       } else {
-        out << "R.Shape";
+        out << "R.Shape(ndim=" << s.ndim << ')';  // -1 too, as the reference prints it
       }
       return;
     case info_kind::tensor: {

@@ -47,13 +47,16 @@ enum class sym_op : std::uint8_t {
 
 constexpr bool is_condition(sym_op op) { return op >= sym_op::eq; }
 
-/// The deepest expression a user may build: evaluation, printing and comparison recurse over the
-/// tree, so its depth is bounded (a deeper one is invalid, and the builder reports it).
+/// The largest expression a user may build: evaluation, printing, comparison and shape lowering
+/// walk it as a tree (shared subexpressions counted each time), so its depth and its size in tree
+/// nodes are bounded; a larger one is invalid, and the builder reports it.
 inline constexpr std::int32_t max_sym_depth = 256;
+inline constexpr std::int32_t max_sym_nodes = 4096;
 
 struct sym_node {
   sym_op op = sym_op::var;
   std::int32_t depth = 1;
+  std::int32_t size = 1;  ///< nodes of the tree, saturating at max_sym_nodes + 1
   std::int32_t a = -1, b = -1;  // operand nodes (-1: the inline constant ca / cb)
   std::int64_t ca = 0, cb = 0;  // constant operands; for var: ca is the variable's index
 };
@@ -185,15 +188,20 @@ class sym_arena {
     n.b = b.node;
     n.cb = b.value;
     n.depth = 1 + (depth(a) > depth(b) ? depth(a) : depth(b));
+    n.size = saturate(1 + size(a) + size(b));
     return push(n);
   }
   constexpr std::int32_t depth(sym_ref r) const { return r.is_const() ? 0 : node(r).depth; }
+  constexpr std::int32_t size(sym_ref r) const { return r.is_const() ? 0 : node(r).size; }
+  /// Whether a user may build `r` (max_sym_depth, max_sym_nodes).
+  constexpr bool within_limits(sym_ref r) const { return depth(r) <= max_sym_depth && size(r) <= max_sym_nodes; }
   constexpr sym_ref make_not(sym_ref a) {
     if (a.is_const()) return sym_ref::constant(a.value == 0);
     sym_node n;
     n.op = sym_op::not_;
     n.a = a.node;
     n.depth = 1 + depth(a);
+    n.size = saturate(1 + size(a));
     return push(n);
   }
 
@@ -268,6 +276,7 @@ class sym_arena {
   constexpr void print(relaxvm::detail::text& out, sym_ref e) const { print(out, e, 0); }
 
  private:
+  static constexpr std::int32_t saturate(std::int32_t s) { return s > max_sym_nodes ? max_sym_nodes + 1 : s; }
   constexpr sym_ref push(const sym_node& n) {
     nodes_.push_back(n);
     return {static_cast<std::int32_t>(nodes_.size()) - 1, 0};
@@ -398,6 +407,7 @@ class sym {
 
   friend constexpr sym apply(sym_op op, const sym& a, const sym& b) {
     if (a.is_invalid() || b.is_invalid()) return invalid();
+    if (a.arena_ && b.arena_ && a.arena_ != b.arena_) return invalid();  // two module builders
     sym_arena* ar = a.arena_ ? a.arena_ : b.arena_;
     std::int64_t r = 0;
     if (!ar) {
@@ -407,11 +417,12 @@ class sym {
       return invalid();
     }
     const sym_ref e = ar->make(op, a.ref_, b.ref_);
-    if (ar->depth(e) > max_sym_depth) return invalid();
+    if (!ar->within_limits(e)) return invalid();
     return sym(ar, e);
   }
   /// The marker of an expression that cannot be used: a fold of two constants outside any module
-  /// that overflows or divides by zero, or one nested deeper than max_sym_depth. Its node is -2.
+  /// that overflows or divides by zero, one larger than max_sym_depth / max_sym_nodes, or one
+  /// combining expressions of two module builders. Its node is -2.
   static constexpr sym invalid() { return sym(nullptr, sym_ref{-2, 0}); }
   constexpr bool is_invalid() const { return ref_.node == -2; }
 
@@ -428,7 +439,7 @@ class sym {
     if (a.is_invalid()) return invalid();
     if (!a.arena_) return sym(a.ref_.value == 0 ? 1 : 0);
     const sym_ref e = a.arena_->make_not(a.ref_);
-    if (a.arena_->depth(e) > max_sym_depth) return invalid();
+    if (!a.arena_->within_limits(e)) return invalid();
     return sym(a.arena_, e);
   }
 

@@ -16,8 +16,9 @@ namespace {
 const rv::dtype f32 = rv::dtype::float32();
 const rv::dtype i64 = rv::dtype::int64();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
-const std::string invalid_expr = "an invalid expression (a constant fold that overflows int64 or divides by zero, or "
-                                 "nesting deeper than ir::max_sym_depth)";
+const std::string invalid_expr =
+    "an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than "
+    "ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
 
 // A module with a fresh arena, and symbolic variables on it.
 struct arena_fixture {
@@ -261,13 +262,13 @@ TEST_CASE("struct info: every printed form") {
   CHECK(a.show(ir::shape_info({n})) == "R.Shape([n])");
   CHECK(a.show(ir::shape_info({})) == "R.Shape([])");
   CHECK(a.show(ir::shape_info(2)) == "R.Shape(ndim=2)");
-  CHECK(a.show(ir::shape_info()) == "R.Shape");
+  CHECK(a.show(ir::shape_info()) == "R.Shape(ndim=-1)");
   CHECK(a.show(ir::prim_info()) == "R.Prim(\"int64\")");
   CHECK(a.show(ir::prim_info(rv::dtype::bool_())) == "R.Prim(\"bool\")");
   CHECK(a.show(ir::prim_info(i64, n)) == "R.Prim(value=n)");
   CHECK(a.show(ir::prim_info(i64, n * m)) == "R.Prim(value=n * m)");
   CHECK(a.show(ir::tuple_info({ir::tensor_info({n}, f32), ir::tuple_info({ir::shape_info(), ir::object_info()})})) ==
-        "R.Tuple(R.Tensor((n,), dtype=\"float32\"), R.Tuple(R.Shape, R.Object))");
+        "R.Tuple(R.Tensor((n,), dtype=\"float32\"), R.Tuple(R.Shape(ndim=-1), R.Object))");
   CHECK(a.show(ir::void_info()) == "R.Tuple");
   CHECK(ir::void_info().is_void());
   CHECK(a.show(ir::object_info()) == "R.Object");
@@ -307,7 +308,7 @@ TEST_CASE("builder: misuse is reported by get(), with the function and binding")
   CHECK(build_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}});
           f.ret(f.call_dps("k", {f.param(0)}, ir::tuple_info({ir::tensor_info({2}, f32), ir::shape_info()})));
-        }) == prefix + dps + "R.Tuple(R.Tensor((2,), dtype=\"float32\"), R.Shape)");
+        }) == prefix + dps + "R.Tuple(R.Tensor((2,), dtype=\"float32\"), R.Shape(ndim=-1))");
   CHECK(build_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}});
           f.ret(f.call_dps("k", {f.param(0)}, ir::void_info()));
@@ -341,7 +342,7 @@ TEST_CASE("builder: misuse is reported by get(), with the function and binding")
           auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
           f.upper_bound(n * 2, 4);
           f.ret(f.param(0));
-        }) == prefix + "1: upper_bound: the first argument must be a symbolic variable");
+        }) == prefix + "1: upper_bound: the first argument must be a symbolic variable of this module_builder");
   CHECK(build_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}});
           f.ret(f.constant(f32, {2}, {1, 2, 3}));

@@ -95,12 +95,12 @@ TEST_CASE("lower_runtime_builtin: reshape, shape_of, closures, and what stays") 
         "    lv4: R.Tensor(dtype=\"float32\") = R.call_builtin_with_ctx(\"vm.builtin.invoke_closure\", (lv3, lv), "
         "sinfo_args=(R.Tensor(dtype=\"float32\"),))\n"
         "    if c:\n"
-        "        lv5: R.Shape = R.call_packed(\"vm.builtin.shape_of\", lv4, sinfo_args=(R.Shape,))\n"
+        "        lv5: R.Shape(ndim=-1) = R.call_packed(\"vm.builtin.shape_of\", lv4, sinfo_args=(R.Shape(ndim=-1),))\n"
         "        lv6 = lv5\n"
         "    else:\n"
         "        lv6 = lv2\n"
         "    lv7: R.Tensor(dtype=\"float32\") = cls.lifted(x, x)\n"
-        "    lv8: R.Tuple(R.Tensor(dtype=\"float32\"), R.Shape, R.Tensor(dtype=\"float32\")) = (lv4, lv6, lv7)\n"
+        "    lv8: R.Tuple(R.Tensor(dtype=\"float32\"), R.Shape(ndim=-1), R.Tensor(dtype=\"float32\")) = (lv4, lv6, lv7)\n"
         "    return lv8\n");
   CHECK(body(after, 0) == body(m.get(), 0));  // a plain packed call: unchanged
 }

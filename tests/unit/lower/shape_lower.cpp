@@ -99,12 +99,12 @@ TEST_CASE("shape_lower: test_const_shape_arg and test_static_fn_check, no slots 
   // Exactly, with the contexts (they hold no quotes here).
   CHECK(ir::to_text(a) ==
         "@R.function\n"
-        "def main(x: R.Shape([1, 2]), y: R.Shape):\n"
+        "def main(x: R.Shape([1, 2]), y: R.Shape(ndim=-1)):\n"
         "    shape_heap: R.Object = R.null_value()\n"
         "    _ = R.call_packed(\"vm.builtin.check_shape_info\", x, R.prim_value(2), "
         "R.str(\"ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Shape([1, 2])) \"))\n"
         "    _ = R.call_packed(\"vm.builtin.check_shape_info\", y, R.prim_value(-1), "
-        "R.str(\"ErrorContext(fn=main, loc=param[1], param=y, annotation=R.Shape) \"))\n"
+        "R.str(\"ErrorContext(fn=main, loc=param[1], param=y, annotation=R.Shape(ndim=-1)) \"))\n"
         "    _ = R.call_packed(\"vm.builtin.match_shape\", x, shape_heap, R.prim_value(2), R.prim_value(0), "
         "R.prim_value(1), R.prim_value(0), R.prim_value(2), "
         "R.str(\"ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Shape([1, 2])) \"))\n"
