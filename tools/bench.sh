@@ -16,3 +16,5 @@ echo
 if [ -x build-release/bench/bench_graph ]; then
   build-release/bench/bench_graph "$@"
 fi
+echo
+build-release/bench/bench_lower "$@"
