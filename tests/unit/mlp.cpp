@@ -110,7 +110,7 @@ TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's
 }
 
 #ifdef RELAXVM_README
-TEST_CASE("the README shows the bytecode the MLP written as IR lowers to") {
+TEST_CASE("the README shows the MLP written as IR, its lowered form and its bytecode") {
   std::ifstream in(RELAXVM_README);
   REQUIRE(in);
   std::stringstream ss;
@@ -120,7 +120,18 @@ TEST_CASE("the README shows the bytecode the MLP written as IR lowers to") {
   REQUIRE(begin != std::string::npos);
   const std::size_t end = readme.find("```", begin + 3);
   const std::string shown = readme.substr(begin + 4, end - begin - 4);
-  const std::string text = relaxvm::ir::build(mlp::build_ir(mlp::make_weights())).as_text();
+  const relaxvm::ir::module mod = mlp::build_ir(mlp::make_weights());
+  const std::string text = relaxvm::ir::build(mod).as_text();
   CHECK(text.substr(0, shown.size()) == shown);
+  // The IR before and after the passes: the first two blocks that start with @R.function.
+  const std::string ir_texts[2] = {relaxvm::ir::to_text(mod), relaxvm::ir::to_text(relaxvm::ir::lower(mod))};
+  std::size_t at = 0;
+  for (const std::string& expected : ir_texts) {
+    at = readme.find("```\n@R.function\n", at);
+    REQUIRE(at != std::string::npos);
+    const std::size_t stop = readme.find("```", at + 3);
+    CHECK(readme.substr(at + 4, stop - at - 4) == expected);
+    at = stop + 3;
+  }
 }
 #endif
