@@ -15,8 +15,12 @@
 // them one after another, for each size in turn; each figure is the median over the runs.
 //
 //   bench_lower [--quick]   (--quick: 3 runs, for the test suite)
+//   bench_lower --only N    each phase and pass once on N bindings, each in a function of its own
+//                           (only_*), for callgrind:
+//     valgrind --tool=callgrind bench_lower --only 3000; callgrind_annotate --inclusive=yes | grep only_
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <relaxvm.hpp>
 #include <relaxvm/lower.hpp>
@@ -137,6 +141,45 @@ sample run_once(int bindings, std::int64_t& instructions, std::size_t& lowered_b
   return s;
 }
 
+// --only: one call of each phase, out of line so that callgrind counts each apart.
+RELAXVM_NOINLINE ir::module only_build(int bindings) { return make_module(bindings); }
+RELAXVM_NOINLINE ir::module only_to_non_dataflow(ir::module m) {
+  return ir::pass::to_non_dataflow(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_call_tir_rewrite(ir::module m) {
+  return ir::pass::call_tir_rewrite(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_lower_alloc_tensor(ir::module m) {
+  return ir::pass::lower_alloc_tensor(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_kill_after_last_use(ir::module m) {
+  return ir::pass::kill_after_last_use(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_lower_runtime_builtin(ir::module m) {
+  return ir::pass::lower_runtime_builtin(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_shape_lower(ir::module m) { return ir::pass::shape_lower(static_cast<ir::module&&>(m)); }
+RELAXVM_NOINLINE rv::executable only_codegen_finish(const ir::module& m) {
+  rv::exec_builder b;
+  rv::detail::text err;
+  if (!ir::codegen(m, b, err)) return {};
+  return b.get<rv::executable>();
+}
+
+int run_only(int bindings) {
+  ir::module m = only_build(bindings);
+  m = only_to_non_dataflow(static_cast<ir::module&&>(m));
+  m = only_call_tir_rewrite(static_cast<ir::module&&>(m));
+  m = only_lower_alloc_tensor(static_cast<ir::module&&>(m));
+  m = only_kill_after_last_use(static_cast<ir::module&&>(m));
+  m = only_lower_runtime_builtin(static_cast<ir::module&&>(m));
+  m = only_shape_lower(static_cast<ir::module&&>(m));
+  const rv::executable exe = only_codegen_finish(m);
+  std::printf("%d bindings: %zu after lowering, %lld instructions\n", bindings, count_bindings(m),
+              static_cast<long long>(exe.view().num_instructions()));
+  return exe.view().num_instructions() > 0 ? 0 : 1;
+}
+
 void print_time(double us) {
   if (us >= 10000) std::printf(" %9.1f ms", us / 1000);
   else if (us >= 1000) std::printf(" %9.2f ms", us / 1000);
@@ -146,6 +189,7 @@ void print_time(double us) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::strcmp(argv[1], "--only") == 0) return run_only(std::atoi(argv[2]));
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int runs = quick ? 3 : 21;
 
