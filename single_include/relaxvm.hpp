@@ -10572,25 +10572,30 @@ class checker {
       }
     }
   }
+  // "function 'main': the annotation of 'lv'" (`what` names a variable, or is empty).
+  constexpr relaxvm::detail::text& fail_info(std::string_view where, std::string_view what) {
+    err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'");
+    return err_;
+  }
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
     if (s.ndim > max_ndim || s.dims.size() > static_cast<std::size_t>(max_ndim)) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'") << " has "
+      fail_info(where, what) << " has "
            << s.dims.size() << " dimensions; at most " << max_ndim << " are supported";
       return;
     }
     for (const sym_ref& d : s.dims)
       if (s.kind != info_kind::prim && d.is_const() && d.value < 0) {
-        err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+        fail_info(where, what)
              << " has the negative dimension " << d.value;
         return;
       }
     if (s.kind == info_kind::prim && !(s.dt.is_int() || s.dt.is_uint())) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+      fail_info(where, what)
            << " is a prim value of dtype " << s.dt << "; prim values are integers or bool";
       return;
     }
     if (s.invalid) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+      fail_info(where, what)
            << " has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return;
     }
@@ -12302,17 +12307,19 @@ class shape_lowerer {
     }
   }
 
+  /// No symbolic dimension (true for an unknown shape too: nothing dynamic to match).
+  static constexpr bool all_static(const struct_info& info) {
+    for (const sym_ref& d : info.dims)
+      if (!d.is_const()) return false;
+    return true;
+  }
   /// Whether check_match_cast(info, a value of `vinfo`, ...) emits a check or collects a match.
   static constexpr bool emits(const struct_info& info, const struct_info& vinfo, bool always_check, bool dynamic_only) {
     switch (info.kind) {
       case info_kind::object: return false;
       case info_kind::func: return always_check || !fits(info, vinfo);
       case info_kind::tensor:
-        if (dynamic_only) {
-          bool all_const = true;
-          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
-          if (all_const) return false;
-        }
+        if (dynamic_only && all_static(info)) return false;
         return always_check || !fits(info, vinfo) || info.known;
       case info_kind::shape:
       case info_kind::prim: return always_check || !fits(info, vinfo) || info.known;
@@ -12338,11 +12345,7 @@ class shape_lowerer {
         if (always_check || !fits(info, vinfo)) emit_void("vm.builtin.check_func_info", {value, leaf::of_string(ctx)});
         return;
       case info_kind::tensor: {
-        if (dynamic_only) {
-          bool all_const = true;
-          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
-          if (all_const) return;  // a static weight (or one of unknown shape): nothing to check
-        }
+        if (dynamic_only && all_static(info)) return;  // a static weight (or one of unknown shape): nothing to check
         if (always_check || !fits(info, vinfo))
           emit_void("vm.builtin.check_tensor_info",
                     {value, leaf::of_int(info.ndim), leaf::of_dtype(info.dt), leaf::of_string(ctx)});

@@ -23,6 +23,16 @@ rv::error failure(rv::virtual_machine& vm, std::string_view fn, std::initializer
   return r.error();
 }
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// The builder's or the checker's message for a module made by `make`; fails the test when it builds.
+template <class Make>
+std::string get_error(Make&& make) {
+  ir::module_builder m;
+  make(m);
+  rv::result<ir::module> r = m.try_get();
+  REQUIRE(!r.ok());
+  return std::string(r.error().message());
+}
 }  // namespace
 
 TEST_CASE("static parameter checks: check_tensor_info and one match_shape, the reference's bytecode") {
@@ -126,20 +136,13 @@ TEST_CASE("nested tuples: every check before the matches") {
 }
 
 TEST_CASE("well-formedness: each rule's message") {
-  const auto message = [](auto&& make) {
-    ir::module_builder m;
-    make(m);
-    rv::result<ir::module> r = m.try_get();
-    REQUIRE(!r.ok());
-    return std::string(r.error().message());
-  };
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           const ir::sym n = m.sym("n"), k = m.sym("k");
           auto f = m.function("main", {{"x", ir::tensor_info({n}, f32)}});
           f.ret(f.call_dps("k", {f.param(0)}, ir::tensor_info({k}, f32)));
         }) == "ir: function 'main', binding 1 (lv): symbolic variable 'k' in the annotation of 'lv' is used before it is "
               "defined; define it first as a bare dimension of a parameter's or a match_cast's annotation");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::tensor_info(f32, 1)}});
           ir::var d;
           {
@@ -149,23 +152,23 @@ TEST_CASE("well-formedness: each rule's message") {
           f.ret(d);
         }) == "ir: function 'main', result: variable 'lv' is a dataflow variable of an earlier block; only the block's "
               "outputs are visible after it (call output() on the dataflow scope)");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           { auto f = m.function("main", {{"x", ir::object_info()}}); f.ret(f.param(0)); }
           { auto f = m.function("main", {{"x", ir::object_info()}}); f.ret(f.param(0)); }
         }) == "ir: function 'main': is defined twice; function names must be unique in a module");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}, {"x", ir::object_info()}});
           f.ret(f.param(0));
         }) == "ir: function 'main': parameter name 'x' is used twice; parameter names must be unique");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}});
           f.ret(f.call("missing", {f.param(0)}, ir::object_info()));
         }) == "ir: function 'main', binding 1 (lv): calls function 'missing', which is not in the module");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           auto f = m.function("main", {{"x", ir::object_info()}});
           (void)f;
         }) == "ir: function 'main': has no result; end it with ret(value)");
-  CHECK(message([](ir::module_builder& m) {
+  CHECK(get_error([](ir::module_builder& m) {
           const ir::sym n = m.sym("n");
           { auto f = m.function("a", {{"x", ir::tensor_info({n}, f32)}}); f.ret(f.param(0)); }
           { auto f = m.function("b", {{"x", ir::tensor_info({n}, f32)}}); f.ret(f.param(0)); }
@@ -412,17 +415,6 @@ TEST_CASE("hostile IR: expressions nested without bound and constant folds that 
   }
 }
 
-namespace {
-// The builder's or the checker's message for a module made by `make`; fails the test when it builds.
-template <class Make>
-std::string get_error(Make&& make) {
-  ir::module_builder m;
-  make(m);
-  rv::result<ir::module> r = m.try_get();
-  REQUIRE(!r.ok());
-  return std::string(r.error().message());
-}
-}  // namespace
 
 TEST_CASE("hostile IR found by review: errors, not crashes, hangs or wrong code") {
   // Symbolic expressions and variables of another module builder.

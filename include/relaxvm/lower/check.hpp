@@ -167,25 +167,30 @@ class checker {
       }
     }
   }
+  // "function 'main': the annotation of 'lv'" (`what` names a variable, or is empty).
+  constexpr relaxvm::detail::text& fail_info(std::string_view where, std::string_view what) {
+    err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'");
+    return err_;
+  }
   constexpr void need_syms(const struct_info& s, std::string_view where, std::string_view what) {
     if (s.ndim > max_ndim || s.dims.size() > static_cast<std::size_t>(max_ndim)) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'") << " has "
+      fail_info(where, what) << " has "
            << s.dims.size() << " dimensions; at most " << max_ndim << " are supported";
       return;
     }
     for (const sym_ref& d : s.dims)
       if (s.kind != info_kind::prim && d.is_const() && d.value < 0) {
-        err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+        fail_info(where, what)
              << " has the negative dimension " << d.value;
         return;
       }
     if (s.kind == info_kind::prim && !(s.dt.is_int() || s.dt.is_uint())) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+      fail_info(where, what)
            << " is a prim value of dtype " << s.dt << "; prim values are integers or bool";
       return;
     }
     if (s.invalid) {
-      err_ << "function '" << f_->nm.view() << "': " << where << what << (what.empty() ? "" : "'")
+      fail_info(where, what)
            << " has an invalid expression (a constant fold that overflows int64 or divides by zero, nesting deeper than ir::max_sym_depth or larger than ir::max_sym_nodes, or symbolic variables of another module_builder)";
       return;
     }

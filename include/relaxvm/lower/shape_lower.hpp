@@ -202,17 +202,19 @@ class shape_lowerer {
     }
   }
 
+  /// No symbolic dimension (true for an unknown shape too: nothing dynamic to match).
+  static constexpr bool all_static(const struct_info& info) {
+    for (const sym_ref& d : info.dims)
+      if (!d.is_const()) return false;
+    return true;
+  }
   /// Whether check_match_cast(info, a value of `vinfo`, ...) emits a check or collects a match.
   static constexpr bool emits(const struct_info& info, const struct_info& vinfo, bool always_check, bool dynamic_only) {
     switch (info.kind) {
       case info_kind::object: return false;
       case info_kind::func: return always_check || !fits(info, vinfo);
       case info_kind::tensor:
-        if (dynamic_only) {
-          bool all_const = true;
-          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
-          if (all_const) return false;
-        }
+        if (dynamic_only && all_static(info)) return false;
         return always_check || !fits(info, vinfo) || info.known;
       case info_kind::shape:
       case info_kind::prim: return always_check || !fits(info, vinfo) || info.known;
@@ -238,11 +240,7 @@ class shape_lowerer {
         if (always_check || !fits(info, vinfo)) emit_void("vm.builtin.check_func_info", {value, leaf::of_string(ctx)});
         return;
       case info_kind::tensor: {
-        if (dynamic_only) {
-          bool all_const = true;
-          for (const sym_ref& d : info.dims) all_const = all_const && d.is_const();
-          if (all_const) return;  // a static weight (or one of unknown shape): nothing to check
-        }
+        if (dynamic_only && all_static(info)) return;  // a static weight (or one of unknown shape): nothing to check
         if (always_check || !fits(info, vinfo))
           emit_void("vm.builtin.check_tensor_info",
                     {value, leaf::of_int(info.ndim), leaf::of_dtype(info.dt), leaf::of_string(ctx)});
