@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the fuzz targets' seed corpora into DIR/load, DIR/run and DIR/graph: real executables
-// (shape heap and matching, control flow, VM-to-VM calls, closures and tuples, every constant
-// kind), the graphs of seeds/004 and a params file. Usage: make_corpus DIR
+// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build and DIR/graph: real
+// executables (shape heap and matching, control flow, VM-to-VM calls, closures and tuples, every
+// constant kind), inputs for fuzz_build's program decoder (one feature each), the graphs of
+// seeds/004 and a params file. Usage: make_corpus DIR
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <relaxvm.hpp>
 #include <relaxvm/graph/params.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "build_input.hpp"
 #include "seed_graphs.hpp"
 
 namespace rv = relaxvm;
@@ -77,6 +80,124 @@ std::vector<rv::executable> programs() {
   return out;
 }
 
+// Inputs for fuzz_build, each written against the decoder in fuzz/build.cpp (the comments say
+// what the bytes decode to). `RELAXVM_FUZZ_DUMP=1 fuzz_build SEED` prints the program a seed
+// makes; a change to the decoder can turn a seed into another program, so check them then.
+std::vector<std::pair<const char*, std::vector<std::uint8_t>>> build_seeds() {
+  namespace fz = relaxvm_fuzz;
+  constexpr auto op = [](fz::stmt s) { return static_cast<std::uint8_t>(s); };
+  using fz::stmt;
+  return {
+      // f0() = t, t = make_tuple(t, heap) 2^15 times: dropping, printing and sharing the result
+      // must not recurse once per level.
+      {"deep_tuple",
+       {fz::share_results, fz::big_budget, 0, /*f0*/ 0, 0, 0,
+        /*statements*/ 1, op(stmt::nest_loop), /*tuples*/ 0, /*(closure target: f0)*/ 2, /*2^15*/ 225,
+        /*the loop's heap*/ 0, 1, /*no block*/ 0,
+        /*ret t*/ 0, 0}},
+      // f0() = c, c = make_closure(f0, c) 2^15 times: closures capturing closures.
+      {"deep_closure",
+       {fz::share_results, fz::big_budget, 0, 0, 0, 0,
+        1, op(stmt::nest_loop), /*closures*/ 2, /*of f0*/ 2, /*2^15*/ 225, 0,
+        0, 0}},
+      // f0(x) = invoke_closure(%vm, make_closure(f0), x): recursion through the C++ stack, with a
+      // call depth that lets it go 2^14 deep.
+      {"closure_recursion",
+       {0, fz::deep_calls, 0, /*f0(x)*/ 1, 0, 0,
+        2, op(stmt::make_closure), /*vm function*/ 0, /*itself*/ 2, /*captures nothing*/ 0, 0,
+        op(stmt::invoke_closure), /*a register*/ 0, 0, /*%vm*/ 0, /*its arity*/ 0, /*x*/ 0, 0, 0,
+        /*ret the result*/ 0, 2}},
+      // f0(x) = f1(x) then if (x) return; f1(x) = f0(x): mutual recursion to the depth limit.
+      {"mutual_recursion",
+       {0, 0, /*two functions*/ 1, 1, 0, 0, 1, 0, 0,
+        /*f0*/ 2, op(stmt::call_vm), /*f1*/ 1, /*x*/ 0, 0, 0,
+        op(stmt::if_block), /*read_if_cond(x)*/ 0, 0, 0, /*one statement*/ 0, op(stmt::early_ret), 0, 1, /*no else*/ 0,
+        0, 1,
+        /*f1*/ 1, op(stmt::call_vm), /*f0*/ 0, 0, 0, 0,
+        0, 1}},
+      // f0() calls f1() until the budget runs out; f1 has 65536 registers: the budget must count
+      // the registers each call sets up and clears, or the loop runs for minutes.
+      {"big_registers",
+       {0, 0, 1, /*f0()*/ 0, 0, 0, /*f1()*/ 0, /*2^16 registers*/ 234, 0,
+        /*f0*/ 1, op(stmt::loop), /*forever*/ 248, /*one statement*/ 0, op(stmt::call_vm), /*f1*/ 1, 0,
+        0, 0,
+        /*f1: no statements*/ 0}},
+      // f0 has 65536 registers and calls f1 (131071 registers) and itself: the stack limit
+      // refuses the frame that does not fit.
+      {"huge_frames",
+       {0, 0, 1, /*f0()*/ 0, /*2^16 registers*/ 234, 0, /*f1(x)*/ 1, /*65536 + 0xffff*/ 250, 0xff, 0xff, 0,
+        /*f0*/ 2, op(stmt::call_vm), /*f1*/ 1, /*a constant*/ 0, /*int*/ 0, /*1*/ 1, 0,
+        op(stmt::call_vm), /*f0*/ 0, 0,
+        0, 0,
+        /*f1*/ 1, op(stmt::call_vm), 0, 0,
+        0, 0}},
+      // f0(x): 4 times { c = 5; b = read_if_cond(c); goto the start }: a counted loop left by a
+      // backward goto, so only the budget ends it.
+      {"loops",
+       {0, 0, 0, 1, 0, 0,
+        2, op(stmt::loop), /*4 times*/ 3, /*3 statements*/ 2,
+        op(stmt::constant), /*int*/ 0, /*5*/ 5, 0,
+        op(stmt::cond), /*read_if_cond*/ 1, 0, 0, 0, 0,
+        op(stmt::raw_jump), /*goto*/ 3, /*to instruction 0*/ 0,
+        op(stmt::make_tuple), /*2 fields*/ 2, 0, 0, 0, 1, 0,
+        0, 3}},
+      // f0(x) = copy(%vm) after print(x, ...) with x as the context; f1(x) = make_tuple(x, %vm).
+      // The first VM dies, then the second gets its context as an argument: stored or returned,
+      // %vm must never outlive its VM.
+      {"escape_vm",
+       {fz::outlive_vm, 0, 1, 1, 0, 0, 1, 0, 0,
+        /*f0*/ 2, op(stmt::print), /*context from a register*/ 15, /*x*/ 0, /*no values*/ 0, 0,
+        op(stmt::escape_vm), /*copy*/ 0, 0,
+        /*ret it*/ 0, 2,
+        /*f1*/ 1, op(stmt::escape_vm), /*make_tuple*/ 1, 0, 0, 0,
+        0, 1,
+        /*arguments: six nulls*/ 0, 0, 0, 0, 0, 0, /*first VM*/ 0, 0, /*second VM: f0 gets the context*/ 6, 8}},
+      // Storage of zero bytes and of 16, a tensor view, a reshape, a shape heap filled by
+      // match_shape, read by make_shape, computed on by shape_arith.
+      {"memory",
+       {0, 0, 0, 0, 0, 0,
+        8, op(stmt::alloc_storage), /*%vm*/ 0, /*shape [0]*/ 1, 0, 0, /*device 0*/ 0, 0, /*uint8*/ 0, /*no scope*/ 0, 0,
+        op(stmt::alloc_storage), 0, /*shape [16]*/ 1, 0, 16, /*device -1*/ 0, 1, 0, 0, 0,
+        op(stmt::alloc_tensor), /*the 16 bytes*/ 0, 0, 1, /*offset 0*/ 0, 0, /*shape [2, 2]*/ 2, 0, 2, 0, 2,
+        /*int32*/ 0, 3, 0, 0,
+        op(stmt::reshape), 0, 0, 0, /*shape constant [4]*/ 216, 0, 1, 0, 4, 0,
+        op(stmt::shape_heap), /*%vm*/ 0, 0, /*4 slots*/ 0, 4, 0,
+        op(stmt::match_shape), /*a tensor*/ 0, 0, 0, 1, /*the heap*/ 0, 0, 0, 0, /*n = 1*/ 1, 0,
+        /*store_to_heap*/ 1, /*slot 0*/ 0, /*no err_ctx*/ 0,
+        op(stmt::make_shape), /*n = 2*/ 2, /*the heap*/ 0, 0, 0, 0, /*load slot 0*/ 1, 0, /*imm 3*/ 0, 3, 0,
+        op(stmt::shape_arith), /*the heap*/ 0, 0, 0, /*one group*/ 0, /*mul*/ 2, /*slot 1*/ 1, /*load 0*/ 1, 0, 0,
+        /*times 5*/ 0, 0, 5,
+        0, 6}},
+      // Constants of every kind in registers, in a tuple; formalization and dedup off.
+      {"constants",
+       {fz::no_formalize | fz::no_dedup, 0, 0, 0, 0, 0,
+        9, op(stmt::constant), /*int*/ 0, 200, 0,
+        op(stmt::constant), /*float*/ 1, /*inf*/ 6, 0,
+        op(stmt::constant), /*bool*/ 2, 1, 0,
+        op(stmt::constant), /*dtype*/ 3, /*int32*/ 3, 0,
+        op(stmt::constant), /*device*/ 4, /*cuda*/ 2, 0,
+        op(stmt::constant), /*shape*/ 5, /*3 dims*/ 3, 0, 2, 0, 3, 0, 4, 0,
+        op(stmt::constant), /*string*/ 6, 2, 0,
+        op(stmt::constant), /*tensor*/ 7, /*float32*/ 5, /*one dim*/ 1, /*of 2*/ 2, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0,
+        op(stmt::make_tuple), /*4 fields*/ 4, 0, 1, 0, 4, 0, 5, 0, 7, 0,
+        0, 8}},
+      // Relay-style code: f0(a, b) makes an ADT, reads its tag, calls f1 through call_tir_dyn
+      // with the shape [7], returns a closure of f1; f1(x) prints x and checks it is a tuple. The
+      // second VM is instrumented, used through the stateful API, and calls closures from C++.
+      {"relay",
+       {fz::instrument | fz::stateful | fz::closures_from_c, 0, 1, /*f0(a, b)*/ 2, 0, 3, /*f1(x)*/ 1, 0, 0,
+        /*f0*/ 5, op(stmt::make_adt), /*tag 2*/ 2, /*2 fields*/ 2, 0, 0, 0, 1, 0,
+        op(stmt::adt_read), 0, 0, 0, /*get_tag*/ 1, 0,
+        op(stmt::call_tir_dyn), /*%vm*/ 0, 0, /*a vm function*/ 0, 0, /*f1*/ 1, /*1 dim*/ 1, /*7*/ 7, 0, 0,
+        op(stmt::make_closure), 0, 0, 1, 0, 0,
+        op(stmt::make_tuple), 2, 0, 3, 0, 5, 0,
+        0, 5,
+        /*f1*/ 2, op(stmt::print), 0, /*one value*/ 1, 0, 0, 0,
+        op(stmt::check_info), 0, 0, /*check_tuple_info*/ 2, /*size 1*/ 1, 0, 216, 0, 2,
+        0, 0}},
+  };
+}
+
 const char* graphs[] = {
     seed_graphs::add3,
     seed_graphs::shared,
@@ -98,7 +219,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* t : {"load", "run", "graph"}) std::filesystem::create_directories(dir / t);
+  for (const char* t : {"load", "run", "build", "graph"}) std::filesystem::create_directories(dir / t);
   int i = 0;
   for (const rv::executable& exe : programs()) {
     const std::vector<std::byte> bytes = exe.save();
@@ -112,6 +233,11 @@ int main(int argc, char** argv) {
     run.insert(run.end(), bytes.begin(), bytes.end());
     write(dir / "run" / ("exe" + std::to_string(i)), run);
     ++i;
+  }
+  for (const auto& [name, input] : build_seeds()) {
+    std::vector<std::byte> b(input.size());
+    for (std::size_t k = 0; k < input.size(); ++k) b[k] = static_cast<std::byte>(input[k]);
+    write(dir / "build" / name, b);
   }
   i = 0;
   for (const char* g : graphs) {

@@ -1526,7 +1526,11 @@ struct verify_report {
   std::int64_t func = -1;   ///< the function at fault, or -1
   std::int64_t instr = -1;  ///< the global instruction index at fault, or -1
   detail::text message;     ///< what is wrong, where, and what to do
+  /// The first max_warnings warnings; warnings_dropped counts the rest (a hostile file could
+  /// otherwise make the report far larger than itself).
   std::vector<verify_warning> warnings;
+  std::int64_t warnings_dropped = 0;
+  static constexpr std::size_t max_warnings = 1000;
 
   constexpr bool ok() const { return rule == verify_rule::ok; }
 };
@@ -1551,6 +1555,13 @@ class verifier {
 
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
+      // One register table for all functions, as large as the largest register file (at most
+      // max_register_file_size bytes); each function clears only the entries it set, so that
+      // verification takes time in proportion to the code, not to declared register counts.
+      std::int64_t largest = 0;
+      for (const func_info& f : v_.funcs)
+        if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
+      regs_ = filled<std::uint8_t>(static_cast<std::size_t>(largest), 0);
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -1837,14 +1848,14 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (!defined_[static_cast<std::size_t>(r)]) {
+    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args) used_[static_cast<std::size_t>(r)] = 1;
+    if (r < f.num_args) mark(r, reg_used);
     return true;
   }
 
@@ -1862,9 +1873,15 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    defined_ = filled<std::uint8_t>(static_cast<std::size_t>(f.register_file_size), 0);
-    used_ = filled<std::uint8_t>(static_cast<std::size_t>(f.num_args), 0);
-    for (std::int64_t r = 0; r < f.num_args; ++r) defined_[static_cast<std::size_t>(r)] = 1;
+    // Leaves regs_ all clear for the next function, however this one ends.
+    struct clear_on_exit {
+      verifier& v;
+      constexpr ~clear_on_exit() {
+        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
+        v.touched_.clear();
+        v.inputs_read_ = 0;
+      }
+    } clear{*this};
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
@@ -1923,7 +1940,7 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst != void_register) defined_[static_cast<std::size_t>(in.dst)] = 1;
+          if (in.dst != void_register) mark(in.dst, reg_defined);
           break;
         }
         case opcode::ret:
@@ -1948,8 +1965,18 @@ class verifier {
           break;
       }
     }
-    for (std::int64_t r = 0; r < f.num_args; ++r)
-      if (!used_[static_cast<std::size_t>(r)]) report_.warnings.push_back({warning_kind::unused_input, func, r});
+    // Inputs never read. The walk passes the inputs read (each read by an instruction) and
+    // those it reports, then stops: its length follows the code, not the declared count.
+    std::int64_t unused = f.num_args - inputs_read_;
+    for (std::int64_t r = 0; unused > 0; ++r) {
+      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
+      if (report_.warnings.size() >= verify_report::max_warnings) {
+        report_.warnings_dropped += unused;
+        break;
+      }
+      report_.warnings.push_back({warning_kind::unused_input, func, r});
+      --unused;
+    }
     return true;
   }
 
@@ -1988,15 +2015,29 @@ class verifier {
       }
     }
     for (std::int64_t k = 0; k < n; ++k)
-      if (!seen[static_cast<std::size_t>(k)])
-        report_.warnings.push_back({warning_kind::unreachable_instruction, func, f.start + k});
+      if (!seen[static_cast<std::size_t>(k)]) warn({warning_kind::unreachable_instruction, func, f.start + k});
     return true;
   }
 
+  constexpr void warn(const verify_warning& w) {
+    if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
+    else ++report_.warnings_dropped;
+  }
+  constexpr void mark(std::int64_t r, std::uint8_t bit) {
+    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
+    if (e & bit) return;
+    if (e == 0) touched_.push_back(r);
+    e = static_cast<std::uint8_t>(e | bit);
+    if (bit == reg_used) ++inputs_read_;
+  }
+
+  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
+  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  std::vector<std::uint8_t> defined_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
-  std::vector<std::uint8_t> used_;
+  std::vector<std::uint8_t> regs_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
+  std::vector<std::int64_t> touched_;  // the entries of regs_ this function set
+  std::int64_t inputs_read_ = 0;       // this function's inputs with reg_used
 };
 
 }  // namespace detail
@@ -2766,7 +2807,7 @@ constexpr build_summary summarize() {
   build_summary s;
   s.ok = out.ok();
   s.sizes = sizes_of(out.layout);
-  s.num_warnings = out.report.warnings.size();
+  s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
   if (!s.ok) {
     // The rule's name first, on a chunk of its own, so it is easy to spot in the diagnostic.
     text t;
@@ -3159,7 +3200,11 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
 
 inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   std::uint64_t n = 0;
-  if (!r.count(n, 1 + 1)) return r.error();  // no reserve(n): a const_info is 24x a minimal record
+  if (!r.count(n, 1 + 1)) return r.error();
+  // Reserved at once: growing by doubling would hold half again as much at its peak. A const_info
+  // is 24 times the smallest record (a bool: tag and byte), the largest ratio of the format
+  // (docs/security.md, Memory).
+  l.constants.reserve(static_cast<std::size_t>(n));
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;
@@ -3709,6 +3754,11 @@ class executable {
  public:
   /// An executable with no functions.
   executable() : data_(std::make_shared<const storage>()) {}
+  // An executable is an immutable value: moving one copies the handle, so a moved-from
+  // executable is still the same, usable program (and never a null one).
+  executable(const executable&) = default;
+  executable& operator=(const executable&) = default;
+  ~executable() = default;
 
   /// A compile-time executable, copied into vectors. build() verified it, but its pools are
   /// public, so it is verified again: a modified one throws relaxvm::error (or calls
@@ -3826,6 +3876,11 @@ class executable {
       append_warning(t, s->layout.view(), w);
       s->warnings.emplace_back(t.view());
     }
+    if (report.warnings_dropped > 0) {
+      detail::text t;
+      t << "... and " << report.warnings_dropped << " more warnings";
+      s->warnings.emplace_back(t.view());
+    }
     return s;
   }
   explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
@@ -3855,12 +3910,16 @@ class executable {
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#if RELAXVM_HEAP
+#include <vector>
+#endif
 
 #ifndef RELAXVM_OBJECT_CACHE
 #define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
@@ -3888,6 +3947,8 @@ namespace relaxvm {
 class object;
 
 namespace detail {
+void release_object(object* o) noexcept;
+void share_object(object* o) noexcept;
 
 // Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
 // max_cached_blocks each; larger or surplus blocks go back to the system.
@@ -3981,33 +4042,32 @@ inline object_memory_state& object_memory() {
   static object_memory_state state;
   return state;
 }
-/// A contract violation: the program needs more object memory than it was given.
-[[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+/// Why an object of `n` bytes found no room in the object memory.
+RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
   if (n > (std::size_t{32} << (size_classes - 1)))
-    RELAXVM_ON_ERROR(runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
-                                   std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long"));
-  RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
-                                 n, " bytes; give set_object_memory() a larger buffer"));
-  __builtin_trap();
+    return runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
+                         std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long");
+  return runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ", n,
+                       " bytes; give set_object_memory() a larger buffer");
 }
 #endif
 
-/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
-inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
+/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
+/// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
+/// that into an error); with a heap, operator new's behaviour.
+inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
   size_class = size_class_of(n);
 #if !RELAXVM_HEAP
   object_memory_state& m = object_memory();
-  if (size_class == uncached_class) object_memory_exhausted(n);
-  ++m.live;
+  if (size_class == uncached_class) return nullptr;
   if (object_memory_state::block* b = m.heads[size_class]) {
+    ++m.live;
     m.heads[size_class] = b->next;
     return b;
   }
   const std::size_t bytes = std::size_t{32} << size_class;
-  if (static_cast<std::size_t>(m.end - m.next) < bytes) {
-    --m.live;
-    object_memory_exhausted(n);
-  }
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) return nullptr;
+  ++m.live;
   void* p = m.next;
   m.next += bytes;
   const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
@@ -4098,11 +4158,10 @@ class object {
 
   /// Makes this object's reference count (and those of the objects it holds) atomic, so that
   /// handles to it may be copied and dropped on several threads at once. Call it before the
-  /// object is visible to a second thread.
+  /// object is visible to a second thread. Values nested however deep are shared without deep
+  /// recursion (see detail::share_object).
   void share() noexcept {
-    if (is_shared()) return;
-    flags_ |= flag_shared;
-    if (type_->share_children) type_->share_children(this);
+    if (!is_shared()) detail::share_object(this);
   }
 
   // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
@@ -4112,9 +4171,9 @@ class object {
   }
   void dec_ref() noexcept {
     if (atomic_rc()) {
-      if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) type_->destroy(this);
+      if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) detail::release_object(this);
     } else if (--refcount_ == 0) {
-      type_->destroy(this);
+      detail::release_object(this);
     }
   }
 
@@ -4124,15 +4183,46 @@ class object {
 
  private:
   template <class T, class... Args>
-  friend T* make_raw_object(Args&&... args);
-  template <class T, class... Args>
-  friend T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
+  friend result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
   static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
   template <class T>
   friend void detail::destroy_object(object* o) noexcept;
+  friend void detail::release_object(object* o) noexcept;
+  friend void detail::share_object(object* o) noexcept;
   std::uint32_t size_class() const noexcept { return (flags_ >> size_class_shift) & 0xFF; }
+
+  // A dead object waiting in the deferred list (see detail::release_object) no longer needs its
+  // count or flags: those 8 bytes hold the link to the next one. On 64-bit targets the link
+  // overwrites the size class too, so it travels in the link's low bits (objects are 8-aligned);
+  // where a pointer fits in 4 bytes, flags_ is left alone.
+  static constexpr std::uintptr_t link_code_mask = 7;
+  void set_dead_link(object* next) noexcept {
+    static_assert(sizeof(std::uintptr_t) <= sizeof(std::uint32_t) ||
+                      (alignof(object) > link_code_mask && sizeof(std::uintptr_t) <= 2 * sizeof(std::uint32_t)),
+                  "a dead object's link must fit in its count and flags");
+    auto bits = reinterpret_cast<std::uintptr_t>(next);
+    if constexpr (sizeof(std::uintptr_t) > sizeof(refcount_)) {
+      const std::uint32_t c = size_class();
+      bits |= c == detail::uncached_class ? link_code_mask : c;
+      std::memcpy(static_cast<void*>(&refcount_), &bits, sizeof bits);
+    } else {
+      std::memcpy(static_cast<void*>(&refcount_), &bits, sizeof bits);
+    }
+  }
+  /// Undoes set_dead_link (restoring the size class) and returns the link.
+  object* take_dead_link() noexcept {
+    std::uintptr_t bits = 0;
+    std::memcpy(&bits, static_cast<const void*>(&refcount_), sizeof bits);
+    if constexpr (sizeof(std::uintptr_t) > sizeof(refcount_)) {
+      const std::uintptr_t code = bits & link_code_mask;
+      bits &= ~link_code_mask;
+      refcount_ = 0;
+      flags_ = (code == link_code_mask ? detail::uncached_class : static_cast<std::uint32_t>(code)) << size_class_shift;
+    }
+    return reinterpret_cast<object*>(bits);
+  }
   bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
 
   alignas(4) std::uint32_t refcount_ = 1;
@@ -4140,14 +4230,19 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Like make_raw_object, with `tail_bytes` of storage after the object (for shapes, strings,
-/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block.
+/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
+/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
+/// firmware mode, an error when the object memory has no room: what programs make goes through
+/// here, so that no program can halt the device by filling it.
 template <class T, class... Args>
-T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
   std::uint32_t size_class = 0;
-  void* mem = detail::allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+  void* mem = detail::try_allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+#if !RELAXVM_HEAP
+  if (mem == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+#endif
   T* p;
 #if RELAXVM_USE_EXCEPTIONS
   try {
@@ -4164,6 +4259,13 @@ T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   return p;
 }
 
+/// The infallible form for host code: a T with `tail_bytes` after it; running out of object
+/// memory (firmware mode) is raised like any error (RELAXVM_ON_ERROR without exceptions).
+template <class T, class... Args>
+T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+  return try_make_raw_object_with_tail<T>(tail_bytes, std::forward<Args>(args)...).value();
+}
+
 /// Creates a T (derived from object) with one reference, owned by the caller.
 template <class T, class... Args>
 T* make_raw_object(Args&&... args) {
@@ -4171,6 +4273,91 @@ T* make_raw_object(Args&&... args) {
 }
 
 namespace detail {
+
+/// Objects freed inside the destruction of others, deeper than this, wait in a list instead:
+/// dropping a value nested a million deep (a tuple in a tuple ..., closures capturing closures,
+/// a Relay cons list) takes this many C++ frames at most and no extra memory.
+inline constexpr std::uint32_t max_destroy_depth = 32;
+struct destroy_state {
+  std::uint32_t depth = 0;
+  object* deferred = nullptr;  // linked through the dead objects themselves (object::set_dead_link)
+};
+inline RELAXVM_THREAD_LOCAL destroy_state destroying;  // trivially destructible: safe in any thread
+
+/// Destroys an object whose last reference is gone (object::dec_ref). Out of line: every
+/// reference drop would otherwise carry this code.
+RELAXVM_NOINLINE inline void release_object(object* o) noexcept {
+  destroy_state& s = destroying;
+  if (s.depth >= max_destroy_depth) {
+    o->set_dead_link(s.deferred);
+    s.deferred = o;
+    return;
+  }
+  ++s.depth;
+  o->type_->destroy(o);
+  if (s.depth == 1) {
+    // The outermost destruction empties the list; what those free may defer more.
+    while (object* d = s.deferred) {
+      s.deferred = d->take_dead_link();
+      d->type_->destroy(d);
+    }
+  }
+  --s.depth;
+}
+
+/// Objects reached deeper than this while sharing go to a work list (heap builds; without a heap
+/// there are no threads, so a deeper part left unshared changes nothing).
+inline constexpr std::uint32_t max_share_depth = 32;
+struct share_state {
+  std::uint32_t depth = 0;
+#if RELAXVM_HEAP
+  std::vector<object*> pending;
+#endif
+};
+inline share_state& sharing() {
+  static RELAXVM_THREAD_LOCAL share_state s;
+  return s;
+}
+
+/// Marks `o` and everything it holds shared (object::share).
+RELAXVM_NOINLINE inline void share_object(object* o) noexcept {
+  share_state& s = sharing();
+  if (s.depth >= max_share_depth) {
+#if RELAXVM_HEAP
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+      s.pending.push_back(o);
+      return;
+    } catch (...) {
+      // No memory for the work list: share this one by recursing after all (below).
+    }
+#else
+    s.pending.push_back(o);
+    return;
+#endif
+#else
+    return;
+#endif
+  }
+  auto visit = [&s](object* x) {
+    if (x->is_shared()) return;
+    x->flags_ |= object::flag_shared;
+    ++s.depth;
+    if (x->type_->share_children) x->type_->share_children(x);
+    --s.depth;
+  };
+  visit(o);
+#if RELAXVM_HEAP
+  if (s.depth == 0) {
+    while (!s.pending.empty()) {
+      object* x = s.pending.back();
+      s.pending.pop_back();
+      visit(x);
+    }
+  }
+#endif
+}
+
 template <class T>
 void destroy_object(object* o) noexcept {
   T* p = static_cast<T*>(o);
@@ -4286,6 +4473,12 @@ inline std::size_t object_memory_peak() noexcept { return detail::object_memory(
 template <class T, class... Args>
 object_ref<T> make_object(Args&&... args) {
   return object_ref<T>::adopt(make_raw_object<T>(std::forward<Args>(args)...));
+}
+/// The non-throwing form: in firmware mode, an error when the object memory has no room.
+template <class T, class... Args>
+result<object_ref<T>> try_make_object(Args&&... args) {
+  RELAXVM_TRY_ASSIGN(T * p, try_make_raw_object_with_tail<T>(0, std::forward<Args>(args)...));
+  return object_ref<T>::adopt(p);
 }
 
 }  // namespace relaxvm
@@ -4406,6 +4599,10 @@ class shape {
   /// The empty shape ().
   shape() noexcept = default;
   shape(std::initializer_list<std::int64_t> dims) : shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<shape> try_make(std::span<const std::int64_t> dims) {
+    return generate(dims.size(), [dims](std::size_t i) -> result<std::int64_t> { return dims[i]; });
+  }
   explicit shape(std::span<const std::int64_t> dims) {
     if (dims.empty()) return;
     shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
@@ -4421,7 +4618,8 @@ class shape {
   static result<shape> generate(std::size_t n, F&& dim) {
     shape s;
     if (n == 0) return s;
-    shape_object* o = make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t), static_cast<std::int64_t>(n));
+    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
+                                                                                  static_cast<std::int64_t>(n)));
     s.obj_ = object_ref<shape_object>::adopt(o);
     for (std::size_t i = 0; i < n; ++i) {
       RELAXVM_TRY_ASSIGN(o->dims()[i], dim(i));
@@ -4514,11 +4712,13 @@ class string {
   static constexpr value_kind kind = value_kind::string;
 
   string() : string(std::string_view()) {}
-  string(std::string_view s) {  // NOLINT: implicit, like std::string from a literal
-    string_object* o = make_raw_object_with_tail<string_object>(s.size() + 1, s.size());
+  string(std::string_view s) : string(try_make(s).value()) {}  // NOLINT: implicit, like std::string from a literal
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<string> try_make(std::string_view s) {
+    RELAXVM_TRY_ASSIGN(string_object * o, try_make_raw_object_with_tail<string_object>(s.size() + 1, s.size()));
     if (!s.empty()) std::memcpy(o->chars(), s.data(), s.size());
     o->chars()[s.size()] = '\0';
-    obj_ = object_ref<string_object>::adopt(o);
+    return string(object_ref<string_object>::adopt(o));
   }
   string(const char* s) : string(std::string_view(s)) {}        // NOLINT
   string(const std::string& s) : string(std::string_view(s)) {}  // NOLINT
@@ -4536,6 +4736,7 @@ class string {
   object* detach() noexcept { return obj_.release(); }
 
  private:
+  explicit string(object_ref<string_object> o) noexcept : obj_(std::move(o)) {}
   object_ref<string_object> obj_;
 };
 
@@ -4658,7 +4859,12 @@ class tensor {
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
     if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
-    auto o = make_object<tensor_object>();
+    result<object_ref<tensor_object>> made = try_make_object<tensor_object>();
+    if (!made.ok()) {
+      detail::heap_free(data, tensor_alignment);
+      return std::move(made).error();
+    }
+    object_ref<tensor_object> o = std::move(*made);
     o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
@@ -4699,7 +4905,7 @@ class tensor {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
-    auto o = make_object<tensor_object>();
+    RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);
     o->read_only = read_only;
@@ -4777,9 +4983,11 @@ class tensor {
   /// True for tensors that view memory they must not write, such as an executable's constants.
   bool read_only() const noexcept { return obj_->read_only; }
   const DLTensor& dl() const noexcept { return obj_->dl; }
-  /// The first element's address (data + byte_offset); check read_only() before writing through it.
+  /// The first element's address (data + byte_offset); check read_only() before writing through
+  /// it, and device() before reading it on the host. Null for a tensor without data (DLPack allows
+  /// null data for zero elements, with any byte_offset).
   void* raw_data() const noexcept {
-    return static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset;
+    return obj_->dl.data ? static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset : nullptr;
   }
 
   /// The data as T*, checking that T matches the dtype. A read-only tensor (a constant of an
@@ -4790,6 +4998,9 @@ class tensor {
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
     if (dtype_of<E>() != dtype())
       return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
+    if (device().device_type != kDLCPU)
+      return detail::value_error("tensor::data<", dtype_of<E>(), ">: the tensor is on ", device(),
+                                 ", whose memory the host cannot read");
     if constexpr (!std::is_const_v<T>) {
       if (obj_->read_only)
         return detail::value_error("tensor::data<", dtype_of<E>(),
@@ -4807,6 +5018,8 @@ class tensor {
   result<tensor> try_copy() const {
     if (!obj_) return detail::value_error("tensor::copy: the tensor is undefined");
     if (!is_contiguous()) return detail::value_error("tensor::copy: strided tensors are not supported yet");
+    if (device().device_type != kDLCPU)
+      return detail::value_error("tensor::copy: the tensor is on ", device(), ", whose memory the host cannot read");
     RELAXVM_TRY_ASSIGN(tensor t, try_empty(shape(), dtype()));
     if (nbytes() > 0) std::memcpy(t.raw_data(), raw_data(), static_cast<std::size_t>(nbytes()));
     return t;
@@ -5304,12 +5517,16 @@ class tuple {
   /// The empty tuple (no allocation).
   tuple() noexcept = default;
   tuple(std::initializer_list<value> fields) : tuple(std::span<const value>(fields.begin(), fields.size())) {}
-  explicit tuple(std::span<const value> fields, std::int32_t tag = 0) {
-    if (fields.empty() && tag == 0) return;
-    tuple_object* o = make_raw_object_with_tail<tuple_object>(fields.size() * sizeof(value),
-                                                              static_cast<std::int64_t>(fields.size()), tag);
+  explicit tuple(std::span<const value> fields, std::int32_t tag = 0) : tuple(try_make(fields, tag).value()) {}
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<tuple> try_make(std::span<const value> fields, std::int32_t tag = 0) {
+    tuple t;
+    if (fields.empty() && tag == 0) return t;
+    RELAXVM_TRY_ASSIGN(tuple_object * o, try_make_raw_object_with_tail<tuple_object>(
+                                             fields.size() * sizeof(value), static_cast<std::int64_t>(fields.size()), tag));
     for (std::size_t i = 0; i < fields.size(); ++i) ::new (static_cast<void*>(o->fields() + i)) value(fields[i]);
-    obj_ = object_ref<tuple_object>::adopt(o);
+    t.obj_ = object_ref<tuple_object>::adopt(o);
+    return t;
   }
   tuple(detail::borrow_t b, tuple_object* o) noexcept : obj_(b, o) {}
 
@@ -5383,7 +5600,7 @@ struct closure_object : object {
   static constexpr std::string_view type_name = "relaxvm.closure";
   enum class kind_t : std::uint8_t { packed, vm };
 
-  closure_object(kind_t k, std::string_view n) : fn_kind(k), name(n) {}
+  closure_object(kind_t k, relaxvm::string n) noexcept : fn_kind(k), name(std::move(n)) {}
   ~closure_object() {
     for (value& v : bound) v.~value();
   }
@@ -5457,9 +5674,12 @@ class closure {
 
   /// A new closure that calls this one with `captured` appended after the call's arguments
   /// (and after any values this one already captured).
-  closure bind(std::span<const value> captured) const {
+  closure bind(std::span<const value> captured) const { return try_bind(captured).value(); }
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  result<closure> try_bind(std::span<const value> captured) const {
     const std::size_t n = obj_->bound.size() + captured.size();
-    closure_object* raw = make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name.view());
+    RELAXVM_TRY_ASSIGN(closure_object * raw,
+                       try_make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name));
     auto c = object_ref<closure_object>::adopt(raw);
     c->invoke = obj_->invoke;
     c->result_after_args = obj_->result_after_args;
@@ -5795,7 +6015,8 @@ closure make_packed(std::string_view name, F f) {
 // ---- begin relaxvm/runtime/context.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // vm_context: what a builtin that takes `ctx` (the %vm register) can ask of the VM running it.
-// A context value is valid during the call that received it; do not keep it past that call.
+// A context value is valid during the call that received it; do not keep it past that call (the
+// builtins that store values refuse it: check_no_context).
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 
@@ -6081,7 +6302,8 @@ class arena_allocator final : public allocator_object {
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     detail::lock_guard lock(mutex_);
-    if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
+    // A zero-byte block may sit exactly at the top (offset == top_): it is still live.
+    if (live_ == 0 || addr < base || addr - base > top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
@@ -6213,7 +6435,10 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
   RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  return make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+  result<object_ref<storage_object>> made =
+      try_make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+  if (!made.ok()) alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
+  return made;
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
@@ -6279,10 +6504,43 @@ class vm_context {
   ~vm_context() = default;
 };
 
-/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device): the context
-/// when args[0] is one, and then `args` without it; else null and `args` unchanged.
+/// A context value lives only as long as the call that received it, so it must never be kept in
+/// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address
+/// to a second VM). `fn` names the builtin that would store the values, `what` what they are.
+inline status check_no_context(std::string_view fn, std::string_view what, std::span<const value> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i].kind() == value_kind::context)
+      return detail::type_error(fn, ": ", what, ' ', i, " is the vm context (%vm), which is valid only during the call "
+                                "that receives it and cannot be stored");
+  return {};
+}
+
+namespace detail {
+inline RELAXVM_THREAD_LOCAL vm_context* running = nullptr;
+}  // namespace detail
+
+/// The VM running a call on this thread (the innermost, when one VM's kernel runs another), or
+/// null outside every VM. The interpreters set it for each invocation (running_scope).
+inline vm_context* running_context() noexcept { return detail::running; }
+
+/// Makes `ctx` the running context until the scope ends.
+class running_scope {
+ public:
+  explicit running_scope(vm_context* ctx) noexcept : saved_(detail::running) { detail::running = ctx; }
+  running_scope(const running_scope&) = delete;
+  running_scope& operator=(const running_scope&) = delete;
+  ~running_scope() { detail::running = saved_; }
+
+ private:
+  vm_context* saved_;
+};
+
+/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device, call_tir_dyn):
+/// the context when args[0] is one, and then `args` without it. Else the VM running the call, so
+/// that a program cannot reach the system heap or standard output by leaving %vm out (an arena,
+/// a print sink hold either way); null when called from C++ outside every VM.
 inline vm_context* take_context(std::span<const value>& args) noexcept {
-  if (args.empty() || args[0].kind() != value_kind::context) return nullptr;
+  if (args.empty() || args[0].kind() != value_kind::context) return running_context();
   vm_context* ctx = args[0].raw_context();
   args = args.subspan(1);
   return ctx;
@@ -6604,22 +6862,30 @@ struct constant_traits<value> {
 };
 
 /// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without
-/// copying and are read-only; `owner` keeps those bytes alive.
-inline value materialize_constant(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+/// copying and are read-only; `owner` keeps those bytes alive. The verifier checked every kind,
+/// shape and size, so the one possible error is firmware mode's object memory running out.
+inline result<value> try_materialize_constant(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
   switch (c.kind) {
     case const_kind::int64: return value(c.scalar);
     case const_kind::float64: return value(std::bit_cast<double>(c.scalar));
     case const_kind::boolean: return value(c.scalar != 0);
     case const_kind::dtype: return value(dtype::unpack(c.scalar));
     case const_kind::device: return value(device::unpack(c.scalar));
-    case const_kind::shape:
-      return value(shape(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset), static_cast<std::size_t>(c.ndim))));
-    case const_kind::string: return value(v.str({c.data_offset, c.data_size}));
+    case const_kind::shape: {
+      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
+                                                                  static_cast<std::size_t>(c.ndim))));
+      return value(std::move(s));
+    }
+    case const_kind::string: {
+      RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
+      return value(std::move(s));
+    }
     case const_kind::tensor: {
-      shape s(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset), static_cast<std::size_t>(c.ndim)));
+      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
+                                                                  static_cast<std::size_t>(c.ndim))));
       void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
-      // The verifier checked dtype, shape and size, so this cannot fail.
-      return value(tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true).value());
+      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
+      return value(std::move(t));
     }
   }
   return value();
@@ -6641,7 +6907,15 @@ inline value materialize_constant(const exec_view& v, const const_info& c, const
 namespace relaxvm {
 namespace detail {
 
-inline void append_value(text& out, const value& v, bool quote_strings = false) {
+/// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep
+/// stays short, and printing it takes bounded stack.
+inline constexpr int max_print_depth = 32;
+/// At most this many values of one tuple tree are written, the rest as "...": a tuple holding
+/// the same tuple twice, 30 times over, has 2^30 leaves, though a program makes it in 30 steps.
+inline constexpr std::int64_t max_print_values = 1000;
+
+inline void append_value_limited(text& out, const value& v, bool quote_strings, int depth, std::int64_t& left) {
+  --left;
   switch (v.kind()) {
     case value_kind::null: out << "null"; break;
     case value_kind::int64: out << v.raw_int(); break;
@@ -6665,10 +6939,18 @@ inline void append_value(text& out, const value& v, bool quote_strings = false) 
     case value_kind::tuple: {
       const tuple t = v.as<tuple>();
       if (t.tag() != 0) out << "adt" << t.tag();
+      if (depth >= max_print_depth && !t.empty()) {
+        out << "(...)";
+        break;
+      }
       out << '(';
       for (std::int64_t i = 0; i < t.size(); ++i) {
         if (i) out << ", ";
-        append_value(out, t[i], true);
+        if (left <= 0) {
+          out << "...";
+          break;
+        }
+        append_value_limited(out, t[i], true, depth + 1, left);
       }
       out << ')';
       break;
@@ -6678,9 +6960,16 @@ inline void append_value(text& out, const value& v, bool quote_strings = false) 
   }
 }
 
+inline void append_value(text& out, const value& v, bool quote_strings = false) {
+  std::int64_t left = max_print_values;
+  append_value_limited(out, v, quote_strings, 0, left);
+}
+
 }  // namespace detail
 
-/// The value as text: "3", "float32", "shape[32, 16]", "tensor([1, 2], shape=[2], ...)", "(1, 2)".
+/// The value as text: "3", "float32", "shape[32, 16]", "tensor([1, 2], shape=[2], ...)", "(1, 2)";
+/// tuples deeper than detail::max_print_depth as "(...)", and past detail::max_print_values
+/// values, "...".
 inline std::string to_string(const value& v) {
   detail::text t;
   detail::append_value(t, v);
@@ -6727,6 +7016,7 @@ inline std::string to_string(const value& v) {
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 
 namespace relaxvm {
@@ -6750,6 +7040,36 @@ RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context*
     case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
     case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
   }
+}
+
+/// Where the C++ stack is now, to measure what re-entrant invocations use (vm_options::
+/// max_native_stack). The frame address, not a local's: AddressSanitizer may move locals to a
+/// heap "fake stack".
+RELAXVM_ALWAYS_INLINE std::uintptr_t native_stack_position() noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+#else
+  int here = 0;
+  return reinterpret_cast<std::uintptr_t>(&here);
+#endif
+}
+/// Bytes of C++ stack between `base` (an earlier native_stack_position()) and here.
+RELAXVM_ALWAYS_INLINE std::size_t native_stack_used(std::uintptr_t base) noexcept {
+  const std::uintptr_t now = native_stack_position();
+  return base > now ? base - now : now - base;  // stacks grow down on every target we know; either way works
+}
+/// The error of a re-entrant invocation of `name` that would take the C++ stack past `limit` bytes.
+RELAXVM_NOINLINE inline error native_stack_error(std::string_view name, std::size_t used, std::size_t limit,
+                                                 std::string_view option) {
+  return runtime_error("calling function '", name, "' re-enters the VM with ", used,
+                       " bytes of C++ stack in use by this invocation, past the limit of ", limit, " (", option,
+                       "): closures calling closures (vm.builtin.invoke_closure) or kernels calling back into the VM "
+                       "nest too deep; direct calls between VM functions use no C++ stack");
+}
+
+/// The error of an invocation of `name` that returned the VM context, which must not leave the VM.
+RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
+  return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
 }
 
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
@@ -6813,8 +7133,16 @@ struct vm_options {
   std::int64_t max_stack_slots = std::int64_t{1} << 24;
   /// Instructions one invocation may run, re-entrant calls from its kernels included; 0: no
   /// limit. Running past it is an error (with where the VM was), and the VM stays usable: it
-  /// stops untrusted programs that would loop forever. set_instruction_budget changes it.
+  /// stops untrusted programs that would loop forever. set_instruction_budget changes it. A call
+  /// of a VM function also costs one instruction per 8 register slots it sets up (and clears
+  /// when it returns), so a budget bounds the time of programs with huge register files too.
   std::int64_t max_instructions = 0;
+  /// Bytes of C++ stack that re-entrant invocations may use beyond where the outermost one
+  /// began: a closure called through vm.builtin.invoke_closure or a kernel calling back into
+  /// the VM runs on the C++ stack (calls between VM functions do not). Past it the call is an
+  /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
+  /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
+  std::size_t max_native_stack = std::size_t{256} << 10;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -6949,24 +7277,8 @@ class vm_impl final : public vm_context {
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
   result<value> to_first_device(const value& v) {
-    const device_allocator& first = devices_.front();
-    if (v.kind() == value_kind::tensor) {
-      const tensor t = v.as<tensor>();
-      if (t.device() == first.device) return v;
-      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
-      return value(moved);
-    }
-    if (v.kind() == value_kind::tuple) {
-      const tuple t = v.as<tuple>();
-      std::vector<value> fields;
-      fields.reserve(static_cast<std::size_t>(t.size()));
-      for (const value& f : t) {
-        RELAXVM_TRY_ASSIGN(value moved, to_first_device(f));
-        fields.push_back(std::move(moved));
-      }
-      return value(tuple(fields, t.tag()));
-    }
-    return v;
+    std::unordered_map<const object*, value> done;
+    return to_first_device(v, 0, done);
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
@@ -6994,6 +7306,37 @@ class vm_impl final : public vm_context {
     std::size_t size = 0;
   };
   static constexpr std::size_t segment_slots = 4096;
+
+  // A tuple whose tensors all are on the first device is returned as it is. Each tuple object is
+  // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
+  // 2^30. Deeper tuples than max_depth would take the C++ stack with them (a program can nest
+  // values a million deep); no real input nests so.
+  result<value> to_first_device(const value& v, int depth, std::unordered_map<const object*, value>& done) {
+    constexpr int max_depth = 256;
+    const device_allocator& first = devices_.front();
+    if (v.kind() == value_kind::tensor) {
+      const tensor t = v.as<tensor>();
+      if (t.device() == first.device) return v;
+      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
+      return value(moved);
+    }
+    if (v.kind() != value_kind::tuple || v.get_object() == nullptr) return v;
+    if (auto it = done.find(v.get_object()); it != done.end()) return it->second;
+    if (depth >= max_depth)
+      return value_error("an argument has tuples nested more than ", max_depth, " deep, too deep to copy to a device");
+    const tuple t = v.as<tuple>();
+    std::vector<value> fields;
+    fields.reserve(static_cast<std::size_t>(t.size()));
+    bool changed = false;
+    for (const value& f : t) {
+      RELAXVM_TRY_ASSIGN(value moved, to_first_device(f, depth + 1, done));
+      changed = changed || moved.get_object() != f.get_object();
+      fields.push_back(std::move(moved));
+    }
+    value out = changed ? value(tuple(fields, t.tag())) : v;
+    done.emplace(v.get_object(), out);
+    return out;
+  }
 
   vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
@@ -7037,12 +7380,8 @@ class vm_impl final : public vm_context {
       func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
     }
     if (!missing.empty()) return missing_functions(missing);
-    // Constants become values once, here; tensor constants view the executable's bytes.
-    object_ref<object> owner = make_object<keep_alive_owner>(keep_alive_);
-    consts_.reserve(view_.constants.size());
-    for (const const_info& c : view_.constants) consts_.push_back(materialize_constant(view_, c, owner));
-    decode_all();
-    return {};
+    const_owner_ = make_object<keep_alive_owner>(keep_alive_);
+    return decode_all();
   }
 
   // Decodes every instruction of a vm function into ops_ (indexed by pc, like the bytecode) and
@@ -7050,7 +7389,7 @@ class vm_impl final : public vm_context {
   // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
   // functions up. Instructions outside every function are neither verified nor reachable: they
   // are left alone (the fuzzer found that decoding them reads out of bounds).
-  void decode_all() {
+  status decode_all() {
     const std::size_t n = view_.instr_offset.size();
     ops_.resize(n);
     std::vector<std::size_t> first_operand(n, 0);
@@ -7062,6 +7401,8 @@ class vm_impl final : public vm_context {
     }
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+    const_fixed_ = {};  // only decoding needs it
+    return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
@@ -7122,35 +7463,51 @@ class vm_impl final : public vm_context {
         if (v < begin_special_register) return v;
         return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
       case arg_kind::imm: return fixed(value(v));
-      case arg_kind::const_idx: return fixed(value::borrow(consts_[static_cast<std::size_t>(v)]));
+      case arg_kind::const_idx: {
+        // A constant becomes a value when the first instruction that uses it is decoded, once:
+        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
+        auto [it, first_use] = const_fixed_.try_emplace(v, 0);
+        if (!first_use) return it->second;
+        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
+        if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
+        it->second = fixed(c.ok() ? std::move(*c) : value());
+        return it->second;
+      }
       case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
     }
     return ~std::int64_t{0};
   }
 
   error missing_functions(const std::vector<std::int64_t>& missing) const {
+    // Name the first instruction that needs each, so the user can tell where it comes from: one
+    // pass over the code for all of them (-1: none needs it).
+    struct use {
+      std::int64_t func = -1, pc = -1;
+    };
+    std::vector<use> first_use(view_.funcs.size());
+    for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
+      const func_info& fi = view_.funcs[f];
+      if (fi.kind != func_kind::vm) continue;
+      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+        const instruction in = decode(view_, pc);
+        if (in.op != opcode::call) continue;
+        auto note = [&](std::int64_t callee) {
+          use& u = first_use[static_cast<std::size_t>(callee)];
+          if (u.pc < 0) u = {static_cast<std::int64_t>(f), pc};
+        };
+        note(in.func_idx);
+        for (std::int64_t k = 0; k < in.num_args; ++k)
+          if (in.arg_at(k).kind() == arg_kind::func_idx) note(in.arg_at(k).value());
+      }
+    }
     text t;
     t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
       << " not in the registry:";
     for (std::int64_t m : missing) {
       t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
-      // Name the first instruction that needs it, so the user can tell where it comes from.
-      for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
-        const func_info& fi = view_.funcs[f];
-        if (fi.kind != func_kind::vm) continue;
-        std::int64_t found = -1;
-        for (std::int64_t pc = fi.start; pc < fi.end && found < 0; ++pc) {
-          const instruction in = decode(view_, pc);
-          if (in.op != opcode::call) continue;
-          if (in.func_idx == m) found = pc;
-          for (std::int64_t k = 0; k < in.num_args && found < 0; ++k)
-            if (in.arg_at(k).kind() == arg_kind::func_idx && in.arg_at(k).value() == m) found = pc;
-        }
-        if (found >= 0) {
-          t << ", needed by ";
-          append_location(t, view_, static_cast<std::int64_t>(f), found);
-          break;
-        }
+      if (const use& u = first_use[static_cast<std::size_t>(m)]; u.pc >= 0) {
+        t << ", needed by ";
+        append_location(t, view_, u.func, u.pc);
       }
     }
     t << "\nregister them (registry::def) before making the VM";
@@ -7187,6 +7544,8 @@ class vm_impl final : public vm_context {
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
     if (given != f.num_args)
       return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
+    // Setting up and clearing the registers is work the budget pays for (see max_instructions).
+    if (const std::int64_t cost = f.frame_slots >> 3; cost > 0 && (budget_left_ -= cost) < 0) return budget_error();
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
@@ -7214,6 +7573,7 @@ class vm_impl final : public vm_context {
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
+    const running_scope running(this);
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -7221,16 +7581,26 @@ class vm_impl final : public vm_context {
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
-    if (base == 0)  // a new invocation (re-entrant ones share its budget)
+    if (base == 0) {  // a new invocation (re-entrant ones share its budget and its C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
+      stack_base_ = native_stack_position();
+    } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
+      return native_stack_error(funcs_[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
+                                "vm_options::max_native_stack");
+    }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
-    return run(base);
+    const running_scope running(this);
+    result<value> r = run(base);
+    if (base == 0 && r.ok() && r->kind() == value_kind::context)
+      return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
+    return r;
   }
 
   RELAXVM_NOINLINE error budget_error() {
     budget_left_ = 0;  // stays spent until the next invocation
     return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
-                         " instructions (vm_options::max_instructions); the program may loop forever");
+                         " instructions (vm_options::max_instructions; a call also costs one per 8 register slots it "
+                         "sets up); the program may loop forever");
   }
 
   error take_error() {
@@ -7447,7 +7817,9 @@ class vm_impl final : public vm_context {
   std::shared_ptr<const void> keep_alive_;
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
-  std::vector<value> consts_;
+  object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
+  std::unordered_map<std::int64_t, std::int64_t> const_fixed_;  // while decoding: constant -> its operand
+  std::optional<error> decode_error_;
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
@@ -7458,6 +7830,7 @@ class vm_impl final : public vm_context {
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
   std::int64_t budget_left_ = INT64_MAX;  // instructions this invocation may still run
+  std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
 };
@@ -7503,6 +7876,7 @@ class virtual_machine {
 
   /// Calls function `name` (a vm function, or a packed function of the executable).
   result<value> try_invoke(std::string_view name, std::span<const value> args) {
+
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     return f.try_call(args);
   }
@@ -7514,18 +7888,20 @@ class virtual_machine {
   /// Function `name`: a saved function (save_function) if one has that name, else the
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
-    if (auto it = impl_->saved.find(name); it != impl_->saved.end())
-      return vm_function(impl_.get(), it->second->index, it->second);
-    const std::int64_t i = impl_->find(name);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    if (auto it = vm->saved.find(name); it != vm->saved.end())
+      return vm_function(vm, it->second->index, it->second);
+    const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
-    return vm_function(impl_.get(), i);
+    return vm_function(vm, i);
   }
   vm_function function(std::string_view name) const { return try_function(name).value(); }
   vm_function operator[](std::string_view name) const { return function(name); }
 
   /// Calls a closure made by this VM's program (or any packed closure).
   result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
-    return impl_->invoke_closure(c, args);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    return vm->invoke_closure(c, args);
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
 
@@ -7534,7 +7910,7 @@ class virtual_machine {
   /// them).
   result<std::int64_t> try_function_arity(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    const auto& e = impl_->entry(f.index());
+    const auto& e = vm().entry(f.index());
     if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
     return e.num_args - saved_count(f);
   }
@@ -7543,9 +7919,9 @@ class virtual_machine {
   /// saved function, those its caller passes.
   result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    const auto& e = impl_->entry(f.index());
+    const auto& e = vm().entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(impl_->param_name(e, i));
+    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
@@ -7557,19 +7933,20 @@ class virtual_machine {
   /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
   /// there (also inside tuples).
   status try_set_input(std::string_view func, std::span<const value> args) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
-    const auto& e = impl_->entry(i);
+    const auto& e = vm->entry(i);
     if (e.kind == func_kind::vm && static_cast<std::int64_t>(args.size()) != e.num_args)
       return detail::value_error("set_input: The number of provided parameters doesn't match the number of arguments for ",
                                  func, ": ", args.size(), " given, ", e.num_args, " expected");
     std::vector<value> stored;
     stored.reserve(args.size());
     for (const value& a : args) {
-      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    impl_->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    vm->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -7580,15 +7957,16 @@ class virtual_machine {
   /// Calls func with the arguments set_input stored (a function without parameters needs none)
   /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
   status try_invoke_stateful(std::string_view func) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    auto in = impl_->inputs.find(func);
-    if (in == impl_->inputs.end() && !(impl_->entry(i).kind == func_kind::vm && impl_->entry(i).num_args == 0))
+    auto in = vm->inputs.find(func);
+    if (in == vm->inputs.end() && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
     std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
-    if (in != impl_->inputs.end()) args = in->second;
-    RELAXVM_TRY_ASSIGN(value out, impl_->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    impl_->outputs[std::string(func)] = std::move(out);
+    if (in != vm->inputs.end()) args = in->second;
+    RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
+    vm->outputs[std::string(func)] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -7615,16 +7993,17 @@ class virtual_machine {
   /// executable with that name. Without include_return the call returns null.
   status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
                            std::span<const value> args) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
     detail::vm_impl::saved_function f{i, {}, include_return};
     for (const value& a : args) {
-      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
-    for (const value& b : impl_->entry(i).bound) f.args.push_back(b);
-    impl_->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    for (const value& b : vm->entry(i).bound) f.args.push_back(b);
+    vm->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -7633,26 +8012,35 @@ class virtual_machine {
   }
 
   /// Installs (or with an empty function, removes) the hook called around every Call.
-  void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
+  void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
-  void set_instruction_budget(std::int64_t n) { impl_->set_instruction_budget(n); }
+  void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
 
-  const executable& exec() const { return impl_->exec(); }
+  const executable& exec() const { return vm().exec(); }
   /// The options the VM was made with (its devices and limits do not change, except the
   /// instruction budget).
-  const vm_options& options() const { return impl_->options(); }
+  const vm_options& options() const { return vm().options(); }
   /// The context builtins see (for calling builtins directly from C++).
-  vm_context& context() { return *impl_; }
+  vm_context& context() { return vm(); }
 
  private:
   explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+
+  // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
+  // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
+  result<detail::vm_impl*> try_vm() const {
+    if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
+    return impl_.get();
+  }
+  detail::vm_impl& vm() const { return *try_vm().value(); }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    auto it = impl_->outputs.find(func);
-    if (it == impl_->outputs.end())
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    auto it = vm->outputs.find(func);
+    if (it == vm->outputs.end())
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
     const value* v = &it->second;
@@ -8113,7 +8501,13 @@ class static_vm final : public vm_context {
     if (Linked::bounded && memory.size() < memory_bytes)
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
-    return static_vm(memory, devices);
+    if constexpr (Linked::num_constants == 0 && !any_used_as_value()) {
+      return static_vm(memory, devices);  // nothing to make: no error path to carry
+    } else {
+      static_vm vm(memory, devices);
+      RELAXVM_TRY(vm.make_values());
+      return vm;
+    }
   }
 
   /// Moves are for create(); do not move a VM while one of its calls runs.
@@ -8132,6 +8526,7 @@ class static_vm final : public vm_context {
       return detail::value_error("static_vm: function index ", fi, " is out of range");
     if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
       const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
+      const running_scope running(this);
       value ret;
       std::optional<error> err;
       if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
@@ -8159,12 +8554,29 @@ class static_vm final : public vm_context {
   /// Where vm.builtin.print writes (default: nowhere; a firmware build passes its UART writer).
   void set_print(void (*sink)(std::string_view)) { print_ = sink ? sink : [](std::string_view) {}; }
 
+  /// Bytes of C++ stack that re-entrant invocations (a closure through vm.builtin.invoke_closure,
+  /// a kernel calling back) may use beyond where the outermost one began; past it the call is
+  /// an error, before the stack overflows. Default: 256 KiB with a heap, 2 KiB in firmware mode;
+  /// set it from the stack your firmware gives the VM's thread.
+  void set_max_native_stack(std::size_t bytes) { max_native_stack_ = bytes; }
+
  private:
   static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
-      : memory_(memory), devices_(devices) {
-    for (std::size_t i = 0; i < Linked::num_constants; ++i)
-      consts_[i] = materialize_constant(view, view.constants[i], object_ref<object>());
-    make_funcs(std::make_index_sequence<Linked::num_funcs>());
+      : memory_(memory), devices_(devices) {}
+
+  // The constants, and the functions the program passes as values, as values: in firmware mode
+  // an error when the object memory has no room for them.
+  status make_values() {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i) {
+      RELAXVM_TRY_ASSIGN(consts_[i], try_materialize_constant(view, view.constants[i], object_ref<object>()));
+    }
+    return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+
+  static constexpr bool any_used_as_value() {
+    for (std::size_t i = 0; i < Linked::num_funcs; ++i)
+      if (Linked::used_as_value[i]) return true;
+    return false;
   }
 
   // The program is a constexpr object of static storage: its address identifies it, and a
@@ -8173,23 +8585,28 @@ class static_vm final : public vm_context {
 
   // Closures only for the functions the program passes as values: nothing else reads funcs_.
   template <std::size_t... I>
-  void make_funcs(std::index_sequence<I...>) {
-    (make_func<I>(), ...);
+  status make_funcs(std::index_sequence<I...>) {
+    status s;
+    ((s.ok() ? (void)(s = make_func<I>()) : (void)0), ...);
+    return s;
   }
   template <std::size_t I>
-  void make_func() {
-    if constexpr (!Linked::used_as_value[I]) {
-      return;
-    } else if constexpr (view.funcs[I].kind == func_kind::vm) {
-      auto c = make_object<closure_object>(closure_object::kind_t::vm, view.name(I));
-      c->func_index = static_cast<std::int64_t>(I);
-      c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
-      funcs_[I] = value(closure(std::move(c)));
-    } else {
-      auto c = make_object<closure_object>(closure_object::kind_t::packed, view.name(I));
-      c->invoke = &detail::linked_closure_invoke<Linked, I>;
+  status make_func() {
+    if constexpr (Linked::used_as_value[I]) {
+      constexpr bool is_vm = view.funcs[I].kind == func_kind::vm;
+      RELAXVM_TRY_ASSIGN(string name, string::try_make(view.name(I)));
+      RELAXVM_TRY_ASSIGN(object_ref<closure_object> c,
+                         try_make_object<closure_object>(is_vm ? closure_object::kind_t::vm : closure_object::kind_t::packed,
+                                                         std::move(name)));
+      if constexpr (is_vm) {
+        c->func_index = static_cast<std::int64_t>(I);
+        c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
+      } else {
+        c->invoke = &detail::linked_closure_invoke<Linked, I>;
+      }
       funcs_[I] = value(closure(std::move(c)));
     }
+    return {};
   }
 
   static error take(std::optional<error>& err) {
@@ -8234,6 +8651,20 @@ class static_vm final : public vm_context {
       return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                  f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
+    if (base == nullptr) {
+      stack_base_ = detail::native_stack_position();
+    } else if (const std::size_t used = detail::native_stack_used(stack_base_); used > max_native_stack_) {
+      return detail::native_stack_error(view.name(static_cast<std::size_t>(fi)), used, max_native_stack_,
+                                        "static_vm::set_max_native_stack");
+    }
+    const running_scope running(this);
+    result<value> r = run_frames(fi, args, base);
+    if (base == nullptr && r.ok() && r->kind() == value_kind::context)
+      return detail::context_returned_error(view.name(static_cast<std::size_t>(fi)));
+    return r;
+  }
+
+  result<value> run_frames(std::int64_t fi, std::span<const value> args, static_frame* base) {
     if constexpr (Dispatch == static_dispatch::compile) {
       RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
       value out;
@@ -8539,6 +8970,8 @@ class static_vm final : public vm_context {
   std::array<value, Linked::num_funcs> funcs_{};
   static_frame* top_ = nullptr;
   std::size_t used_ = 0, peak_ = 0;
+  std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
+  std::size_t max_native_stack_ = RELAXVM_HEAP ? std::size_t{256} << 10 : std::size_t{2} << 10;
   void (*print_)(std::string_view) = [](std::string_view) {};
   std::optional<error> failure_;  // static_dispatch::compile: the error of a failed call, until returned
 };
@@ -8559,8 +8992,8 @@ class static_vm final : public vm_context {
 
 namespace relaxvm::builtins {
 
-/// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline. With
-/// %vm first it writes where vm_options::print says; without, to standard output.
+/// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline, where
+/// vm_options::print says (%vm first, or the VM running the call); outside a VM, to standard output.
 inline value print(std::span<const value> args) {
   vm_context* ctx = take_context(args);
   detail::text t;
@@ -8733,22 +9166,24 @@ inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool writ
 
 // ---- seed 000 ------------------------------------------------------------------------------
 
-/// With %vm first, the heap comes from the host device's allocator; without, from the system.
+/// The heap comes from the host device's allocator of the VM (%vm first, or the VM running the
+/// call); outside a VM, from the system.
 inline result<value> alloc_shape_heap(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.alloc_shape_heap";
+  const std::size_t given = args.size();
   vm_context* ctx = take_context(args);
-  if (args.size() != 1)
-    return detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0), " arguments");
+  if (args.size() != 1) return detail::type_error(fn, ": expects ([ctx,] size) but got ", given, " arguments");
   if (args[0].kind() != value_kind::int64)
     return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
   const std::int64_t size = args[0].raw_int();
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
   if (ctx) {
     const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(heap, empty_tensor(shape{size}, dtype::int64(), host.allocator, host.device));
+    RELAXVM_TRY_ASSIGN(heap, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
   } else {
-    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(shape{size}, dtype::int64()));
+    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
   }
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   return value(heap);
@@ -9053,6 +9488,8 @@ inline result<shape> tensor_to_shape(const tensor& t) {
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
                                relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
+  if (t.device().device_type != kDLCPU)
+    return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
   return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
     if (t.dtype().bits == 16) {
@@ -9073,7 +9510,15 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
-  RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(shape{s.size()}, dtype::int64()));
+  const std::int64_t n = s.size();
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&n, 1)));
+  tensor t;
+  if (vm_context* ctx = running_context()) {  // from the running VM's host allocator, as its memory is
+    const device_allocator& host = ctx->devices().back();
+    RELAXVM_TRY_ASSIGN(t, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
+  } else {
+    RELAXVM_TRY_ASSIGN(t, tensor::try_empty(dims, dtype::int64()));
+  }
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }
@@ -9181,19 +9626,23 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 }
 
 /// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
-/// pointer when that stays 64-byte aligned; otherwise a copy (from the system allocator, as the
-/// reference's signature has no VM context).
+/// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
+/// context: the copy comes from the running VM's allocator, or the system's outside a VM).
 inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (t.byte_offset() == 0) return t;
   if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
     return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                             t.read_only());
+  // The copy comes from the running VM's allocator for that device, as the VM's memory does.
+  if (vm_context* ctx = running_context())
+    for (const device_allocator& d : ctx->devices())
+      if (d.device == t.device()) return copy_to(t, t.device(), d.allocator);
   return copy_to(t, t.device(), allocator::naive());
 }
 
-/// A copy of the tensor on device (type, id); with %vm first it is allocated from that device's
-/// allocator in the VM (which must have the device), else from the system.
+/// A copy of the tensor on device (type, id), allocated from that device's allocator in the VM
+/// (%vm, or the VM running the call; it must have the device); outside a VM, from the system.
 inline result<value> to_device(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.to_device";
   vm_context* ctx = take_context(args);
@@ -9274,7 +9723,10 @@ inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {
 }
 }  // namespace detail
 
-inline tuple make_tuple(std::span<const value> fields) { return tuple(fields); }
+inline result<tuple> make_tuple(std::span<const value> fields) {
+  RELAXVM_TRY(check_no_context("vm.builtin.make_tuple", "field", fields));
+  return tuple::try_make(fields);
+}
 
 inline result<value> tuple_getitem(const tuple& t, std::int64_t i) {
   RELAXVM_TRY(detail::check_index("vm.builtin.tuple_getitem", t, i));
@@ -9290,7 +9742,8 @@ inline status tuple_reset_item(const tuple& t, std::int64_t i) {
 inline result<tuple> make_adt(std::int64_t tag, std::span<const value> fields) {
   if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
     return relaxvm::detail::value_error("vm.builtin.make_adt: tag ", tag, " does not fit int32");
-  return tuple::adt(static_cast<std::int32_t>(tag), fields);
+  RELAXVM_TRY(check_no_context("vm.builtin.make_adt", "field", fields));
+  return tuple::try_make(fields, static_cast<std::int32_t>(tag));
 }
 
 inline std::int64_t get_tag(const tuple& t) { return t.tag(); }
@@ -9376,7 +9829,10 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
 }
 
 /// (The adapter has checked that `f` is a closure: a null value never reaches here.)
-inline closure make_closure(const closure& f, std::span<const value> captured) { return f.bind(captured); }
+inline result<closure> make_closure(const closure& f, std::span<const value> captured) {
+  RELAXVM_TRY(check_no_context("vm.builtin.make_closure", "captured value", captured));
+  return f.try_bind(captured);
+}
 
 inline result<value> invoke_closure(vm_context& ctx, const closure& f, std::span<const value> args) {
   return ctx.invoke_closure(f, args);

@@ -18,3 +18,5 @@ if [ -x build-release/bench/bench_graph ]; then
 fi
 echo
 build-release/bench/bench_lower "$@"
+echo
+build-release/bench/bench_load "$@"

@@ -118,3 +118,52 @@ TEST_CASE("firmware mode: there is no heap, and asking it for tensor data is an 
   }
   CHECK(relaxvm_test::heap_allocations() == before);
 }
+
+namespace {
+constexpr auto data_table = rv::make_table(rv::fn<"test.add">(&add), rv::builtins::data_table);
+// wide() makes a 40-field tuple (672 bytes: larger than the largest object block); fill(n) keeps
+// n nested tuples alive at once.
+constexpr auto greedy = rv::build([](rv::exec_builder& b) {
+  {
+    auto fn = b.function("wide", 0);
+    std::array<rv::arg, 40> fields{};
+    for (auto& f : fields) f = b.imm(1);
+    b.emit_call("vm.builtin.make_tuple", std::span<const rv::arg>(fields), b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  {
+    auto fn = b.function("fill", 1);
+    b.emit_call("vm.builtin.make_tuple", {}, b.r(1));
+    b.emit_call("vm.builtin.make_tuple", {b.r(1), b.r(1)}, b.r(1));  // 1: one more object each round
+    b.emit_call("test.add", {b.r(0), b.imm(-1)}, b.r(0));
+    b.emit_if(b.r(0), 2);  // 3: n == 0 -> 5
+    b.emit_goto(-3);
+    b.emit_ret(b.r(1));
+  }
+});
+using greedy_linked = decltype(rv::link<greedy, data_table>());
+}  // namespace
+
+TEST_CASE("firmware mode: a program that asks for too much object memory gets an error, not a trap") {
+  rv::set_object_memory(object_memory);
+  {
+    const rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+    auto vm = rv::static_vm<greedy_linked>::create(vm_memory, host).value();
+    const rv::result<rv::value> wide = vm.invoke("wide", {});
+    REQUIRE_FALSE(wide.ok());
+    CHECK(wide.error().kind() == rv::error_kind::runtime);
+#if RELAXVM_ERROR_TEXT
+    CHECK(std::string(wide.error().message()).find("relaxvm: an object of 672 bytes is larger than firmware mode's largest "
+                                                   "block (512 bytes)") == 0);
+#endif
+    const rv::value many[] = {rv::value(100000)};
+    const rv::result<rv::value> filled = vm.invoke("fill", many);
+    REQUIRE_FALSE(filled.ok());
+#if RELAXVM_ERROR_TEXT
+    CHECK(std::string(filled.error().message()).find("relaxvm: the object memory (8192 bytes) has no room for an object of") ==
+          0);
+#endif
+    const rv::value few[] = {rv::value(3)};
+    CHECK(vm.invoke("fill", few).value().as<rv::tuple>().size() == 2);  // usable, and the memory came back
+  }
+}

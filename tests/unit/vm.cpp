@@ -147,8 +147,9 @@ TEST_CASE("an instruction budget stops a program that loops forever, and the VM 
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().kind() == rv::error_kind::runtime);
   CHECK(error_of(r) ==
-        "instruction budget exceeded: this invocation ran 1000 instructions (vm_options::max_instructions); the program "
-        "may loop forever\n  in function 'spin', instruction 0 (If %0, 2)");
+        "instruction budget exceeded: this invocation ran 1000 instructions (vm_options::max_instructions; a call also "
+        "costs one per 8 register slots it sets up); the program may loop forever\n"
+        "  in function 'spin', instruction 0 (If %0, 2)");
   // The budget is per invocation: the next one starts afresh.
   CHECK(vm["spin"].try_call(std::vector<rv::value>{rv::value(false)}).ok());
   vm.set_instruction_budget(3);

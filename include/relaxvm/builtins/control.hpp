@@ -67,7 +67,10 @@ inline result<std::int64_t> scalar_int(std::string_view fn, const value& v) {
 }
 
 /// (The adapter has checked that `f` is a closure: a null value never reaches here.)
-inline closure make_closure(const closure& f, std::span<const value> captured) { return f.bind(captured); }
+inline result<closure> make_closure(const closure& f, std::span<const value> captured) {
+  RELAXVM_TRY(check_no_context("vm.builtin.make_closure", "captured value", captured));
+  return f.try_bind(captured);
+}
 
 inline result<value> invoke_closure(vm_context& ctx, const closure& f, std::span<const value> args) {
   return ctx.invoke_closure(f, args);

@@ -14,8 +14,8 @@
 
 namespace relaxvm::builtins {
 
-/// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline. With
-/// %vm first it writes where vm_options::print says; without, to standard output.
+/// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline, where
+/// vm_options::print says (%vm first, or the VM running the call); outside a VM, to standard output.
 inline value print(std::span<const value> args) {
   vm_context* ctx = take_context(args);
   detail::text t;

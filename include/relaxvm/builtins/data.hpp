@@ -29,7 +29,10 @@ inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {
 }
 }  // namespace detail
 
-inline tuple make_tuple(std::span<const value> fields) { return tuple(fields); }
+inline result<tuple> make_tuple(std::span<const value> fields) {
+  RELAXVM_TRY(check_no_context("vm.builtin.make_tuple", "field", fields));
+  return tuple::try_make(fields);
+}
 
 inline result<value> tuple_getitem(const tuple& t, std::int64_t i) {
   RELAXVM_TRY(detail::check_index("vm.builtin.tuple_getitem", t, i));
@@ -45,7 +48,8 @@ inline status tuple_reset_item(const tuple& t, std::int64_t i) {
 inline result<tuple> make_adt(std::int64_t tag, std::span<const value> fields) {
   if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
     return relaxvm::detail::value_error("vm.builtin.make_adt: tag ", tag, " does not fit int32");
-  return tuple::adt(static_cast<std::int32_t>(tag), fields);
+  RELAXVM_TRY(check_no_context("vm.builtin.make_adt", "field", fields));
+  return tuple::try_make(fields, static_cast<std::int32_t>(tag));
 }
 
 inline std::int64_t get_tag(const tuple& t) { return t.tag(); }

@@ -90,19 +90,23 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 }
 
 /// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
-/// pointer when that stays 64-byte aligned; otherwise a copy (from the system allocator, as the
-/// reference's signature has no VM context).
+/// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
+/// context: the copy comes from the running VM's allocator, or the system's outside a VM).
 inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (t.byte_offset() == 0) return t;
   if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
     return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                             t.read_only());
+  // The copy comes from the running VM's allocator for that device, as the VM's memory does.
+  if (vm_context* ctx = running_context())
+    for (const device_allocator& d : ctx->devices())
+      if (d.device == t.device()) return copy_to(t, t.device(), d.allocator);
   return copy_to(t, t.device(), allocator::naive());
 }
 
-/// A copy of the tensor on device (type, id); with %vm first it is allocated from that device's
-/// allocator in the VM (which must have the device), else from the system.
+/// A copy of the tensor on device (type, id), allocated from that device's allocator in the VM
+/// (%vm, or the VM running the call; it must have the device); outside a VM, from the system.
 inline result<value> to_device(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.to_device";
   vm_context* ctx = take_context(args);

@@ -120,22 +120,24 @@ inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool writ
 
 // ---- seed 000 ------------------------------------------------------------------------------
 
-/// With %vm first, the heap comes from the host device's allocator; without, from the system.
+/// The heap comes from the host device's allocator of the VM (%vm first, or the VM running the
+/// call); outside a VM, from the system.
 inline result<value> alloc_shape_heap(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.alloc_shape_heap";
+  const std::size_t given = args.size();
   vm_context* ctx = take_context(args);
-  if (args.size() != 1)
-    return detail::type_error(fn, ": expects ([ctx,] size) but got ", args.size() + (ctx ? 1 : 0), " arguments");
+  if (args.size() != 1) return detail::type_error(fn, ": expects ([ctx,] size) but got ", given, " arguments");
   if (args[0].kind() != value_kind::int64)
     return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
   const std::int64_t size = args[0].raw_int();
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
   if (ctx) {
     const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(heap, empty_tensor(shape{size}, dtype::int64(), host.allocator, host.device));
+    RELAXVM_TRY_ASSIGN(heap, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
   } else {
-    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(shape{size}, dtype::int64()));
+    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
   }
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   return value(heap);
@@ -440,6 +442,8 @@ inline result<shape> tensor_to_shape(const tensor& t) {
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
                                relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
+  if (t.device().device_type != kDLCPU)
+    return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
   return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
     if (t.dtype().bits == 16) {
@@ -460,7 +464,15 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
-  RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(shape{s.size()}, dtype::int64()));
+  const std::int64_t n = s.size();
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&n, 1)));
+  tensor t;
+  if (vm_context* ctx = running_context()) {  // from the running VM's host allocator, as its memory is
+    const device_allocator& host = ctx->devices().back();
+    RELAXVM_TRY_ASSIGN(t, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
+  } else {
+    RELAXVM_TRY_ASSIGN(t, tensor::try_empty(dims, dtype::int64()));
+  }
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }

@@ -58,7 +58,7 @@ constexpr build_summary summarize() {
   build_summary s;
   s.ok = out.ok();
   s.sizes = sizes_of(out.layout);
-  s.num_warnings = out.report.warnings.size();
+  s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
   if (!s.ok) {
     // The rule's name first, on a chunk of its own, so it is easy to spot in the diagnostic.
     text t;

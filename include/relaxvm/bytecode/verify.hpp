@@ -94,7 +94,11 @@ struct verify_report {
   std::int64_t func = -1;   ///< the function at fault, or -1
   std::int64_t instr = -1;  ///< the global instruction index at fault, or -1
   detail::text message;     ///< what is wrong, where, and what to do
+  /// The first max_warnings warnings; warnings_dropped counts the rest (a hostile file could
+  /// otherwise make the report far larger than itself).
   std::vector<verify_warning> warnings;
+  std::int64_t warnings_dropped = 0;
+  static constexpr std::size_t max_warnings = 1000;
 
   constexpr bool ok() const { return rule == verify_rule::ok; }
 };
@@ -119,6 +123,13 @@ class verifier {
 
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
+      // One register table for all functions, as large as the largest register file (at most
+      // max_register_file_size bytes); each function clears only the entries it set, so that
+      // verification takes time in proportion to the code, not to declared register counts.
+      std::int64_t largest = 0;
+      for (const func_info& f : v_.funcs)
+        if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
+      regs_ = filled<std::uint8_t>(static_cast<std::size_t>(largest), 0);
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -405,14 +416,14 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (!defined_[static_cast<std::size_t>(r)]) {
+    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args) used_[static_cast<std::size_t>(r)] = 1;
+    if (r < f.num_args) mark(r, reg_used);
     return true;
   }
 
@@ -430,9 +441,15 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    defined_ = filled<std::uint8_t>(static_cast<std::size_t>(f.register_file_size), 0);
-    used_ = filled<std::uint8_t>(static_cast<std::size_t>(f.num_args), 0);
-    for (std::int64_t r = 0; r < f.num_args; ++r) defined_[static_cast<std::size_t>(r)] = 1;
+    // Leaves regs_ all clear for the next function, however this one ends.
+    struct clear_on_exit {
+      verifier& v;
+      constexpr ~clear_on_exit() {
+        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
+        v.touched_.clear();
+        v.inputs_read_ = 0;
+      }
+    } clear{*this};
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
@@ -491,7 +508,7 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst != void_register) defined_[static_cast<std::size_t>(in.dst)] = 1;
+          if (in.dst != void_register) mark(in.dst, reg_defined);
           break;
         }
         case opcode::ret:
@@ -516,8 +533,18 @@ class verifier {
           break;
       }
     }
-    for (std::int64_t r = 0; r < f.num_args; ++r)
-      if (!used_[static_cast<std::size_t>(r)]) report_.warnings.push_back({warning_kind::unused_input, func, r});
+    // Inputs never read. The walk passes the inputs read (each read by an instruction) and
+    // those it reports, then stops: its length follows the code, not the declared count.
+    std::int64_t unused = f.num_args - inputs_read_;
+    for (std::int64_t r = 0; unused > 0; ++r) {
+      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
+      if (report_.warnings.size() >= verify_report::max_warnings) {
+        report_.warnings_dropped += unused;
+        break;
+      }
+      report_.warnings.push_back({warning_kind::unused_input, func, r});
+      --unused;
+    }
     return true;
   }
 
@@ -556,15 +583,29 @@ class verifier {
       }
     }
     for (std::int64_t k = 0; k < n; ++k)
-      if (!seen[static_cast<std::size_t>(k)])
-        report_.warnings.push_back({warning_kind::unreachable_instruction, func, f.start + k});
+      if (!seen[static_cast<std::size_t>(k)]) warn({warning_kind::unreachable_instruction, func, f.start + k});
     return true;
   }
 
+  constexpr void warn(const verify_warning& w) {
+    if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
+    else ++report_.warnings_dropped;
+  }
+  constexpr void mark(std::int64_t r, std::uint8_t bit) {
+    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
+    if (e & bit) return;
+    if (e == 0) touched_.push_back(r);
+    e = static_cast<std::uint8_t>(e | bit);
+    if (bit == reg_used) ++inputs_read_;
+  }
+
+  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
+  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  std::vector<std::uint8_t> defined_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
-  std::vector<std::uint8_t> used_;
+  std::vector<std::uint8_t> regs_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
+  std::vector<std::int64_t> touched_;  // the entries of regs_ this function set
+  std::int64_t inputs_read_ = 0;       // this function's inputs with reg_used
 };
 
 }  // namespace detail

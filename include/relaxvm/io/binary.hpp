@@ -330,7 +330,11 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
 
 inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
   std::uint64_t n = 0;
-  if (!r.count(n, 1 + 1)) return r.error();  // no reserve(n): a const_info is 24x a minimal record
+  if (!r.count(n, 1 + 1)) return r.error();
+  // Reserved at once: growing by doubling would hold half again as much at its peak. A const_info
+  // is 24 times the smallest record (a bool: tag and byte), the largest ratio of the format
+  // (docs/security.md, Memory).
+  l.constants.reserve(static_cast<std::size_t>(n));
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;

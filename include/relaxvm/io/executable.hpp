@@ -33,6 +33,11 @@ class executable {
  public:
   /// An executable with no functions.
   executable() : data_(std::make_shared<const storage>()) {}
+  // An executable is an immutable value: moving one copies the handle, so a moved-from
+  // executable is still the same, usable program (and never a null one).
+  executable(const executable&) = default;
+  executable& operator=(const executable&) = default;
+  ~executable() = default;
 
   /// A compile-time executable, copied into vectors. build() verified it, but its pools are
   /// public, so it is verified again: a modified one throws relaxvm::error (or calls
@@ -148,6 +153,11 @@ class executable {
     for (const verify_warning& w : report.warnings) {
       detail::text t;
       append_warning(t, s->layout.view(), w);
+      s->warnings.emplace_back(t.view());
+    }
+    if (report.warnings_dropped > 0) {
+      detail::text t;
+      t << "... and " << report.warnings_dropped << " more warnings";
       s->warnings.emplace_back(t.view());
     }
     return s;

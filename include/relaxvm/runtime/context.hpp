@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // vm_context: what a builtin that takes `ctx` (the %vm register) can ask of the VM running it.
-// A context value is valid during the call that received it; do not keep it past that call.
+// A context value is valid during the call that received it; do not keep it past that call (the
+// builtins that store values refuse it: check_no_context).
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 
@@ -38,10 +39,43 @@ class vm_context {
   ~vm_context() = default;
 };
 
-/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device): the context
-/// when args[0] is one, and then `args` without it; else null and `args` unchanged.
+/// A context value lives only as long as the call that received it, so it must never be kept in
+/// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address
+/// to a second VM). `fn` names the builtin that would store the values, `what` what they are.
+inline status check_no_context(std::string_view fn, std::string_view what, std::span<const value> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i].kind() == value_kind::context)
+      return detail::type_error(fn, ": ", what, ' ', i, " is the vm context (%vm), which is valid only during the call "
+                                "that receives it and cannot be stored");
+  return {};
+}
+
+namespace detail {
+inline RELAXVM_THREAD_LOCAL vm_context* running = nullptr;
+}  // namespace detail
+
+/// The VM running a call on this thread (the innermost, when one VM's kernel runs another), or
+/// null outside every VM. The interpreters set it for each invocation (running_scope).
+inline vm_context* running_context() noexcept { return detail::running; }
+
+/// Makes `ctx` the running context until the scope ends.
+class running_scope {
+ public:
+  explicit running_scope(vm_context* ctx) noexcept : saved_(detail::running) { detail::running = ctx; }
+  running_scope(const running_scope&) = delete;
+  running_scope& operator=(const running_scope&) = delete;
+  ~running_scope() { detail::running = saved_; }
+
+ private:
+  vm_context* saved_;
+};
+
+/// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device, call_tir_dyn):
+/// the context when args[0] is one, and then `args` without it. Else the VM running the call, so
+/// that a program cannot reach the system heap or standard output by leaving %vm out (an arena,
+/// a print sink hold either way); null when called from C++ outside every VM.
 inline vm_context* take_context(std::span<const value>& args) noexcept {
-  if (args.empty() || args[0].kind() != value_kind::context) return nullptr;
+  if (args.empty() || args[0].kind() != value_kind::context) return running_context();
   vm_context* ctx = args[0].raw_context();
   args = args.subspan(1);
   return ctx;

@@ -42,7 +42,7 @@ struct closure_object : object {
   static constexpr std::string_view type_name = "relaxvm.closure";
   enum class kind_t : std::uint8_t { packed, vm };
 
-  closure_object(kind_t k, std::string_view n) : fn_kind(k), name(n) {}
+  closure_object(kind_t k, relaxvm::string n) noexcept : fn_kind(k), name(std::move(n)) {}
   ~closure_object() {
     for (value& v : bound) v.~value();
   }
@@ -116,9 +116,12 @@ class closure {
 
   /// A new closure that calls this one with `captured` appended after the call's arguments
   /// (and after any values this one already captured).
-  closure bind(std::span<const value> captured) const {
+  closure bind(std::span<const value> captured) const { return try_bind(captured).value(); }
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  result<closure> try_bind(std::span<const value> captured) const {
     const std::size_t n = obj_->bound.size() + captured.size();
-    closure_object* raw = make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name.view());
+    RELAXVM_TRY_ASSIGN(closure_object * raw,
+                       try_make_raw_object_with_tail<closure_object>(n * sizeof(value), obj_->fn_kind, obj_->name));
     auto c = object_ref<closure_object>::adopt(raw);
     c->invoke = obj_->invoke;
     c->result_after_args = obj_->result_after_args;

@@ -284,7 +284,8 @@ class arena_allocator final : public allocator_object {
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     detail::lock_guard lock(mutex_);
-    if (live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
+    // A zero-byte block may sit exactly at the top (offset == top_): it is still live.
+    if (live_ == 0 || addr < base || addr - base > top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
@@ -416,7 +417,10 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
   RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  return make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+  result<object_ref<storage_object>> made =
+      try_make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+  if (!made.ok()) alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
+  return made;
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,

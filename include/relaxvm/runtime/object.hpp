@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string_view>
@@ -23,6 +24,9 @@
 
 #include "../base/config.hpp"
 #include "../base/error.hpp"
+#if RELAXVM_HEAP
+#include <vector>
+#endif
 
 #ifndef RELAXVM_OBJECT_CACHE
 #define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
@@ -50,6 +54,8 @@ namespace relaxvm {
 class object;
 
 namespace detail {
+void release_object(object* o) noexcept;
+void share_object(object* o) noexcept;
 
 // Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
 // max_cached_blocks each; larger or surplus blocks go back to the system.
@@ -143,33 +149,32 @@ inline object_memory_state& object_memory() {
   static object_memory_state state;
   return state;
 }
-/// A contract violation: the program needs more object memory than it was given.
-[[noreturn]] inline void object_memory_exhausted(std::size_t n) {
+/// Why an object of `n` bytes found no room in the object memory.
+RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
   if (n > (std::size_t{32} << (size_classes - 1)))
-    RELAXVM_ON_ERROR(runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
-                                   std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long"));
-  RELAXVM_ON_ERROR(runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ",
-                                 n, " bytes; give set_object_memory() a larger buffer"));
-  __builtin_trap();
+    return runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
+                         std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long");
+  return runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ", n,
+                       " bytes; give set_object_memory() a larger buffer");
 }
 #endif
 
-/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs.
-inline void* allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
+/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
+/// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
+/// that into an error); with a heap, operator new's behaviour.
+inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
   size_class = size_class_of(n);
 #if !RELAXVM_HEAP
   object_memory_state& m = object_memory();
-  if (size_class == uncached_class) object_memory_exhausted(n);
-  ++m.live;
+  if (size_class == uncached_class) return nullptr;
   if (object_memory_state::block* b = m.heads[size_class]) {
+    ++m.live;
     m.heads[size_class] = b->next;
     return b;
   }
   const std::size_t bytes = std::size_t{32} << size_class;
-  if (static_cast<std::size_t>(m.end - m.next) < bytes) {
-    --m.live;
-    object_memory_exhausted(n);
-  }
+  if (static_cast<std::size_t>(m.end - m.next) < bytes) return nullptr;
+  ++m.live;
   void* p = m.next;
   m.next += bytes;
   const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
@@ -260,11 +265,10 @@ class object {
 
   /// Makes this object's reference count (and those of the objects it holds) atomic, so that
   /// handles to it may be copied and dropped on several threads at once. Call it before the
-  /// object is visible to a second thread.
+  /// object is visible to a second thread. Values nested however deep are shared without deep
+  /// recursion (see detail::share_object).
   void share() noexcept {
-    if (is_shared()) return;
-    flags_ |= flag_shared;
-    if (type_->share_children) type_->share_children(this);
+    if (!is_shared()) detail::share_object(this);
   }
 
   // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
@@ -274,9 +278,9 @@ class object {
   }
   void dec_ref() noexcept {
     if (atomic_rc()) {
-      if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) type_->destroy(this);
+      if (std::atomic_ref<std::uint32_t>(refcount_).fetch_sub(1, std::memory_order_acq_rel) == 1) detail::release_object(this);
     } else if (--refcount_ == 0) {
-      type_->destroy(this);
+      detail::release_object(this);
     }
   }
 
@@ -286,15 +290,46 @@ class object {
 
  private:
   template <class T, class... Args>
-  friend T* make_raw_object(Args&&... args);
-  template <class T, class... Args>
-  friend T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
+  friend result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
   static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
   template <class T>
   friend void detail::destroy_object(object* o) noexcept;
+  friend void detail::release_object(object* o) noexcept;
+  friend void detail::share_object(object* o) noexcept;
   std::uint32_t size_class() const noexcept { return (flags_ >> size_class_shift) & 0xFF; }
+
+  // A dead object waiting in the deferred list (see detail::release_object) no longer needs its
+  // count or flags: those 8 bytes hold the link to the next one. On 64-bit targets the link
+  // overwrites the size class too, so it travels in the link's low bits (objects are 8-aligned);
+  // where a pointer fits in 4 bytes, flags_ is left alone.
+  static constexpr std::uintptr_t link_code_mask = 7;
+  void set_dead_link(object* next) noexcept {
+    static_assert(sizeof(std::uintptr_t) <= sizeof(std::uint32_t) ||
+                      (alignof(object) > link_code_mask && sizeof(std::uintptr_t) <= 2 * sizeof(std::uint32_t)),
+                  "a dead object's link must fit in its count and flags");
+    auto bits = reinterpret_cast<std::uintptr_t>(next);
+    if constexpr (sizeof(std::uintptr_t) > sizeof(refcount_)) {
+      const std::uint32_t c = size_class();
+      bits |= c == detail::uncached_class ? link_code_mask : c;
+      std::memcpy(static_cast<void*>(&refcount_), &bits, sizeof bits);
+    } else {
+      std::memcpy(static_cast<void*>(&refcount_), &bits, sizeof bits);
+    }
+  }
+  /// Undoes set_dead_link (restoring the size class) and returns the link.
+  object* take_dead_link() noexcept {
+    std::uintptr_t bits = 0;
+    std::memcpy(&bits, static_cast<const void*>(&refcount_), sizeof bits);
+    if constexpr (sizeof(std::uintptr_t) > sizeof(refcount_)) {
+      const std::uintptr_t code = bits & link_code_mask;
+      bits &= ~link_code_mask;
+      refcount_ = 0;
+      flags_ = (code == link_code_mask ? detail::uncached_class : static_cast<std::uint32_t>(code)) << size_class_shift;
+    }
+    return reinterpret_cast<object*>(bits);
+  }
   bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
 
   alignas(4) std::uint32_t refcount_ = 1;
@@ -302,14 +337,19 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Like make_raw_object, with `tail_bytes` of storage after the object (for shapes, strings,
-/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block.
+/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
+/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
+/// firmware mode, an error when the object memory has no room: what programs make goes through
+/// here, so that no program can halt the device by filling it.
 template <class T, class... Args>
-T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
   std::uint32_t size_class = 0;
-  void* mem = detail::allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+  void* mem = detail::try_allocate_object_memory(sizeof(T) + tail_bytes, size_class);
+#if !RELAXVM_HEAP
+  if (mem == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+#endif
   T* p;
 #if RELAXVM_USE_EXCEPTIONS
   try {
@@ -326,6 +366,13 @@ T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
   return p;
 }
 
+/// The infallible form for host code: a T with `tail_bytes` after it; running out of object
+/// memory (firmware mode) is raised like any error (RELAXVM_ON_ERROR without exceptions).
+template <class T, class... Args>
+T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+  return try_make_raw_object_with_tail<T>(tail_bytes, std::forward<Args>(args)...).value();
+}
+
 /// Creates a T (derived from object) with one reference, owned by the caller.
 template <class T, class... Args>
 T* make_raw_object(Args&&... args) {
@@ -333,6 +380,91 @@ T* make_raw_object(Args&&... args) {
 }
 
 namespace detail {
+
+/// Objects freed inside the destruction of others, deeper than this, wait in a list instead:
+/// dropping a value nested a million deep (a tuple in a tuple ..., closures capturing closures,
+/// a Relay cons list) takes this many C++ frames at most and no extra memory.
+inline constexpr std::uint32_t max_destroy_depth = 32;
+struct destroy_state {
+  std::uint32_t depth = 0;
+  object* deferred = nullptr;  // linked through the dead objects themselves (object::set_dead_link)
+};
+inline RELAXVM_THREAD_LOCAL destroy_state destroying;  // trivially destructible: safe in any thread
+
+/// Destroys an object whose last reference is gone (object::dec_ref). Out of line: every
+/// reference drop would otherwise carry this code.
+RELAXVM_NOINLINE inline void release_object(object* o) noexcept {
+  destroy_state& s = destroying;
+  if (s.depth >= max_destroy_depth) {
+    o->set_dead_link(s.deferred);
+    s.deferred = o;
+    return;
+  }
+  ++s.depth;
+  o->type_->destroy(o);
+  if (s.depth == 1) {
+    // The outermost destruction empties the list; what those free may defer more.
+    while (object* d = s.deferred) {
+      s.deferred = d->take_dead_link();
+      d->type_->destroy(d);
+    }
+  }
+  --s.depth;
+}
+
+/// Objects reached deeper than this while sharing go to a work list (heap builds; without a heap
+/// there are no threads, so a deeper part left unshared changes nothing).
+inline constexpr std::uint32_t max_share_depth = 32;
+struct share_state {
+  std::uint32_t depth = 0;
+#if RELAXVM_HEAP
+  std::vector<object*> pending;
+#endif
+};
+inline share_state& sharing() {
+  static RELAXVM_THREAD_LOCAL share_state s;
+  return s;
+}
+
+/// Marks `o` and everything it holds shared (object::share).
+RELAXVM_NOINLINE inline void share_object(object* o) noexcept {
+  share_state& s = sharing();
+  if (s.depth >= max_share_depth) {
+#if RELAXVM_HEAP
+#if RELAXVM_USE_EXCEPTIONS
+    try {
+      s.pending.push_back(o);
+      return;
+    } catch (...) {
+      // No memory for the work list: share this one by recursing after all (below).
+    }
+#else
+    s.pending.push_back(o);
+    return;
+#endif
+#else
+    return;
+#endif
+  }
+  auto visit = [&s](object* x) {
+    if (x->is_shared()) return;
+    x->flags_ |= object::flag_shared;
+    ++s.depth;
+    if (x->type_->share_children) x->type_->share_children(x);
+    --s.depth;
+  };
+  visit(o);
+#if RELAXVM_HEAP
+  if (s.depth == 0) {
+    while (!s.pending.empty()) {
+      object* x = s.pending.back();
+      s.pending.pop_back();
+      visit(x);
+    }
+  }
+#endif
+}
+
 template <class T>
 void destroy_object(object* o) noexcept {
   T* p = static_cast<T*>(o);
@@ -448,6 +580,12 @@ inline std::size_t object_memory_peak() noexcept { return detail::object_memory(
 template <class T, class... Args>
 object_ref<T> make_object(Args&&... args) {
   return object_ref<T>::adopt(make_raw_object<T>(std::forward<Args>(args)...));
+}
+/// The non-throwing form: in firmware mode, an error when the object memory has no room.
+template <class T, class... Args>
+result<object_ref<T>> try_make_object(Args&&... args) {
+  RELAXVM_TRY_ASSIGN(T * p, try_make_raw_object_with_tail<T>(0, std::forward<Args>(args)...));
+  return object_ref<T>::adopt(p);
 }
 
 }  // namespace relaxvm

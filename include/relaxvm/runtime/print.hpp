@@ -14,7 +14,15 @@
 namespace relaxvm {
 namespace detail {
 
-inline void append_value(text& out, const value& v, bool quote_strings = false) {
+/// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep
+/// stays short, and printing it takes bounded stack.
+inline constexpr int max_print_depth = 32;
+/// At most this many values of one tuple tree are written, the rest as "...": a tuple holding
+/// the same tuple twice, 30 times over, has 2^30 leaves, though a program makes it in 30 steps.
+inline constexpr std::int64_t max_print_values = 1000;
+
+inline void append_value_limited(text& out, const value& v, bool quote_strings, int depth, std::int64_t& left) {
+  --left;
   switch (v.kind()) {
     case value_kind::null: out << "null"; break;
     case value_kind::int64: out << v.raw_int(); break;
@@ -38,10 +46,18 @@ inline void append_value(text& out, const value& v, bool quote_strings = false) 
     case value_kind::tuple: {
       const tuple t = v.as<tuple>();
       if (t.tag() != 0) out << "adt" << t.tag();
+      if (depth >= max_print_depth && !t.empty()) {
+        out << "(...)";
+        break;
+      }
       out << '(';
       for (std::int64_t i = 0; i < t.size(); ++i) {
         if (i) out << ", ";
-        append_value(out, t[i], true);
+        if (left <= 0) {
+          out << "...";
+          break;
+        }
+        append_value_limited(out, t[i], true, depth + 1, left);
       }
       out << ')';
       break;
@@ -51,9 +67,16 @@ inline void append_value(text& out, const value& v, bool quote_strings = false) 
   }
 }
 
+inline void append_value(text& out, const value& v, bool quote_strings = false) {
+  std::int64_t left = max_print_values;
+  append_value_limited(out, v, quote_strings, 0, left);
+}
+
 }  // namespace detail
 
-/// The value as text: "3", "float32", "shape[32, 16]", "tensor([1, 2], shape=[2], ...)", "(1, 2)".
+/// The value as text: "3", "float32", "shape[32, 16]", "tensor([1, 2], shape=[2], ...)", "(1, 2)";
+/// tuples deeper than detail::max_print_depth as "(...)", and past detail::max_print_values
+/// values, "...".
 inline std::string to_string(const value& v) {
   detail::text t;
   detail::append_value(t, v);

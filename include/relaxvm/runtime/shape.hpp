@@ -34,6 +34,10 @@ class shape {
   /// The empty shape ().
   shape() noexcept = default;
   shape(std::initializer_list<std::int64_t> dims) : shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<shape> try_make(std::span<const std::int64_t> dims) {
+    return generate(dims.size(), [dims](std::size_t i) -> result<std::int64_t> { return dims[i]; });
+  }
   explicit shape(std::span<const std::int64_t> dims) {
     if (dims.empty()) return;
     shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
@@ -49,7 +53,8 @@ class shape {
   static result<shape> generate(std::size_t n, F&& dim) {
     shape s;
     if (n == 0) return s;
-    shape_object* o = make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t), static_cast<std::int64_t>(n));
+    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
+                                                                                  static_cast<std::int64_t>(n)));
     s.obj_ = object_ref<shape_object>::adopt(o);
     for (std::size_t i = 0; i < n; ++i) {
       RELAXVM_TRY_ASSIGN(o->dims()[i], dim(i));

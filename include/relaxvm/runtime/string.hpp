@@ -27,11 +27,13 @@ class string {
   static constexpr value_kind kind = value_kind::string;
 
   string() : string(std::string_view()) {}
-  string(std::string_view s) {  // NOLINT: implicit, like std::string from a literal
-    string_object* o = make_raw_object_with_tail<string_object>(s.size() + 1, s.size());
+  string(std::string_view s) : string(try_make(s).value()) {}  // NOLINT: implicit, like std::string from a literal
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<string> try_make(std::string_view s) {
+    RELAXVM_TRY_ASSIGN(string_object * o, try_make_raw_object_with_tail<string_object>(s.size() + 1, s.size()));
     if (!s.empty()) std::memcpy(o->chars(), s.data(), s.size());
     o->chars()[s.size()] = '\0';
-    obj_ = object_ref<string_object>::adopt(o);
+    return string(object_ref<string_object>::adopt(o));
   }
   string(const char* s) : string(std::string_view(s)) {}        // NOLINT
   string(const std::string& s) : string(std::string_view(s)) {}  // NOLINT
@@ -49,6 +51,7 @@ class string {
   object* detach() noexcept { return obj_.release(); }
 
  private:
+  explicit string(object_ref<string_object> o) noexcept : obj_(std::move(o)) {}
   object_ref<string_object> obj_;
 };
 

@@ -120,7 +120,12 @@ class tensor {
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
     if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
-    auto o = make_object<tensor_object>();
+    result<object_ref<tensor_object>> made = try_make_object<tensor_object>();
+    if (!made.ok()) {
+      detail::heap_free(data, tensor_alignment);
+      return std::move(made).error();
+    }
+    object_ref<tensor_object> o = std::move(*made);
     o->own_data = data;
     init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
@@ -161,7 +166,7 @@ class tensor {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
-    auto o = make_object<tensor_object>();
+    RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);
     o->read_only = read_only;
@@ -239,9 +244,11 @@ class tensor {
   /// True for tensors that view memory they must not write, such as an executable's constants.
   bool read_only() const noexcept { return obj_->read_only; }
   const DLTensor& dl() const noexcept { return obj_->dl; }
-  /// The first element's address (data + byte_offset); check read_only() before writing through it.
+  /// The first element's address (data + byte_offset); check read_only() before writing through
+  /// it, and device() before reading it on the host. Null for a tensor without data (DLPack allows
+  /// null data for zero elements, with any byte_offset).
   void* raw_data() const noexcept {
-    return static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset;
+    return obj_->dl.data ? static_cast<char*>(obj_->dl.data) + obj_->dl.byte_offset : nullptr;
   }
 
   /// The data as T*, checking that T matches the dtype. A read-only tensor (a constant of an
@@ -252,6 +259,9 @@ class tensor {
     if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
     if (dtype_of<E>() != dtype())
       return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
+    if (device().device_type != kDLCPU)
+      return detail::value_error("tensor::data<", dtype_of<E>(), ">: the tensor is on ", device(),
+                                 ", whose memory the host cannot read");
     if constexpr (!std::is_const_v<T>) {
       if (obj_->read_only)
         return detail::value_error("tensor::data<", dtype_of<E>(),
@@ -269,6 +279,8 @@ class tensor {
   result<tensor> try_copy() const {
     if (!obj_) return detail::value_error("tensor::copy: the tensor is undefined");
     if (!is_contiguous()) return detail::value_error("tensor::copy: strided tensors are not supported yet");
+    if (device().device_type != kDLCPU)
+      return detail::value_error("tensor::copy: the tensor is on ", device(), ", whose memory the host cannot read");
     RELAXVM_TRY_ASSIGN(tensor t, try_empty(shape(), dtype()));
     if (nbytes() > 0) std::memcpy(t.raw_data(), raw_data(), static_cast<std::size_t>(nbytes()));
     return t;

@@ -40,12 +40,16 @@ class tuple {
   /// The empty tuple (no allocation).
   tuple() noexcept = default;
   tuple(std::initializer_list<value> fields) : tuple(std::span<const value>(fields.begin(), fields.size())) {}
-  explicit tuple(std::span<const value> fields, std::int32_t tag = 0) {
-    if (fields.empty() && tag == 0) return;
-    tuple_object* o = make_raw_object_with_tail<tuple_object>(fields.size() * sizeof(value),
-                                                              static_cast<std::int64_t>(fields.size()), tag);
+  explicit tuple(std::span<const value> fields, std::int32_t tag = 0) : tuple(try_make(fields, tag).value()) {}
+  /// The non-throwing form: in firmware mode, an error when the object memory has no room.
+  static result<tuple> try_make(std::span<const value> fields, std::int32_t tag = 0) {
+    tuple t;
+    if (fields.empty() && tag == 0) return t;
+    RELAXVM_TRY_ASSIGN(tuple_object * o, try_make_raw_object_with_tail<tuple_object>(
+                                             fields.size() * sizeof(value), static_cast<std::int64_t>(fields.size()), tag));
     for (std::size_t i = 0; i < fields.size(); ++i) ::new (static_cast<void*>(o->fields() + i)) value(fields[i]);
-    obj_ = object_ref<tuple_object>::adopt(o);
+    t.obj_ = object_ref<tuple_object>::adopt(o);
+    return t;
   }
   tuple(detail::borrow_t b, tuple_object* o) noexcept : obj_(b, o) {}
 

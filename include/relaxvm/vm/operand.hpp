@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "../base/config.hpp"
 #include "../base/error.hpp"
@@ -34,6 +35,36 @@ RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context*
     case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
     case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
   }
+}
+
+/// Where the C++ stack is now, to measure what re-entrant invocations use (vm_options::
+/// max_native_stack). The frame address, not a local's: AddressSanitizer may move locals to a
+/// heap "fake stack".
+RELAXVM_ALWAYS_INLINE std::uintptr_t native_stack_position() noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+#else
+  int here = 0;
+  return reinterpret_cast<std::uintptr_t>(&here);
+#endif
+}
+/// Bytes of C++ stack between `base` (an earlier native_stack_position()) and here.
+RELAXVM_ALWAYS_INLINE std::size_t native_stack_used(std::uintptr_t base) noexcept {
+  const std::uintptr_t now = native_stack_position();
+  return base > now ? base - now : now - base;  // stacks grow down on every target we know; either way works
+}
+/// The error of a re-entrant invocation of `name` that would take the C++ stack past `limit` bytes.
+RELAXVM_NOINLINE inline error native_stack_error(std::string_view name, std::size_t used, std::size_t limit,
+                                                 std::string_view option) {
+  return runtime_error("calling function '", name, "' re-enters the VM with ", used,
+                       " bytes of C++ stack in use by this invocation, past the limit of ", limit, " (", option,
+                       "): closures calling closures (vm.builtin.invoke_closure) or kernels calling back into the VM "
+                       "nest too deep; direct calls between VM functions use no C++ stack");
+}
+
+/// The error of an invocation of `name` that returned the VM context, which must not leave the VM.
+RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
+  return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
 }
 
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.

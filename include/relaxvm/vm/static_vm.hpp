@@ -107,7 +107,13 @@ class static_vm final : public vm_context {
     if (Linked::bounded && memory.size() < memory_bytes)
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
-    return static_vm(memory, devices);
+    if constexpr (Linked::num_constants == 0 && !any_used_as_value()) {
+      return static_vm(memory, devices);  // nothing to make: no error path to carry
+    } else {
+      static_vm vm(memory, devices);
+      RELAXVM_TRY(vm.make_values());
+      return vm;
+    }
   }
 
   /// Moves are for create(); do not move a VM while one of its calls runs.
@@ -126,6 +132,7 @@ class static_vm final : public vm_context {
       return detail::value_error("static_vm: function index ", fi, " is out of range");
     if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
       const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
+      const running_scope running(this);
       value ret;
       std::optional<error> err;
       if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
@@ -153,12 +160,29 @@ class static_vm final : public vm_context {
   /// Where vm.builtin.print writes (default: nowhere; a firmware build passes its UART writer).
   void set_print(void (*sink)(std::string_view)) { print_ = sink ? sink : [](std::string_view) {}; }
 
+  /// Bytes of C++ stack that re-entrant invocations (a closure through vm.builtin.invoke_closure,
+  /// a kernel calling back) may use beyond where the outermost one began; past it the call is
+  /// an error, before the stack overflows. Default: 256 KiB with a heap, 2 KiB in firmware mode;
+  /// set it from the stack your firmware gives the VM's thread.
+  void set_max_native_stack(std::size_t bytes) { max_native_stack_ = bytes; }
+
  private:
   static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
-      : memory_(memory), devices_(devices) {
-    for (std::size_t i = 0; i < Linked::num_constants; ++i)
-      consts_[i] = materialize_constant(view, view.constants[i], object_ref<object>());
-    make_funcs(std::make_index_sequence<Linked::num_funcs>());
+      : memory_(memory), devices_(devices) {}
+
+  // The constants, and the functions the program passes as values, as values: in firmware mode
+  // an error when the object memory has no room for them.
+  status make_values() {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i) {
+      RELAXVM_TRY_ASSIGN(consts_[i], try_materialize_constant(view, view.constants[i], object_ref<object>()));
+    }
+    return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+
+  static constexpr bool any_used_as_value() {
+    for (std::size_t i = 0; i < Linked::num_funcs; ++i)
+      if (Linked::used_as_value[i]) return true;
+    return false;
   }
 
   // The program is a constexpr object of static storage: its address identifies it, and a
@@ -167,23 +191,28 @@ class static_vm final : public vm_context {
 
   // Closures only for the functions the program passes as values: nothing else reads funcs_.
   template <std::size_t... I>
-  void make_funcs(std::index_sequence<I...>) {
-    (make_func<I>(), ...);
+  status make_funcs(std::index_sequence<I...>) {
+    status s;
+    ((s.ok() ? (void)(s = make_func<I>()) : (void)0), ...);
+    return s;
   }
   template <std::size_t I>
-  void make_func() {
-    if constexpr (!Linked::used_as_value[I]) {
-      return;
-    } else if constexpr (view.funcs[I].kind == func_kind::vm) {
-      auto c = make_object<closure_object>(closure_object::kind_t::vm, view.name(I));
-      c->func_index = static_cast<std::int64_t>(I);
-      c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
-      funcs_[I] = value(closure(std::move(c)));
-    } else {
-      auto c = make_object<closure_object>(closure_object::kind_t::packed, view.name(I));
-      c->invoke = &detail::linked_closure_invoke<Linked, I>;
+  status make_func() {
+    if constexpr (Linked::used_as_value[I]) {
+      constexpr bool is_vm = view.funcs[I].kind == func_kind::vm;
+      RELAXVM_TRY_ASSIGN(string name, string::try_make(view.name(I)));
+      RELAXVM_TRY_ASSIGN(object_ref<closure_object> c,
+                         try_make_object<closure_object>(is_vm ? closure_object::kind_t::vm : closure_object::kind_t::packed,
+                                                         std::move(name)));
+      if constexpr (is_vm) {
+        c->func_index = static_cast<std::int64_t>(I);
+        c->program = std::shared_ptr<const void>(std::shared_ptr<const void>(), program_tag());
+      } else {
+        c->invoke = &detail::linked_closure_invoke<Linked, I>;
+      }
       funcs_[I] = value(closure(std::move(c)));
     }
+    return {};
   }
 
   static error take(std::optional<error>& err) {
@@ -228,6 +257,20 @@ class static_vm final : public vm_context {
       return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                  f.params_count, static_cast<std::int64_t>(args.size()));
     static_frame* const base = top_;
+    if (base == nullptr) {
+      stack_base_ = detail::native_stack_position();
+    } else if (const std::size_t used = detail::native_stack_used(stack_base_); used > max_native_stack_) {
+      return detail::native_stack_error(view.name(static_cast<std::size_t>(fi)), used, max_native_stack_,
+                                        "static_vm::set_max_native_stack");
+    }
+    const running_scope running(this);
+    result<value> r = run_frames(fi, args, base);
+    if (base == nullptr && r.ok() && r->kind() == value_kind::context)
+      return detail::context_returned_error(view.name(static_cast<std::size_t>(fi)));
+    return r;
+  }
+
+  result<value> run_frames(std::int64_t fi, std::span<const value> args, static_frame* base) {
     if constexpr (Dispatch == static_dispatch::compile) {
       RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
       value out;
@@ -533,6 +576,8 @@ class static_vm final : public vm_context {
   std::array<value, Linked::num_funcs> funcs_{};
   static_frame* top_ = nullptr;
   std::size_t used_ = 0, peak_ = 0;
+  std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
+  std::size_t max_native_stack_ = RELAXVM_HEAP ? std::size_t{256} << 10 : std::size_t{2} << 10;
   void (*print_)(std::string_view) = [](std::string_view) {};
   std::optional<error> failure_;  // static_dispatch::compile: the error of a failed call, until returned
 };

@@ -65,8 +65,16 @@ struct vm_options {
   std::int64_t max_stack_slots = std::int64_t{1} << 24;
   /// Instructions one invocation may run, re-entrant calls from its kernels included; 0: no
   /// limit. Running past it is an error (with where the VM was), and the VM stays usable: it
-  /// stops untrusted programs that would loop forever. set_instruction_budget changes it.
+  /// stops untrusted programs that would loop forever. set_instruction_budget changes it. A call
+  /// of a VM function also costs one instruction per 8 register slots it sets up (and clears
+  /// when it returns), so a budget bounds the time of programs with huge register files too.
   std::int64_t max_instructions = 0;
+  /// Bytes of C++ stack that re-entrant invocations may use beyond where the outermost one
+  /// began: a closure called through vm.builtin.invoke_closure or a kernel calling back into
+  /// the VM runs on the C++ stack (calls between VM functions do not). Past it the call is an
+  /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
+  /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
+  std::size_t max_native_stack = std::size_t{256} << 10;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -201,24 +209,8 @@ class vm_impl final : public vm_context {
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
   result<value> to_first_device(const value& v) {
-    const device_allocator& first = devices_.front();
-    if (v.kind() == value_kind::tensor) {
-      const tensor t = v.as<tensor>();
-      if (t.device() == first.device) return v;
-      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
-      return value(moved);
-    }
-    if (v.kind() == value_kind::tuple) {
-      const tuple t = v.as<tuple>();
-      std::vector<value> fields;
-      fields.reserve(static_cast<std::size_t>(t.size()));
-      for (const value& f : t) {
-        RELAXVM_TRY_ASSIGN(value moved, to_first_device(f));
-        fields.push_back(std::move(moved));
-      }
-      return value(tuple(fields, t.tag()));
-    }
-    return v;
+    std::unordered_map<const object*, value> done;
+    return to_first_device(v, 0, done);
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
@@ -246,6 +238,37 @@ class vm_impl final : public vm_context {
     std::size_t size = 0;
   };
   static constexpr std::size_t segment_slots = 4096;
+
+  // A tuple whose tensors all are on the first device is returned as it is. Each tuple object is
+  // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
+  // 2^30. Deeper tuples than max_depth would take the C++ stack with them (a program can nest
+  // values a million deep); no real input nests so.
+  result<value> to_first_device(const value& v, int depth, std::unordered_map<const object*, value>& done) {
+    constexpr int max_depth = 256;
+    const device_allocator& first = devices_.front();
+    if (v.kind() == value_kind::tensor) {
+      const tensor t = v.as<tensor>();
+      if (t.device() == first.device) return v;
+      RELAXVM_TRY_ASSIGN(tensor moved, copy_to(t, first.device, first.allocator));
+      return value(moved);
+    }
+    if (v.kind() != value_kind::tuple || v.get_object() == nullptr) return v;
+    if (auto it = done.find(v.get_object()); it != done.end()) return it->second;
+    if (depth >= max_depth)
+      return value_error("an argument has tuples nested more than ", max_depth, " deep, too deep to copy to a device");
+    const tuple t = v.as<tuple>();
+    std::vector<value> fields;
+    fields.reserve(static_cast<std::size_t>(t.size()));
+    bool changed = false;
+    for (const value& f : t) {
+      RELAXVM_TRY_ASSIGN(value moved, to_first_device(f, depth + 1, done));
+      changed = changed || moved.get_object() != f.get_object();
+      fields.push_back(std::move(moved));
+    }
+    value out = changed ? value(tuple(fields, t.tag())) : v;
+    done.emplace(v.get_object(), out);
+    return out;
+  }
 
   vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
@@ -289,12 +312,8 @@ class vm_impl final : public vm_context {
       func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
     }
     if (!missing.empty()) return missing_functions(missing);
-    // Constants become values once, here; tensor constants view the executable's bytes.
-    object_ref<object> owner = make_object<keep_alive_owner>(keep_alive_);
-    consts_.reserve(view_.constants.size());
-    for (const const_info& c : view_.constants) consts_.push_back(materialize_constant(view_, c, owner));
-    decode_all();
-    return {};
+    const_owner_ = make_object<keep_alive_owner>(keep_alive_);
+    return decode_all();
   }
 
   // Decodes every instruction of a vm function into ops_ (indexed by pc, like the bytecode) and
@@ -302,7 +321,7 @@ class vm_impl final : public vm_context {
   // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
   // functions up. Instructions outside every function are neither verified nor reachable: they
   // are left alone (the fuzzer found that decoding them reads out of bounds).
-  void decode_all() {
+  status decode_all() {
     const std::size_t n = view_.instr_offset.size();
     ops_.resize(n);
     std::vector<std::size_t> first_operand(n, 0);
@@ -314,6 +333,8 @@ class vm_impl final : public vm_context {
     }
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+    const_fixed_ = {};  // only decoding needs it
+    return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
@@ -374,35 +395,51 @@ class vm_impl final : public vm_context {
         if (v < begin_special_register) return v;
         return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
       case arg_kind::imm: return fixed(value(v));
-      case arg_kind::const_idx: return fixed(value::borrow(consts_[static_cast<std::size_t>(v)]));
+      case arg_kind::const_idx: {
+        // A constant becomes a value when the first instruction that uses it is decoded, once:
+        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
+        auto [it, first_use] = const_fixed_.try_emplace(v, 0);
+        if (!first_use) return it->second;
+        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
+        if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
+        it->second = fixed(c.ok() ? std::move(*c) : value());
+        return it->second;
+      }
       case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
     }
     return ~std::int64_t{0};
   }
 
   error missing_functions(const std::vector<std::int64_t>& missing) const {
+    // Name the first instruction that needs each, so the user can tell where it comes from: one
+    // pass over the code for all of them (-1: none needs it).
+    struct use {
+      std::int64_t func = -1, pc = -1;
+    };
+    std::vector<use> first_use(view_.funcs.size());
+    for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
+      const func_info& fi = view_.funcs[f];
+      if (fi.kind != func_kind::vm) continue;
+      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+        const instruction in = decode(view_, pc);
+        if (in.op != opcode::call) continue;
+        auto note = [&](std::int64_t callee) {
+          use& u = first_use[static_cast<std::size_t>(callee)];
+          if (u.pc < 0) u = {static_cast<std::int64_t>(f), pc};
+        };
+        note(in.func_idx);
+        for (std::int64_t k = 0; k < in.num_args; ++k)
+          if (in.arg_at(k).kind() == arg_kind::func_idx) note(in.arg_at(k).value());
+      }
+    }
     text t;
     t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
       << " not in the registry:";
     for (std::int64_t m : missing) {
       t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
-      // Name the first instruction that needs it, so the user can tell where it comes from.
-      for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
-        const func_info& fi = view_.funcs[f];
-        if (fi.kind != func_kind::vm) continue;
-        std::int64_t found = -1;
-        for (std::int64_t pc = fi.start; pc < fi.end && found < 0; ++pc) {
-          const instruction in = decode(view_, pc);
-          if (in.op != opcode::call) continue;
-          if (in.func_idx == m) found = pc;
-          for (std::int64_t k = 0; k < in.num_args && found < 0; ++k)
-            if (in.arg_at(k).kind() == arg_kind::func_idx && in.arg_at(k).value() == m) found = pc;
-        }
-        if (found >= 0) {
-          t << ", needed by ";
-          append_location(t, view_, static_cast<std::int64_t>(f), found);
-          break;
-        }
+      if (const use& u = first_use[static_cast<std::size_t>(m)]; u.pc >= 0) {
+        t << ", needed by ";
+        append_location(t, view_, u.func, u.pc);
       }
     }
     t << "\nregister them (registry::def) before making the VM";
@@ -439,6 +476,8 @@ class vm_impl final : public vm_context {
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
     if (given != f.num_args)
       return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
+    // Setting up and clearing the registers is work the budget pays for (see max_instructions).
+    if (const std::int64_t cost = f.frame_slots >> 3; cost > 0 && (budget_left_ -= cost) < 0) return budget_error();
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
@@ -466,6 +505,7 @@ class vm_impl final : public vm_context {
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
+    const running_scope running(this);
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -473,16 +513,26 @@ class vm_impl final : public vm_context {
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
-    if (base == 0)  // a new invocation (re-entrant ones share its budget)
+    if (base == 0) {  // a new invocation (re-entrant ones share its budget and its C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
+      stack_base_ = native_stack_position();
+    } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
+      return native_stack_error(funcs_[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
+                                "vm_options::max_native_stack");
+    }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
-    return run(base);
+    const running_scope running(this);
+    result<value> r = run(base);
+    if (base == 0 && r.ok() && r->kind() == value_kind::context)
+      return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
+    return r;
   }
 
   RELAXVM_NOINLINE error budget_error() {
     budget_left_ = 0;  // stays spent until the next invocation
     return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
-                         " instructions (vm_options::max_instructions); the program may loop forever");
+                         " instructions (vm_options::max_instructions; a call also costs one per 8 register slots it "
+                         "sets up); the program may loop forever");
   }
 
   error take_error() {
@@ -699,7 +749,9 @@ class vm_impl final : public vm_context {
   std::shared_ptr<const void> keep_alive_;
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
-  std::vector<value> consts_;
+  object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
+  std::unordered_map<std::int64_t, std::int64_t> const_fixed_;  // while decoding: constant -> its operand
+  std::optional<error> decode_error_;
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
@@ -710,6 +762,7 @@ class vm_impl final : public vm_context {
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
   std::int64_t budget_left_ = INT64_MAX;  // instructions this invocation may still run
+  std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
 };
@@ -755,6 +808,7 @@ class virtual_machine {
 
   /// Calls function `name` (a vm function, or a packed function of the executable).
   result<value> try_invoke(std::string_view name, std::span<const value> args) {
+
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     return f.try_call(args);
   }
@@ -766,18 +820,20 @@ class virtual_machine {
   /// Function `name`: a saved function (save_function) if one has that name, else the
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
-    if (auto it = impl_->saved.find(name); it != impl_->saved.end())
-      return vm_function(impl_.get(), it->second->index, it->second);
-    const std::int64_t i = impl_->find(name);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    if (auto it = vm->saved.find(name); it != vm->saved.end())
+      return vm_function(vm, it->second->index, it->second);
+    const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
-    return vm_function(impl_.get(), i);
+    return vm_function(vm, i);
   }
   vm_function function(std::string_view name) const { return try_function(name).value(); }
   vm_function operator[](std::string_view name) const { return function(name); }
 
   /// Calls a closure made by this VM's program (or any packed closure).
   result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
-    return impl_->invoke_closure(c, args);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    return vm->invoke_closure(c, args);
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
 
@@ -786,7 +842,7 @@ class virtual_machine {
   /// them).
   result<std::int64_t> try_function_arity(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    const auto& e = impl_->entry(f.index());
+    const auto& e = vm().entry(f.index());
     if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
     return e.num_args - saved_count(f);
   }
@@ -795,9 +851,9 @@ class virtual_machine {
   /// saved function, those its caller passes.
   result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    const auto& e = impl_->entry(f.index());
+    const auto& e = vm().entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(impl_->param_name(e, i));
+    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
@@ -809,19 +865,20 @@ class virtual_machine {
   /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
   /// there (also inside tuples).
   status try_set_input(std::string_view func, std::span<const value> args) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
-    const auto& e = impl_->entry(i);
+    const auto& e = vm->entry(i);
     if (e.kind == func_kind::vm && static_cast<std::int64_t>(args.size()) != e.num_args)
       return detail::value_error("set_input: The number of provided parameters doesn't match the number of arguments for ",
                                  func, ": ", args.size(), " given, ", e.num_args, " expected");
     std::vector<value> stored;
     stored.reserve(args.size());
     for (const value& a : args) {
-      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    impl_->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    vm->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -832,15 +889,16 @@ class virtual_machine {
   /// Calls func with the arguments set_input stored (a function without parameters needs none)
   /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
   status try_invoke_stateful(std::string_view func) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    auto in = impl_->inputs.find(func);
-    if (in == impl_->inputs.end() && !(impl_->entry(i).kind == func_kind::vm && impl_->entry(i).num_args == 0))
+    auto in = vm->inputs.find(func);
+    if (in == vm->inputs.end() && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
     std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
-    if (in != impl_->inputs.end()) args = in->second;
-    RELAXVM_TRY_ASSIGN(value out, impl_->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    impl_->outputs[std::string(func)] = std::move(out);
+    if (in != vm->inputs.end()) args = in->second;
+    RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
+    vm->outputs[std::string(func)] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -867,16 +925,17 @@ class virtual_machine {
   /// executable with that name. Without include_return the call returns null.
   status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
                            std::span<const value> args) {
-    const std::int64_t i = impl_->find(func);
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
     detail::vm_impl::saved_function f{i, {}, include_return};
     for (const value& a : args) {
-      RELAXVM_TRY_ASSIGN(value moved, impl_->to_first_device(a));
+      RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
-    for (const value& b : impl_->entry(i).bound) f.args.push_back(b);
-    impl_->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    for (const value& b : vm->entry(i).bound) f.args.push_back(b);
+    vm->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -885,26 +944,35 @@ class virtual_machine {
   }
 
   /// Installs (or with an empty function, removes) the hook called around every Call.
-  void set_instrument(instrument_fn fn) { impl_->set_instrument(std::move(fn)); }
+  void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
-  void set_instruction_budget(std::int64_t n) { impl_->set_instruction_budget(n); }
+  void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
 
-  const executable& exec() const { return impl_->exec(); }
+  const executable& exec() const { return vm().exec(); }
   /// The options the VM was made with (its devices and limits do not change, except the
   /// instruction budget).
-  const vm_options& options() const { return impl_->options(); }
+  const vm_options& options() const { return vm().options(); }
   /// The context builtins see (for calling builtins directly from C++).
-  vm_context& context() { return *impl_; }
+  vm_context& context() { return vm(); }
 
  private:
   explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+
+  // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
+  // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
+  result<detail::vm_impl*> try_vm() const {
+    if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
+    return impl_.get();
+  }
+  detail::vm_impl& vm() const { return *try_vm().value(); }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    auto it = impl_->outputs.find(func);
-    if (it == impl_->outputs.end())
+    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    auto it = vm->outputs.find(func);
+    if (it == vm->outputs.end())
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
     const value* v = &it->second;
