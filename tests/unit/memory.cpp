@@ -316,10 +316,16 @@ TEST_CASE("to_device copies between the VM's CPU devices, from their allocators"
   CHECK(p.fails({rv::shape{3}, cpu, 0}, rv::error_kind::type) ==
         "vm.builtin.to_device: argument 0 expects tensor but got shape");
   CHECK(p.fails({t, rv::device::cpu(), 0}, rv::error_kind::type) == "vm.builtin.to_device: the device type and id must be int64");
-  // Without %vm: any CPU id, from the system.
+  // Without %vm in a program: the devices of the VM running it, as with %vm (a program cannot
+  // reach the system heap by leaving %vm out).
   probe free("vm.builtin.to_device", 3);
-  CHECK(free.ok({t, cpu, 5}).as<rv::tensor>().device() == rv::device::cpu(5));
-  CHECK(free.fails({t, cuda, 0}, rv::error_kind::value) ==
+  CHECK(free.ok({t, cpu, 0}).as<rv::tensor>().device() == rv::device::cpu(0));
+  CHECK(free.fails({t, cpu, 5}, rv::error_kind::value) == "vm.builtin.to_device: the VM has no device cpu:5");
+  // From C++ outside every VM: any CPU id, from the system.
+  const rv::value outside[] = {t, cpu, 5};
+  CHECK(rv::builtins::to_device(outside).value().as<rv::tensor>().device() == rv::device::cpu(5));
+  const rv::value to_cuda[] = {t, cuda, 0};
+  CHECK(std::string(rv::builtins::to_device(to_cuda).error().message()) ==
         "copy_to: cannot copy from cpu:0 to cuda:0; relaxvm runs on host (cpu) devices only");
   probe two("vm.builtin.to_device", 2);
   CHECK(two.fails({t, kDLCPU}, rv::error_kind::type) ==
