@@ -6492,6 +6492,10 @@ class vm_context {
   virtual std::span<const device_allocator> devices() const = 0;
   /// The host device: the last device the VM was given (the reference's convention).
   device host_device() const { return devices().back().device; }
+  /// Counts `units` of work a builtin did against the running invocation's instruction budget
+  /// (vm_options::max_instructions), as if it had run that many instructions: a builtin whose
+  /// work grows with its arguments (vm.builtin.print) calls it. Without a budget, nothing happens.
+  virtual void charge(std::int64_t units) { (void)units; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -6910,8 +6914,9 @@ namespace detail {
 /// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep
 /// stays short, and printing it takes bounded stack.
 inline constexpr int max_print_depth = 32;
-/// At most this many values of one tuple tree are written, the rest as "...": a tuple holding
-/// the same tuple twice, 30 times over, has 2^30 leaves, though a program makes it in 30 steps.
+/// At most this many values (of one tuple tree, or one vm.builtin.print call) are written, the
+/// rest as "...": a tuple holding the same tuple twice, 30 times over, has 2^30 leaves, though a
+/// program makes it in 30 steps.
 inline constexpr std::int64_t max_print_values = 1000;
 
 inline void append_value_limited(text& out, const value& v, bool quote_strings, int depth, std::int64_t& left) {
@@ -7235,6 +7240,8 @@ class vm_impl final : public vm_context {
     }
   }
   std::span<const device_allocator> devices() const override { return devices_; }
+  // The loop's next budget check sees what a builtin charged.
+  void charge(std::int64_t units) override { budget_left_ -= units; }
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
@@ -8997,12 +9004,20 @@ namespace relaxvm::builtins {
 inline value print(std::span<const value> args) {
   vm_context* ctx = take_context(args);
   detail::text t;
+  std::int64_t left = detail::max_print_values;  // for the whole call
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i) t << ' ';
-    detail::append_value(t, args[i]);
+    if (left <= 0) {
+      t << "...";
+      break;
+    }
+    detail::append_value_limited(t, args[i], false, 0, left);
   }
   t << '\n';
   if (ctx) {
+    // Each value written counts as an instruction: printing a 1,000-value tuple in a loop costs
+    // the budget what it costs in time.
+    ctx->charge(detail::max_print_values - left);
     ctx->print(t.view());
   } else {
     std::fwrite(t.view().data(), 1, t.size(), stdout);

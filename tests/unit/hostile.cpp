@@ -453,6 +453,29 @@ TEST_CASE("a tuple holding the same tuple twice, over and over, prints and copie
   CHECK(vm.get_output("main").get_object() == t.get_object());  // nothing to move: the same tuple
 }
 
+TEST_CASE("printing counts against the instruction budget") {
+  // Found by the structure-aware fuzzer after the fixes: a loop printing a tuple that doubles
+  // each round wrote 1,000 values per instruction and ran for minutes under a 2^18 budget.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("vm.builtin.make_tuple", {}, b.r(0));
+    b.emit_call("vm.builtin.make_tuple", {b.r(0), b.r(0)}, b.r(0));  // 1
+    b.emit_call("vm.builtin.print", {b.vm_state(), b.r(0), b.vm_state(), b.r(0)});
+    b.emit_goto(-2);
+    b.emit_ret(b.r(0));
+  }
+  long prints = 0;
+  rv::vm_options opts;
+  opts.print = [&](std::string_view) { ++prints; };
+  opts.max_instructions = 20000;
+  rv::registry reg;
+  rv::virtual_machine vm(b.get(), reg, opts);
+  CHECK(error_of(vm.try_invoke("main", {})).find("instruction budget exceeded") == 0);
+  CHECK(prints < 40);  // about 20,000 values printed in all, not 20,000 / 3 prints of 1,000 each
+  CHECK(prints > 10);
+}
+
 TEST_CASE("the verifier's report keeps 1,000 warnings and counts the rest") {
   rv::exec_builder b;
   {

@@ -19,12 +19,20 @@ namespace relaxvm::builtins {
 inline value print(std::span<const value> args) {
   vm_context* ctx = take_context(args);
   detail::text t;
+  std::int64_t left = detail::max_print_values;  // for the whole call
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i) t << ' ';
-    detail::append_value(t, args[i]);
+    if (left <= 0) {
+      t << "...";
+      break;
+    }
+    detail::append_value_limited(t, args[i], false, 0, left);
   }
   t << '\n';
   if (ctx) {
+    // Each value written counts as an instruction: printing a 1,000-value tuple in a loop costs
+    // the budget what it costs in time.
+    ctx->charge(detail::max_print_values - left);
     ctx->print(t.view());
   } else {
     std::fwrite(t.view().data(), 1, t.size(), stdout);

@@ -27,6 +27,10 @@ class vm_context {
   virtual std::span<const device_allocator> devices() const = 0;
   /// The host device: the last device the VM was given (the reference's convention).
   device host_device() const { return devices().back().device; }
+  /// Counts `units` of work a builtin did against the running invocation's instruction budget
+  /// (vm_options::max_instructions), as if it had run that many instructions: a builtin whose
+  /// work grows with its arguments (vm.builtin.print) calls it. Without a budget, nothing happens.
+  virtual void charge(std::int64_t units) { (void)units; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();

@@ -17,8 +17,9 @@ namespace detail {
 /// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep
 /// stays short, and printing it takes bounded stack.
 inline constexpr int max_print_depth = 32;
-/// At most this many values of one tuple tree are written, the rest as "...": a tuple holding
-/// the same tuple twice, 30 times over, has 2^30 leaves, though a program makes it in 30 steps.
+/// At most this many values (of one tuple tree, or one vm.builtin.print call) are written, the
+/// rest as "...": a tuple holding the same tuple twice, 30 times over, has 2^30 leaves, though a
+/// program makes it in 30 steps.
 inline constexpr std::int64_t max_print_values = 1000;
 
 inline void append_value_limited(text& out, const value& v, bool quote_strings, int depth, std::int64_t& left) {
