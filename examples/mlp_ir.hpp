@@ -12,14 +12,16 @@ namespace mlp {
 
 namespace ir = relaxvm::ir;
 
-/// main(x: R.Tensor((n, 16), "float32")) -> R.Tensor((n, 10), "float32")
-inline ir::module build_ir(const weights& w) {
+/// main(x: R.Tensor((n, 16), "float32")) -> R.Tensor((n, 10), "float32"); with max_batch > 0,
+/// n is at most max_batch (tir_var_upper_bound), and the planned storages have constant sizes.
+inline ir::module build_ir(const weights& w, std::int64_t max_batch = 0) {
   ir::module_builder m;
   const ir::sym n = m.sym("n");
   const auto f32 = rv::dtype::float32();
   const auto hidden_t = ir::tensor_info({n, hidden}, f32);
   {
     auto f = m.function("main", {{"x", ir::tensor_info({n, in_features}, f32)}});
+    if (max_batch > 0) f.upper_bound(n, max_batch);
     const ir::var w1 = f.rename(f.constant(w.w1), "w1"), b1 = f.rename(f.constant(w.b1), "b1");
     const ir::var w2 = f.rename(f.constant(w.w2), "w2"), b2 = f.rename(f.constant(w.b2), "b2");
     const ir::var w3 = f.rename(f.constant(w.w3), "w3"), b3 = f.rename(f.constant(w.b3), "b3");

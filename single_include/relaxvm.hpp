@@ -9401,6 +9401,27 @@ inline status check_prim_value_info(const value& x, dtype t, const value& err_ct
   return {};
 }
 
+/// Checks that heap[slot], the value of symbolic variable `var` (a string), lies in [0, bound]:
+/// the upper bound a function declares for it (ir::function_builder::upper_bound), which memory
+/// planning sized storages by. Lowering calls it right after the parameters are matched.
+inline status check_upper_bound(const value& heap_value, std::int64_t slot, std::int64_t bound, const value& var,
+                                const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_upper_bound";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (var.kind() != value_kind::string)
+    return detail::type_error(fn, ": the variable's name (argument 3) must be a string, but got ", var.describe());
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
+  RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
+  const std::int64_t x = heap.slots[slot];
+  if (x > bound)
+    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
+                               ", larger than its upper bound ", bound);
+  if (x < 0)
+    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
+                               "; a variable with an upper bound (", bound, ") must be 0 or more");
+  return {};
+}
+
 // ---- arithmetic on the heap ----------------------------------------------------------------
 
 namespace detail {
@@ -9547,7 +9568,8 @@ inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
     packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
-    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), packed<"vm.builtin.shape_arith">(&shape_arith),
+    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
+    packed<"vm.builtin.shape_arith">(&shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
@@ -10073,6 +10095,83 @@ constexpr std::string_view symbol(sym_op op) {
 }
 }  // namespace detail
 
+/// The values an expression can take: [lo, hi], where a missing end is unbounded.
+struct sym_range {
+  bool has_lo = false, has_hi = false;
+  std::int64_t lo = 0, hi = 0;
+  static constexpr sym_range exactly(std::int64_t v) { return {true, true, v, v}; }
+  static constexpr sym_range between(std::int64_t l, std::int64_t h) { return {true, true, l, h}; }
+  constexpr bool is_exactly(std::int64_t v) const { return has_lo && has_hi && lo == v && hi == v; }
+};
+
+namespace detail {
+// Interval arithmetic for sym_arena::range: an end that overflows int64 becomes unbounded.
+constexpr sym_range range_of(sym_op op, const sym_range& a, const sym_range& b) {
+  using relaxvm::detail::checked_add;
+  using relaxvm::detail::checked_mul;
+  using relaxvm::detail::checked_sub;
+  sym_range r;
+  switch (op) {
+    case sym_op::add:
+      r.has_lo = a.has_lo && b.has_lo && checked_add(a.lo, b.lo, r.lo);
+      r.has_hi = a.has_hi && b.has_hi && checked_add(a.hi, b.hi, r.hi);
+      return r;
+    case sym_op::sub:
+      r.has_lo = a.has_lo && b.has_hi && checked_sub(a.lo, b.hi, r.lo);
+      r.has_hi = a.has_hi && b.has_lo && checked_sub(a.hi, b.lo, r.hi);
+      return r;
+    case sym_op::mul: {
+      if (a.is_exactly(0) || b.is_exactly(0)) return sym_range::exactly(0);
+      if (a.has_lo && a.has_hi && b.has_lo && b.has_hi) {
+        const std::int64_t xs[2] = {a.lo, a.hi}, ys[2] = {b.lo, b.hi};
+        for (std::int64_t x : xs)
+          for (std::int64_t y : ys) {
+            std::int64_t p = 0;
+            if (!checked_mul(x, y, p)) return sym_range{};
+            if (!r.has_lo || p < r.lo) r.lo = p;
+            if (!r.has_hi || p > r.hi) r.hi = p;
+            r.has_lo = r.has_hi = true;
+          }
+        return r;
+      }
+      // One end unbounded: only the lower end of a product of non-negative ranges is known.
+      if (a.has_lo && b.has_lo && a.lo >= 0 && b.lo >= 0) r.has_lo = checked_mul(a.lo, b.lo, r.lo);
+      return r;
+    }
+    case sym_op::floordiv: {
+      if (!(b.is_exactly(b.lo) && b.has_lo && b.lo > 0)) return r;
+      std::int64_t q = 0;
+      if (a.has_lo && fold(op, a.lo, b.lo, q)) r = sym_range{true, false, q, 0};
+      if (a.has_hi && fold(op, a.hi, b.lo, q)) {
+        r.has_hi = true;
+        r.hi = q;
+      }
+      return r;
+    }
+    case sym_op::floormod: {
+      if (!(b.is_exactly(b.lo) && b.has_lo && b.lo > 0)) return r;
+      r = sym_range::between(0, b.lo - 1);
+      if (a.has_lo && a.lo >= 0 && a.has_hi && a.hi < r.hi) r.hi = a.hi;
+      return r;
+    }
+    case sym_op::min:
+      r.has_lo = a.has_lo && b.has_lo;
+      r.lo = a.lo < b.lo ? a.lo : b.lo;
+      r.has_hi = a.has_hi || b.has_hi;
+      r.hi = !a.has_hi ? b.hi : !b.has_hi ? a.hi : (a.hi < b.hi ? a.hi : b.hi);
+      return r;
+    case sym_op::max:
+      r.has_lo = a.has_lo || b.has_lo;
+      r.lo = !a.has_lo ? b.lo : !b.has_lo ? a.lo : (a.lo < b.lo ? b.lo : a.lo);
+      r.has_hi = a.has_hi && b.has_hi;
+      r.hi = a.hi < b.hi ? b.hi : a.hi;
+      return r;
+    case sym_op::var: return r;
+    default: return sym_range::between(0, 1);  // conditions
+  }
+}
+}  // namespace detail
+
 /// The nodes and variable names of a module's symbolic expressions.
 class sym_arena {
  public:
@@ -10205,6 +10304,20 @@ class sym_arena {
     if (!expand(a, pa) || !expand(b, pb)) return false;
     if (!scale_add(pa, pb, -1)) return false;
     return pa.empty();
+  }
+
+  /// The values `e` can take when variable i lies in vars[i] (variables past the end: any value).
+  /// Interval arithmetic, so conservative: every value of `e` lies in the result.
+  constexpr sym_range range(sym_ref e, std::span<const sym_range> vars) const {
+    if (e.is_const()) return sym_range::exactly(e.value);
+    const sym_node& n = node(e);
+    if (n.op == sym_op::var) {
+      const auto i = static_cast<std::size_t>(n.ca);
+      return i < vars.size() ? vars[i] : sym_range{};
+    }
+    const sym_range a = range(lhs(e), vars);
+    if (n.op == sym_op::not_) return sym_range::between(0, 1);
+    return detail::range_of(n.op, a, range(rhs(e), vars));
   }
 
   /// Writes `e` in TVMScript's spelling: n * 2 + 1, n // 2, T.min(n, k), n > 4 and m < 2.
@@ -10745,12 +10858,22 @@ enum class expr_kind : std::uint8_t {
 
 struct seq;
 
+/// What a kernel call declares about its kernel.
+struct call_attrs {
+  /// The kernel copies its one tensor argument into its output unchanged, element for element
+  /// (a reshape, expand_dims, squeeze, flatten): rewrite_dataflow_reshape may make it a view.
+  bool reshape_like = false;
+};
+/// call_dps(kernel, args, out, ir::reshape_like)
+inline constexpr call_attrs reshape_like{true};
+
 struct expr {
   expr_kind kind = expr_kind::leaf;
   name callee;               ///< the kernel, packed function, builtin or module function
   std::vector<leaf> args;
   std::int64_t index = 0;    ///< get_item
   std::vector<seq> branches; ///< if_: then, else
+  call_attrs attrs;          ///< call_dps
 };
 
 /// var = value, or (match_cast) var = value checked against `cast`.
@@ -11399,8 +11522,11 @@ class block_builder {
   // ---- kernels and calls ---------------------------------------------------------------
 
   /// A kernel in destination-passing style: lowering allocates the outputs (a tensor of known
-  /// shape, or a tuple of them) and calls kernel(args..., outputs...).
-  constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out) {
+  /// shape, or a tuple of them) and calls kernel(args..., outputs...). With ir::reshape_like, a
+  /// kernel that only copies its one tensor argument into another shape: inside a dataflow block
+  /// the call becomes a view of the argument (rewrite_dataflow_reshape).
+  constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out,
+                         call_attrs attrs = {}) {
     if (!dps_outputs_ok(out)) {
       relaxvm::detail::text t;
       print_info(t, arena(), out);
@@ -11408,7 +11534,9 @@ class block_builder {
                 "them (lowering allocates them), but got " << t.view();
       return {};
     }
-    return emit_call(expr_kind::call_dps, kernel, args, static_cast<struct_info&&>(out));
+    var v = emit_call(expr_kind::call_dps, kernel, args, static_cast<struct_info&&>(out));
+    if (v.valid()) last().value.attrs = attrs;
+    return v;
   }
   /// A packed function returning a value of `out`; without `out` it returns nothing (void).
   constexpr var call_packed(std::string_view fn, std::initializer_list<operand> args, struct_info out = void_info()) {
@@ -12421,6 +12549,50 @@ class kill_inserter {
 
 namespace pass {
 
+/// RewriteDataflowReshape (reference/lowering.md, 1.1): a call_dps declared ir::reshape_like
+/// becomes R.reshape(x, shape), a view with no storage and no copy, when all of these hold: it is
+/// bound to a dataflow variable inside a dataflow block (a block's output keeps its own tensor),
+/// it has exactly one tensor argument x and one tensor output, their dtypes are known and equal,
+/// both shapes are known, and their element counts are provably equal (an empty shape counts 1).
+/// Runs before to_non_dataflow.
+constexpr module rewrite_dataflow_reshape(module m) {
+  for (function& f : m.funcs) {
+    const auto numel = [&](const std::vector<sym_ref>& dims) {
+      sym_ref p = sym_ref::constant(1);
+      for (const sym_ref& d : dims) p = m.syms.make(sym_op::mul, p, d);
+      return p;
+    };
+    const auto rewrite = [&](const auto& self, seq& s) -> void {
+      for (block& blk : s.blocks)
+        for (binding& b : blk.bindings) {
+          for (seq& br : b.value.branches) self(self, br);
+          expr& e = b.value;
+          if (!blk.dataflow || e.kind != expr_kind::call_dps || !e.attrs.reshape_like || b.var < 0 || !f.var(b.var).dataflow)
+            continue;
+          const leaf* x = nullptr;
+          std::int32_t tensors = 0;
+          for (const leaf& l : e.args)
+            if (l.is_var() && f.var(l.index).info.kind == info_kind::tensor) {
+              ++tensors;
+              x = &l;
+            }
+          if (tensors != 1) continue;
+          const struct_info& in = f.var(x->index).info;
+          const struct_info& out = f.var(b.var).info;
+          if (out.kind != info_kind::tensor || !in.known || !out.known || in.dt.is_void() || in.dt != out.dt) continue;
+          if (!m.syms.can_prove_equal(numel(in.dims), numel(out.dims))) continue;
+          const leaf input = *x;
+          e.kind = expr_kind::reshape;
+          e.callee = name();
+          e.attrs = call_attrs{};
+          e.args = {input, leaf::of_shape(out.dims)};
+        }
+    };
+    rewrite(rewrite, f.body);
+  }
+  return m;
+}
+
 /// ToNonDataflow (+ RemovePurityChecking, which has nothing to unwrap here): every variable
 /// becomes an ordinary one, and the blocks of each sequence merge into one.
 constexpr module to_non_dataflow(module m) {
@@ -12577,6 +12749,363 @@ inline module lower_runtime_builtin(module m) {
 
 #endif  // RELAXVM_LOWER_PASSES_HPP
 // ---- end relaxvm/lower/passes.hpp ----
+// ---- begin relaxvm/lower/memory_plan.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// StaticPlanBlockMemory (reference/lowering.md, sections 1.5 and 4): tensors that call_tir_rewrite
+// allocated (R.builtin.alloc_tensor) and that live and die inside one binding block, used only by
+// kernels, share storages whose lifetimes do not overlap.
+//
+//   1. Tokens. Each alloc_tensor gets a token; the token follows its tensor through var-to-var
+//      bindings, match_casts, tuples and get_item, reshape views (R.reshape, and direct calls of
+//      vm.builtin.reshape / vm.builtin.ensure_zero_offset). A kernel call (call_packed, a
+//      destination-passing call) counts one use of each token among its arguments. Anything else
+//      that sees a token (a module function, a closure, a builtin taking the VM, an if condition
+//      or branch value, a use in another block, the function's result) leaves its tensor
+//      unplanned: it stays R.builtin.alloc_tensor, and lower_alloc_tensor gives it its own storage.
+//   2. Plan, in program order, with one pool of free storages (per if branch), matched by (scope, dtype):
+//      a tensor never used by a kernel gets a storage of its own; a constant size takes the
+//      smallest free storage of at least its size (at most 16x larger, first freed first), else
+//      enlarges the largest smaller one (at least 1/16 of its size), else a new one; a symbolic
+//      size takes the first free storage whose size is provably equal, else a new one. A storage
+//      is free again after the last kernel call that uses its tensor.
+//   3. Rewrite: each planned tensor becomes R.memory.alloc_tensor(storage, 0, shape, dtype); each
+//      storage is R.memory.alloc_storage(R.shape([bytes]), device, scope, dtype) at its first
+//      tensor (or, with plan_options::hoist_constant_storage, at the function's entry when its size
+//      is a constant), with its final size.
+// Sizes are bytes(dtype) x the product of the dimensions, each dimension replaced by its constant
+// upper bound when the function's upper bounds give one (function_builder::upper_bound): with n <= 8,
+// (n, 32) float32 takes 1,024 bytes.
+//
+// Differences from the reference, on purpose: tokens follow match_cast (the reference reused a
+// storage while a match_cast alias was alive: apache/tvm#20190, #20207) and direct calls of
+// vm.builtin.reshape (#20134); an if branch starts with no free storage and keeps what it frees, so
+// no storage is used where its variable is not visible.
+#ifndef RELAXVM_LOWER_MEMORY_PLAN_HPP
+#define RELAXVM_LOWER_MEMORY_PLAN_HPP
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+
+namespace relaxvm::ir {
+
+struct plan_options {
+  /// Allocate every storage of constant size at the function's entry instead of at its first
+  /// tensor. Off by default, so that dumps match the reference's.
+  bool hoist_constant_storage = false;
+};
+
+namespace detail {
+
+/// The ranges of a function's symbolic variables: [0, bound] for those with an upper bound.
+constexpr std::vector<sym_range> variable_ranges(const module& m, const function& f) {
+  std::vector<sym_range> r(m.syms.num_vars());
+  for (const upper_bound& u : f.upper_bounds)
+    if (u.var >= 0 && static_cast<std::size_t>(u.var) < r.size()) r[static_cast<std::size_t>(u.var)] = sym_range::between(0, u.bound);
+  return r;
+}
+
+/// The bytes of a tensor of `dt` and `dims`, each dimension replaced by its constant upper bound
+/// where `ranges` give one: bytes(dtype) x (constant dimensions) x (the others), as the reference
+/// writes it (4 * (m * n)). False when the constant part overflows int64.
+constexpr bool storage_bytes(sym_arena& syms, relaxvm::dtype dt, const std::vector<sym_ref>& dims,
+                             const std::vector<sym_range>& ranges, sym_ref& out) {
+  std::int64_t constant = dt.bytes();
+  sym_ref rest = sym_ref::constant(1);
+  for (const sym_ref& d : dims) {
+    const sym_range r = syms.range(d, ranges);
+    if (r.has_hi) {
+      if (!relaxvm::detail::checked_mul(constant, r.hi > 0 ? r.hi : 0, constant)) return false;
+    } else {
+      rest = syms.make(sym_op::mul, rest, d);
+    }
+  }
+  out = syms.make(sym_op::mul, sym_ref::constant(constant), rest);
+  return true;
+}
+
+class memory_planner {
+ public:
+  constexpr memory_planner(module& m, function& f, const plan_options& o, relaxvm::detail::text& err)
+      : m_(m), f_(f), opt_(o), err_(err) {}
+
+  constexpr void run() {
+    ranges_ = variable_ranges(m_, f_);
+    trees_.assign(f_.vars.size(), tree{});
+    init_seq(f_.body);
+    if (!err_.empty()) return;
+    pool_.clear();
+    plan_seq(f_.body);
+    rewrite();
+  }
+
+ private:
+  // What a variable holds: a planned tensor's token, or a tuple of such trees.
+  struct tree {
+    std::int32_t token = -1;
+    std::vector<tree> fields;
+  };
+  struct token {
+    sym_ref bytes;
+    relaxvm::dtype dt;
+    name scope;
+    std::int32_t block = -1;
+    std::int64_t uses = 0;
+    bool discarded = false;
+    std::int32_t storage = -1;
+  };
+  struct storage {
+    sym_ref bytes;  // the final size (a constant size may grow while planning)
+    relaxvm::dtype dt;
+    name scope;
+    std::int32_t var = -1;  // its variable, once emitted
+  };
+
+  constexpr const tree& tree_of(const leaf& l) const {
+    if (!l.is_var() || static_cast<std::size_t>(l.index) >= trees_.size()) return none_;
+    return trees_[static_cast<std::size_t>(l.index)];
+  }
+  constexpr void set_tree(std::int32_t v, tree t) {
+    if (v >= 0 && static_cast<std::size_t>(v) < trees_.size()) trees_[static_cast<std::size_t>(v)] = static_cast<tree&&>(t);
+  }
+  template <class F>
+  static constexpr void for_each_token(const tree& t, F&& f) {
+    if (t.token >= 0) f(t.token);
+    for (const tree& x : t.fields) for_each_token(x, f);
+  }
+  constexpr token& tok(std::int32_t t) { return tokens_[static_cast<std::size_t>(t)]; }
+  constexpr void discard(const leaf& l) {
+    for_each_token(tree_of(l), [&](std::int32_t t) { tok(t).discarded = true; });
+  }
+
+  // Whether a call_packed only makes a view of its first argument.
+  static constexpr bool is_view(const expr& e) {
+    return e.kind == expr_kind::reshape ||
+           (e.kind == expr_kind::call_packed &&
+            (e.callee == std::string_view("vm.builtin.reshape") || e.callee == std::string_view("vm.builtin.ensure_zero_offset")));
+  }
+  static constexpr bool is_kernel_call(const expr& e) {
+    return (e.kind == expr_kind::call_packed || e.kind == expr_kind::call_dps) && !is_view(e);
+  }
+
+  // The dimensions of an alloc_tensor's shape argument; false when they are not known.
+  constexpr bool alloc_dims(const binding& b, std::vector<sym_ref>& dims) const {
+    const std::vector<leaf>& a = b.value.args;
+    if (a.size() != 4 || a[1].kind != leaf_kind::dtype || a[3].kind != leaf_kind::string) return false;
+    if (a[0].kind == leaf_kind::shape) {
+      dims = a[0].dims;
+      return true;
+    }
+    if (a[0].is_var() && f_.var(a[0].index).info.kind == info_kind::shape && f_.var(a[0].index).info.known) {
+      dims = f_.var(a[0].index).info.dims;
+      return true;
+    }
+    return false;
+  }
+
+  // ---- 1. tokens ---------------------------------------------------------------------------
+  constexpr void init_seq(const seq& s) {
+    for (const block& blk : s.blocks) {
+      const std::int32_t id = next_block_++;
+      for (const binding& b : blk.bindings) init_binding(b, id);
+    }
+    discard(s.result);
+  }
+  constexpr void init_binding(const binding& b, std::int32_t blk) {
+    const expr& e = b.value;
+    switch (e.kind) {
+      case expr_kind::builtin_alloc_tensor: {
+        std::vector<sym_ref> dims;
+        if (!alloc_dims(b, dims)) return;  // not planned (lower_alloc_tensor reports it)
+        token t;
+        if (!storage_bytes(m_.syms, e.args[1].dt, dims, ranges_, t.bytes)) {
+          err_ << "function '" << f_.nm.view() << "': the tensor '" << f_.var(b.var).nm.view()
+               << "' needs more than 2^63 bytes";
+          return;
+        }
+        t.dt = e.args[1].dt;
+        t.scope = e.args[3].text;
+        t.block = blk;
+        tokens_.push_back(static_cast<token&&>(t));
+        tree tr;
+        tr.token = static_cast<std::int32_t>(tokens_.size()) - 1;
+        set_tree(b.var, static_cast<tree&&>(tr));
+        return;
+      }
+      case expr_kind::leaf: set_tree(b.var, tree_of(e.args[0])); return;  // var = var, match_cast
+      case expr_kind::tuple: {
+        tree tr;
+        for (const leaf& l : e.args) tr.fields.push_back(tree_of(l));
+        set_tree(b.var, static_cast<tree&&>(tr));
+        return;
+      }
+      case expr_kind::get_item: {
+        const tree& t = tree_of(e.args[0]);
+        if (e.index >= 0 && static_cast<std::size_t>(e.index) < t.fields.size())
+          set_tree(b.var, t.fields[static_cast<std::size_t>(e.index)]);
+        return;
+      }
+      case expr_kind::if_:
+        discard(e.args[0]);
+        for (const seq& br : e.branches) init_seq(br);  // discards each branch's value
+        return;
+      default: break;
+    }
+    if (is_view(e)) {
+      set_tree(b.var, tree_of(e.args[0]));
+      for (std::size_t i = 1; i < e.args.size(); ++i) discard(e.args[i]);
+      return;
+    }
+    for (const leaf& l : e.args) {
+      if (!is_kernel_call(e)) {
+        discard(l);
+        continue;
+      }
+      for_each_token(tree_of(l), [&](std::int32_t t) {
+        if (tok(t).block == blk) ++tok(t).uses;
+        else tok(t).discarded = true;  // allocated in another block
+      });
+    }
+  }
+
+  // ---- 2. plan -----------------------------------------------------------------------------
+  constexpr void plan_seq(const seq& s) {
+    for (const block& blk : s.blocks)
+      for (const binding& b : blk.bindings) plan_binding(b);
+  }
+  constexpr void plan_binding(const binding& b) {
+    const expr& e = b.value;
+    if (e.kind == expr_kind::builtin_alloc_tensor) {
+      const tree& t = tree_of(leaf::of_var(b.var));
+      if (t.token >= 0 && !tok(t.token).discarded) tok(t.token).storage = request(tok(t.token));
+      return;
+    }
+    for (const seq& br : e.branches) {
+      // A branch starts with no free storage, and what it frees stays there: its storages'
+      // variables are not visible outside it.
+      std::vector<std::int32_t> outer = static_cast<std::vector<std::int32_t>&&>(pool_);
+      pool_.clear();
+      plan_seq(br);
+      pool_ = static_cast<std::vector<std::int32_t>&&>(outer);
+    }
+    if (!is_kernel_call(e)) return;
+    for (const leaf& l : e.args)
+      for_each_token(tree_of(l), [&](std::int32_t t) {
+        token& k = tok(t);
+        if (k.discarded || k.storage < 0) return;
+        if (--k.uses == 0) pool_.push_back(k.storage);
+      });
+  }
+  constexpr bool same_kind(const storage& s, const token& t) const { return s.dt == t.dt && s.scope == t.scope; }
+  constexpr std::int32_t request(const token& t) {
+    std::int64_t chosen = -1;  // index into pool_
+    if (t.uses > 0 && t.bytes.is_const()) {
+      const std::int64_t size = t.bytes.value;
+      std::int64_t upper = 0;
+      if (!relaxvm::detail::checked_mul(size, std::int64_t{16}, upper)) upper = std::numeric_limits<std::int64_t>::max();
+      const std::int64_t lower = size / 16;
+      std::int64_t larger = -1, smaller = -1;
+      for (std::size_t i = 0; i < pool_.size(); ++i) {
+        const storage& s = storages_[static_cast<std::size_t>(pool_[i])];
+        if (!same_kind(s, t) || !s.bytes.is_const()) continue;
+        const std::int64_t have = s.bytes.value;
+        const auto at = static_cast<std::int64_t>(i);
+        if (have >= size && have <= upper) {
+          if (larger < 0 || have < storages_[static_cast<std::size_t>(pool_[static_cast<std::size_t>(larger)])].bytes.value)
+            larger = at;
+        } else if (have < size && have >= lower) {
+          if (smaller < 0 || have > storages_[static_cast<std::size_t>(pool_[static_cast<std::size_t>(smaller)])].bytes.value)
+            smaller = at;
+        }
+      }
+      chosen = larger >= 0 ? larger : smaller;
+      if (chosen >= 0) {
+        storage& s = storages_[static_cast<std::size_t>(pool_[static_cast<std::size_t>(chosen)])];
+        if (s.bytes.value < size) s.bytes = t.bytes;  // enlarged
+      }
+    } else if (t.uses > 0) {
+      for (std::size_t i = 0; i < pool_.size() && chosen < 0; ++i) {
+        const storage& s = storages_[static_cast<std::size_t>(pool_[i])];
+        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes))
+          chosen = static_cast<std::int64_t>(i);
+      }
+    }
+    if (chosen >= 0) {
+      const std::int32_t id = pool_[static_cast<std::size_t>(chosen)];
+      pool_.erase(pool_.begin() + static_cast<std::ptrdiff_t>(chosen));
+      return id;
+    }
+    storages_.push_back(storage{t.bytes, t.dt, t.scope, -1});
+    return static_cast<std::int32_t>(storages_.size()) - 1;
+  }
+
+  // ---- 3. rewrite --------------------------------------------------------------------------
+  constexpr binding make_storage(storage& s, const binding& alloc) {
+    s.var = f_.add_var("storage", object_info());
+    return make_binding(s.var, expr_kind::mem_alloc_storage,
+                        {leaf::of_shape({s.bytes}), alloc.value.args[2], alloc.value.args[3], leaf::of_dtype(s.dt)});
+  }
+  constexpr void rewrite() {
+    std::vector<binding> hoisted;
+    auto rw = [&](function&, binding& b, std::vector<binding>& out) {
+      const std::int32_t t = b.value.kind == expr_kind::builtin_alloc_tensor ? tree_of(leaf::of_var(b.var)).token : -1;
+      if (t < 0 || tok(t).discarded || tok(t).storage < 0) {
+        out.push_back(static_cast<binding&&>(b));
+        return;
+      }
+      storage& s = storages_[static_cast<std::size_t>(tok(t).storage)];
+      if (s.var < 0) {
+        if (opt_.hoist_constant_storage && s.bytes.is_const()) hoisted.push_back(make_storage(s, b));
+        else out.push_back(make_storage(s, b));
+      }
+      std::vector<leaf> args{leaf::of_var(s.var), leaf::of_int(0), b.value.args[0], b.value.args[1]};
+      out.push_back(make_binding(b.var, expr_kind::mem_alloc_tensor, static_cast<std::vector<leaf>&&>(args)));
+    };
+    rewrite_seq(f_, f_.body, rw);
+    if (hoisted.empty()) return;
+    if (f_.body.blocks.empty()) f_.body.blocks.push_back(block{});
+    for (binding& b : f_.body.blocks.front().bindings) hoisted.push_back(static_cast<binding&&>(b));
+    f_.body.blocks.front().bindings = static_cast<std::vector<binding>&&>(hoisted);
+  }
+
+  module& m_;
+  function& f_;
+  plan_options opt_;
+  relaxvm::detail::text& err_;
+  std::vector<sym_range> ranges_;
+  std::vector<tree> trees_;
+  std::vector<token> tokens_;
+  std::vector<storage> storages_;
+  std::vector<std::int32_t> pool_;
+  std::int32_t next_block_ = 0;
+  tree none_;
+};
+
+}  // namespace detail
+
+namespace pass {
+
+/// StaticPlanBlockMemory; see the top of this file. Runs after call_tir_rewrite.
+constexpr pass_output try_static_plan_block_memory(module m, plan_options o = {}) {
+  pass_output res;
+  for (function& f : m.funcs) {
+    detail::memory_planner(m, f, o, res.message).run();
+    if (!res.ok()) return res;
+  }
+  res.mod = static_cast<module&&>(m);
+  return res;
+}
+inline module static_plan_block_memory(module m, plan_options o = {}) {
+  return detail::to_result(try_static_plan_block_memory(static_cast<module&&>(m), o)).value();
+}
+
+}  // namespace pass
+}  // namespace relaxvm::ir
+
+#endif  // RELAXVM_LOWER_MEMORY_PLAN_HPP
+// ---- end relaxvm/lower/memory_plan.hpp ----
 // ---- begin relaxvm/lower/shape_lower.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // ShapeLower: the reference's VMShapeLower and ComputePrimValue in one pass (reference/lowering.md,
@@ -12595,7 +13124,9 @@ inline module lower_runtime_builtin(module m) {
 //   - what an if branch matches stays inside the branch (the reference's computed flags are
 //     function-wide, so a variable stored in one branch was loaded, unset, in the other);
 //   - a weight (parameter past num_input) whose shape is unknown is skipped, not a crash
-//     (apache/tvm#20335).
+//     (apache/tvm#20335);
+//   - a variable with an upper bound (function_builder::upper_bound) is checked against it with
+//     vm.builtin.check_upper_bound as soon as it is matched: planned storages are sized by it.
 #ifndef RELAXVM_LOWER_SHAPE_LOWER_HPP
 #define RELAXVM_LOWER_SHAPE_LOWER_HPP
 
@@ -12917,6 +13448,21 @@ class shape_lowerer {
     return outstanding;
   }
 
+  /// Checks each variable just stored that has an upper bound (relaxvm's addition: the reference
+  /// trusts the bound, and a larger value overruns storages planned by it).
+  constexpr void check_upper_bounds() {
+    for (std::int64_t s : ready_) {
+      const std::int64_t v = m_.syms.var_index(slots_[static_cast<std::size_t>(s)].e);
+      for (const upper_bound& u : f_.upper_bounds) {
+        if (u.var != v) continue;
+        relaxvm::detail::text ctx;
+        ctx << "ErrorContext(fn=" << f_.nm.view() << ", loc=upper_bound) ";
+        emit_void("vm.builtin.check_upper_bound", {leaf::of_var(heap_), leaf::of_int(s), leaf::of_int(u.bound),
+                                                   leaf::of_string(m_.syms.var_name(v)), leaf::of_string(ctx.view())});
+      }
+    }
+  }
+
   /// Computes every composite whose variables just became known, in one shape_arith call.
   constexpr void emit_outstanding() {
     std::vector<std::int64_t> to_compute;
@@ -13099,9 +13645,11 @@ class shape_lowerer {
     out_ = saved;
   }
 
-  // Round 1, computation of what became known, round 2.
+  // Round 1, the upper-bound checks of the variables it stored, computation of what became known,
+  // round 2 (which only loads: round 1 stores every variable of its patterns).
   constexpr void rounds(const std::vector<todo>& todos) {
     std::vector<todo> waiting = run_match(todos, false);
+    check_upper_bounds();
     emit_outstanding();
     run_match(waiting, true);
   }
@@ -13362,8 +13910,8 @@ constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& 
 // ---- begin relaxvm/lower/build.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The pipeline, in the reference's order (reference/lowering.md, section 1):
-//   check -> to_non_dataflow -> [rewrite_dataflow_reshape: issue 15] -> call_tir_rewrite ->
-//   [static_plan_block_memory: issue 15] -> lower_alloc_tensor -> kill_after_last_use ->
+//   check -> rewrite_dataflow_reshape -> to_non_dataflow -> call_tir_rewrite ->
+//   static_plan_block_memory -> lower_alloc_tensor -> kill_after_last_use ->
 //   lower_runtime_builtin -> shape_lower -> codegen (exec_builder: formalize, verify)
 // build(module) gives a verified executable; build_static(lambda) does the same at compile time
 // and gives a static executable (a lowering error is a compile error quoting the message).
@@ -13376,7 +13924,7 @@ constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& 
 namespace relaxvm::ir {
 
 /// Every pass of the pipeline up to code generation (usable in constexpr).
-constexpr pass_output try_lower(module m) {
+constexpr pass_output try_lower(module m, plan_options opt = {}) {
   pass_output out;
   if (!check(m, out.message)) return out;
   // Lowering twice would allocate a second shape heap and check everything again.
@@ -13391,19 +13939,23 @@ constexpr pass_output try_lower(module m) {
                          "before lowering";
           return out;
         }
-  m = pass::call_tir_rewrite(pass::to_non_dataflow(static_cast<module&&>(m)));
-  out = pass::try_lower_alloc_tensor(static_cast<module&&>(m));
+  m = pass::call_tir_rewrite(pass::to_non_dataflow(pass::rewrite_dataflow_reshape(static_cast<module&&>(m))));
+  out = pass::try_static_plan_block_memory(static_cast<module&&>(m), opt);
+  if (!out.ok()) return out;
+  out = pass::try_lower_alloc_tensor(static_cast<module&&>(out.mod));
   if (!out.ok()) return out;
   out = pass::try_lower_runtime_builtin(pass::kill_after_last_use(static_cast<module&&>(out.mod)));
   if (!out.ok()) return out;
   return pass::try_shape_lower(static_cast<module&&>(out.mod));
 }
 /// The lowered module (before code generation); throws relaxvm::error on failure.
-inline module lower(module m) { return detail::to_result(try_lower(static_cast<module&&>(m))).value(); }
+inline module lower(module m, plan_options opt = {}) {
+  return detail::to_result(try_lower(static_cast<module&&>(m), opt)).value();
+}
 
 /// Lowers `m` and emits it into `b` (which then formalizes and verifies on finish()).
-constexpr void emit(module m, exec_builder& b) {
-  pass_output out = try_lower(static_cast<module&&>(m));
+constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
+  pass_output out = try_lower(static_cast<module&&>(m), opt);
   relaxvm::detail::text err;
   if (out.ok()) codegen(out.mod, b, err);
   else err << out.message;
@@ -13412,19 +13964,143 @@ constexpr void emit(module m, exec_builder& b) {
 
 /// The verified executable of `m`; try_build gives a result instead of throwing.
 template <class E = executable>
-result<E> try_build(const module& m) {
+result<E> try_build(const module& m, plan_options opt = {}) {
   exec_builder b;
-  emit(m, b);
+  emit(m, b, opt);
   return b.try_get<E>();
 }
 template <class E = executable>
-E build(const module& m) {
-  return try_build<E>(m).value();
+E build(const module& m, plan_options opt = {}) {
+  return try_build<E>(m, opt).value();
+}
+
+/// What one call of a function takes from the VM's device allocators, at most (planned_memory).
+struct memory_need {
+  bool bounded = false;        ///< false: a size has no upper bound, or lowering failed (message)
+  std::int64_t bytes = 0;      ///< when bounded: the most bytes one call holds at once
+  std::int64_t storages = 0;   ///< storages one call makes, at most (both branches of an if counted)
+  relaxvm::detail::text message;
+};
+
+namespace detail {
+constexpr std::int64_t round_up(std::int64_t n, std::int64_t to) { return (n + to - 1) / to * to; }
+
+// The storages and shape heaps of each function of a lowered module, and whom it calls.
+class memory_counter {
+ public:
+  constexpr memory_counter(const module& planned, const module& lowered, std::int64_t alignment)
+      : planned_(planned), lowered_(lowered), align_(alignment) {}
+
+  constexpr memory_need of(std::int64_t fi) {
+    state_.assign(planned_.funcs.size(), 0);
+    memory_need need;
+    need.bounded = visit(fi, need);
+    return need;
+  }
+
+ private:
+  // Adds function fi's needs (and its callees') to `need`; false when one is unbounded.
+  constexpr bool visit(std::int64_t fi, memory_need& need) {
+    const function& f = planned_.funcs[static_cast<std::size_t>(fi)];
+    if (state_[static_cast<std::size_t>(fi)] == 1) {
+      need.message << "function '" << f.nm.view() << "' calls itself, directly or not: its memory has no bound";
+      return false;
+    }
+    state_[static_cast<std::size_t>(fi)] = 1;
+    const std::vector<sym_range> ranges = variable_ranges(planned_, f);
+    bool ok = true;
+    const auto add = [&](std::int64_t bytes) {
+      ok = ok && relaxvm::detail::checked_add(need.bytes, round_up(bytes, align_), need.bytes);
+      if (!ok && need.message.empty()) need.message << "function '" << f.nm.view() << "' needs more than 2^63 bytes";
+    };
+    for_each_binding(f.body, [&](const binding& b) {
+      if (!ok) return;
+      const expr& e = b.value;
+      if (e.kind == expr_kind::mem_alloc_storage) {
+        ++need.storages;
+        const sym_range r = planned_.syms.range(e.args[0].dims[0], ranges);
+        if (!r.has_hi) {
+          need.message << "function '" << f.nm.view() << "': the size of storage '" << f.var(b.var).nm.view() << "', ";
+          planned_.syms.print(need.message, e.args[0].dims[0]);
+          need.message << " bytes, has no upper bound; give its variables one (function_builder::upper_bound)";
+          ok = false;
+          return;
+        }
+        add(r.hi > 0 ? r.hi : 0);
+      } else if (e.kind == expr_kind::call_func) {
+        const std::int64_t callee = planned_.find(e.callee.view());
+        ok = callee >= 0 && visit(callee, need);
+      } else if (e.kind == expr_kind::invoke_closure) {
+        need.message << "function '" << f.nm.view() << "' invokes a closure: its memory is not known here";
+        ok = false;
+      }
+    });
+    // The shape heap (alloc_shape_heap's slot count, from the fully lowered function).
+    const function& lf = lowered_.funcs[static_cast<std::size_t>(fi)];
+    if (ok && !lf.body.blocks.empty() && !lf.body.blocks[0].bindings.empty()) {
+      const binding& first = lf.body.blocks[0].bindings[0];
+      if (first.value.kind == expr_kind::call_builtin && first.value.callee == "vm.builtin.alloc_shape_heap")
+        add(first.value.args[0].value.value * 8);
+    }
+    state_[static_cast<std::size_t>(fi)] = 2;
+    return ok;
+  }
+
+  const module& planned_;
+  const module& lowered_;
+  std::int64_t align_;
+  std::vector<char> state_;
+};
+}  // namespace detail
+
+/// The most memory one call of function `fn` takes from the VM's device allocators: its storages
+/// (after memory planning with `opt`, each tensor left unplanned with its own), at the upper bounds
+/// of their sizes, and its shape heap, each rounded up to `alignment` (an arena allocator's, 64),
+/// for it and every function it calls, as if nothing were freed before the call returns. Size an
+/// arena with it: a call never needs more. Not bounded (bounded false, and why in message) when a
+/// size has no upper bound, a function calls itself, or a closure is invoked. Usable in constexpr.
+constexpr memory_need planned_memory(module m, std::string_view fn, plan_options opt = {}, std::int64_t alignment = 64) {
+  memory_need need;
+  const std::int64_t fi = m.find(fn);
+  if (fi < 0) {
+    need.message << "planned_memory: the module has no function '" << fn << "'";
+    return need;
+  }
+  if (!check(m, need.message)) return need;
+  m = pass::call_tir_rewrite(pass::to_non_dataflow(pass::rewrite_dataflow_reshape(static_cast<module&&>(m))));
+  pass_output planned = pass::try_static_plan_block_memory(static_cast<module&&>(m), opt);
+  if (planned.ok()) planned = pass::try_lower_alloc_tensor(static_cast<module&&>(planned.mod));
+  if (!planned.ok()) {
+    need.message << planned.message;
+    return need;
+  }
+  pass_output lowered = pass::try_lower_runtime_builtin(pass::kill_after_last_use(planned.mod));
+  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod));
+  if (!lowered.ok()) {
+    need.message << lowered.message;
+    return need;
+  }
+  return detail::memory_counter(planned.mod, lowered.mod, alignment).of(fi);
+}
+/// planned_memory(...).bytes, or -1 when it is not bounded.
+constexpr std::int64_t planned_bytes(const module& m, std::string_view fn, plan_options opt = {}, std::int64_t alignment = 64) {
+  const memory_need need = planned_memory(m, fn, opt, alignment);
+  return need.bounded ? need.bytes : -1;
+}
+/// The same for a module built by `make(module_builder&)` (the lambda build_static takes), at
+/// compile time: constexpr std::int64_t arena = ir::planned_bytes(model, "main");
+template <class F>
+  requires requires(F f, module_builder& b) { f(b); }
+constexpr std::int64_t planned_bytes(F make, std::string_view fn, plan_options opt = {}, std::int64_t alignment = 64) {
+  module_builder b;
+  make(b);
+  const module_output out = b.finish();
+  return out.ok() ? planned_bytes(out.mod, fn, opt, alignment) : -1;
 }
 
 namespace detail {
 /// Adapts a lambda over module_builder to relaxvm::build's lambda over exec_builder.
-template <class F>
+template <class F, plan_options Opt>
 struct ir_program {
   constexpr void operator()(exec_builder& b) const {
     module_builder m;
@@ -13434,17 +14110,18 @@ struct ir_program {
       b.set_error(out.message.view());
       return;
     }
-    emit(static_cast<module&&>(out.mod), b);
+    emit(static_cast<module&&>(out.mod), b, Opt);
   }
 };
 }  // namespace detail
 
 /// Builds, checks, lowers and verifies an IR program at compile time:
 ///   constexpr auto prog = ir::build_static([](ir::module_builder& m) { ... });
-/// `prog` is a static_executable (link it with relaxvm::link, run it on static_vm).
-template <class F>
+/// `prog` is a static_executable (link it with relaxvm::link, run it on static_vm). Options:
+///   ir::build_static<ir::plan_options{.hoist_constant_storage = true}>([](...) { ... })
+template <plan_options Opt = plan_options{}, class F>
 consteval auto build_static(F) {
-  return relaxvm::build(detail::ir_program<F>{});
+  return relaxvm::build(detail::ir_program<F, Opt>{});
 }
 
 }  // namespace relaxvm::ir

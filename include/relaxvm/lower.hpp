@@ -12,6 +12,7 @@
 #include "relaxvm/lower/builder.hpp"
 #include "relaxvm/lower/print.hpp"
 #include "relaxvm/lower/passes.hpp"
+#include "relaxvm/lower/memory_plan.hpp"
 #include "relaxvm/lower/shape_lower.hpp"
 #include "relaxvm/lower/codegen.hpp"
 #include "relaxvm/lower/build.hpp"

@@ -4,9 +4,14 @@
 // instruction patterns the reference emits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
 #include <relaxvm.hpp>
 #include <relaxvm/lower.hpp>
 #include <string>
+#include <vector>
 
 namespace rv = relaxvm;
 namespace ir = relaxvm::ir;
@@ -532,4 +537,225 @@ TEST_CASE("hostile IR found by review: errors, not crashes, hangs or wrong code"
     }
     CHECK(ir::try_build(m.get()).ok());
   }
+}
+
+// ---- memory planning and views, run (reference/lowering.md 6.4, programs 7 and 8) ----------------
+
+namespace {
+// Float kernels for the chain exp -> reshape -> relu -> add 1 -> pad with two ones -> log, twice, and
+// sum2 (a + b).
+rv::registry chain_kernels() {
+  rv::registry reg;
+  const auto unary = [&](std::string_view name, float (*op)(float)) {
+    reg.add(name, rv::make_typed(name, [op](const rv::tensor& x, rv::tensor out) {
+      const float* p = x.data<const float>();
+      float* q = out.data<float>();
+      for (std::int64_t i = 0; i < x.numel(); ++i) q[i] = op(p[i]);
+    }));
+  };
+  unary("exp", [](float v) { return std::exp(v); });
+  unary("relu", [](float v) { return v > 0 ? v : 0.0f; });
+  unary("add", [](float v) { return v + 1; });
+  unary("log", [](float v) { return std::log(v); });
+  unary("twice", [](float v) { return 2 * v; });
+  reg.add("pad", rv::make_typed("pad", [](const rv::tensor& x, rv::tensor out) {
+    for (std::int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = i < x.numel() ? x.data<const float>()[i] : 1.0f;
+  }));
+  reg.add("sum2", rv::make_typed("sum2", [](const rv::tensor& a, const rv::tensor& b, rv::tensor out) {
+    for (std::int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] + b.data<const float>()[i];
+  }));
+  return reg;
+}
+std::vector<float> chain_expected(const std::vector<float>& x) {
+  std::vector<float> y;
+  for (float v : x) y.push_back(std::log(std::max(std::exp(v), 0.0f) + 1));
+  y.push_back(0.0f);  // log of the padding, 1
+  y.push_back(0.0f);
+  return y;
+}
+// The sizes of the storages `vm` makes (vm.builtin.alloc_storage's size argument), from now on.
+std::shared_ptr<std::vector<std::int64_t>> watch_storages(rv::virtual_machine& vm) {
+  auto sizes = std::make_shared<std::vector<std::int64_t>>();
+  vm.set_instrument([sizes](const rv::call_event& e) {
+    if (e.before && e.callee == "vm.builtin.alloc_storage") sizes->push_back(e.args[1].as<rv::shape>()[0]);
+    return rv::instrument_action::proceed;
+  });
+  return sizes;
+}
+void check_floats(const rv::tensor& t, const std::vector<float>& want) {
+  REQUIRE(t.numel() == static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(t.data<const float>()[i] == doctest::Approx(want[i]));
+}
+// main(x: (2, cols)) = the chain above, with `bound` as n's upper bound when cols is symbolic.
+ir::module chain_module(bool symbolic, std::int64_t bound) {
+  ir::module_builder m;
+  const ir::sym n = symbolic ? m.sym("n") : ir::sym(4);
+  auto f = m.function("main", {{"x", ir::tensor_info({2, n}, f32)}});
+  if (bound > 0) f.upper_bound(n, bound);
+  auto df = f.dataflow();
+  const ir::var a = f.call_dps("exp", {f.param(0)}, ir::tensor_info({2, n}, f32));
+  const ir::var c = f.call_dps("relu", {f.reshape(a, {n * 2})}, ir::tensor_info({n * 2}, f32));
+  const ir::var d = f.call_dps("add", {c}, ir::tensor_info({n * 2}, f32));
+  const ir::var e = f.call_dps("pad", {d}, ir::tensor_info({n * 2 + 2}, f32));
+  const ir::var g = f.call_dps("log", {e}, ir::tensor_info({n * 2 + 2}, f32));
+  df.output(g);
+  df.end();
+  f.ret(g);
+  f.end();
+  return m.get();
+}
+std::vector<float> iota(std::size_t count) {
+  std::vector<float> v;
+  for (std::size_t i = 0; i < count; ++i) v.push_back(static_cast<float>(i) * 0.25f - 0.5f);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("memory planning, static chain (test_basic): 3 storages of 32, 40 and 40 bytes per run, reshape makes none") {
+  rv::registry reg = chain_kernels();
+  rv::virtual_machine vm(ir::build(chain_module(false, 0)), reg);
+  auto sizes = watch_storages(vm);
+  for (int run = 0; run < 2; ++run) {
+    sizes->clear();
+    const std::vector<float> x = iota(8);
+    check_floats(vm["main"](rv::tensor::from<float>(x, {2, 4})).as<rv::tensor>(), chain_expected(x));
+    CHECK(*sizes == std::vector<std::int64_t>{32, 40, 40});
+  }
+}
+
+TEST_CASE("memory planning, symbolic: upper bounds give constant storages, and a larger input is an error at once") {
+  rv::registry reg = chain_kernels();
+  {
+    // tir_var_upper_bound {n: 4}: 32 and 40 bytes whatever n; the returned tensor's own is 8n + 8.
+    rv::virtual_machine vm(ir::build(chain_module(true, 4)), reg);
+    auto sizes = watch_storages(vm);
+    for (std::int64_t n = 1; n <= 4; ++n) {
+      sizes->clear();
+      const std::vector<float> x = iota(static_cast<std::size_t>(2 * n));
+      check_floats(vm["main"](rv::tensor::from<float>(x, {2, n})).as<rv::tensor>(), chain_expected(x));
+      CHECK(*sizes == std::vector<std::int64_t>{32, 40, 8 * n + 8});
+    }
+    // n = 5: the bound is checked right after the parameter is matched, before any storage.
+    sizes->clear();
+    const rv::error e = failure(vm, "main", {rv::tensor::from<float>(iota(10), {2, 5})});
+    CHECK(e.kind() == rv::error_kind::value);
+    CHECK(contains(e.message(), "ErrorContext(fn=main, loc=upper_bound) symbolic variable n is 5, larger than its upper bound 4"));
+    CHECK(sizes->empty());
+    check_floats(vm["main"](rv::tensor::from<float>(iota(2), {2, 1})).as<rv::tensor>(), chain_expected(iota(2)));
+  }
+  {
+    // No bound: sizes are computed on the shape heap (8n, 4 * (n * 2), 4 * (n * 2 + 2)); add's
+    // output reuses exp's storage, because 4 * (n * 2) is provably 8 * n; pad's cannot.
+    rv::virtual_machine vm(ir::build(chain_module(true, 0)), reg);
+    auto sizes = watch_storages(vm);
+    for (std::int64_t n : {3, 7}) {
+      sizes->clear();
+      const std::vector<float> x = iota(static_cast<std::size_t>(2 * n));
+      check_floats(vm["main"](rv::tensor::from<float>(x, {2, n})).as<rv::tensor>(), chain_expected(x));
+      CHECK(*sizes == std::vector<std::int64_t>{8 * n, 8 * n, 8 * n + 8, 8 * n + 8});
+    }
+  }
+}
+
+TEST_CASE("memory planning: an alias made by match_cast or vm.builtin.reshape keeps its storage (apache/tvm#20190, #20134)") {
+  // a = exp(x); alias = a by match_cast (or a reshape view); c = twice(a); d = add(c);
+  // result = sum2(alias, d). In the reference's plan d took a's storage after a's last direct use,
+  // so alias read d's values: exp(x) + 2 exp(x) + 1 became 2 (2 exp(x) + 1).
+  rv::registry reg = chain_kernels();
+  const auto t4 = ir::tensor_info({4}, f32);
+  for (int alias_kind = 0; alias_kind < 2; ++alias_kind) {
+    CAPTURE(alias_kind);
+    ir::module_builder m;
+    {
+      auto f = m.function("main", {{"x", t4}});
+      const ir::var a = f.call_dps("exp", {f.param(0)}, t4);
+      const ir::var alias = alias_kind == 0 ? f.match_cast(a, t4)
+                                            : f.call_packed("vm.builtin.reshape", {a, ir::shape_arg({4})}, t4);
+      const ir::var d = f.call_dps("add", {f.call_dps("twice", {a}, t4)}, t4);
+      f.ret(f.call_dps("sum2", {alias, d}, t4));
+    }
+    rv::virtual_machine vm(ir::build(m.get()), reg);
+    auto sizes = watch_storages(vm);
+    const std::vector<float> x = iota(4);
+    std::vector<float> want;
+    for (float v : x) want.push_back(std::exp(v) + 2 * std::exp(v) + 1);
+    check_floats(vm["main"](rv::tensor::from<float>(x, {4})).as<rv::tensor>(), want);
+    CHECK(*sizes == std::vector<std::int64_t>{16, 16, 16, 16});
+  }
+}
+
+TEST_CASE("rewrite_dataflow_reshape, run: a reshape-like kernel becomes a view, with no storage, no call and no copy") {
+  rv::registry reg = chain_kernels();
+  reg.add("copy_reshape", rv::make_typed("copy_reshape", [](const rv::tensor& x, rv::tensor out) {
+    std::memcpy(out.raw_data(), x.raw_data(), static_cast<std::size_t>(x.nbytes()));
+  }));
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  {
+    auto f = m.function("main", {{"x", ir::tensor_info({n, 4}, f32)}});
+    auto df = f.dataflow();
+    const ir::var flat = f.call_dps("copy_reshape", {f.param(0)}, ir::tensor_info({n * 4}, f32), ir::reshape_like);
+    const ir::var y = f.call_dps("relu", {flat}, ir::tensor_info({n * 4}, f32));
+    df.output(y);
+    df.end();
+    f.ret(y);
+  }
+  rv::virtual_machine vm(ir::build(m.get()), reg);
+  const rv::tensor x = rv::tensor::from<float>(iota(8), {2, 4});
+  std::vector<std::string> calls;
+  const void* relu_input = nullptr;
+  vm.set_instrument([&](const rv::call_event& e) {
+    if (!e.before) return rv::instrument_action::proceed;
+    calls.emplace_back(e.callee);
+    if (e.callee == "relu") relu_input = e.args[0].as<rv::tensor>().raw_data();
+    return rv::instrument_action::proceed;
+  });
+  const rv::tensor y = vm["main"](x).as<rv::tensor>();
+  std::vector<float> want;
+  for (float v : iota(8)) want.push_back(v > 0 ? v : 0.0f);
+  check_floats(y, want);
+  CHECK(relu_input == x.raw_data());  // the view reads x's memory
+  CHECK(std::count(calls.begin(), calls.end(), "copy_reshape") == 0);
+  CHECK(std::count(calls.begin(), calls.end(), "vm.builtin.reshape") == 1);
+  CHECK(std::count(calls.begin(), calls.end(), "vm.builtin.alloc_storage") == 1);  // relu's output only
+}
+
+namespace {
+// The chain above with n <= 4, for compile time.
+constexpr auto bounded_chain = [](ir::module_builder& m) {
+  const ir::sym n = m.sym("n");
+  auto f = m.function("main", {{"x", ir::tensor_info({2, n}, rv::dtype::float32())}});
+  f.upper_bound(n, 4);
+  const auto t = [&](ir::sym d) { return ir::tensor_info({d}, rv::dtype::float32()); };
+  const ir::var a = f.call_dps("exp", {f.param(0)}, ir::tensor_info({2, n}, rv::dtype::float32()));
+  const ir::var c = f.call_dps("relu", {f.reshape(a, {n * 2})}, t(n * 2));
+  const ir::var e = f.call_dps("pad", {f.call_dps("add", {c}, t(n * 2))}, t(n * 2 + 2));
+  f.ret(f.call_dps("log", {e}, t(n * 2 + 2)));
+};
+}  // namespace
+
+TEST_CASE("planned_memory: the most a call takes from the allocators, at compile time too") {
+  // Storages of 32, 40 and (the output) at most 40 bytes, and a shape heap of 4 slots (n, 2n,
+  // 2n + 2 and a temporary), each rounded up to 64.
+  static_assert(ir::planned_bytes(bounded_chain, "main") == 4 * 64);
+  ir::module_builder m;
+  bounded_chain(m);
+  const ir::module mod = m.get();
+  const ir::memory_need need = ir::planned_memory(mod, "main");
+  CHECK(need.bounded);
+  CHECK(need.bytes == 256);
+  CHECK(need.storages == 3);
+  CHECK(ir::planned_bytes(mod, "main", {}, 8) == 32 + 40 + 40 + 32);
+  // Without the bound, or with recursion, there is no figure, and the message says why.
+  const ir::memory_need open = ir::planned_memory(chain_module(true, 0), "main");
+  CHECK_FALSE(open.bounded);
+  CHECK(contains(open.message.view(), "function 'main': the size of storage 'storage', 8 * n bytes, has no upper bound"));
+  CHECK(ir::planned_bytes(chain_module(false, 0), "main") == 3 * 64);
+  CHECK(contains(ir::planned_memory(mod, "nope").message.view(), "no function 'nope'"));
+  ir::module_builder r;
+  {
+    auto f = r.function("main", {{"x", ir::tensor_info({4}, f32)}});
+    f.ret(f.call("main", {f.call_dps("relu", {f.param(0)}, ir::tensor_info({4}, f32))}, ir::tensor_info({4}, f32)));
+  }
+  CHECK(contains(ir::planned_memory(r.get(), "main").message.view(), "function 'main' calls itself, directly or not"));
 }

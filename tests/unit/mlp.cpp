@@ -109,6 +109,42 @@ TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's
   CHECK(std::string_view(bad.error().message()).find("shape[1] mismatch to specified constant") != std::string_view::npos);
 }
 
+TEST_CASE("the MLP as IR, planned: (n, 32) intermediates alternate between two storages, the output has its own") {
+  // reference/lowering.md 6.4, program 9. Storages as vm.builtin.alloc_storage makes them.
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::virtual_machine by_hand(mlp::build(w), reg);
+  for (const std::int64_t bound : {std::int64_t{0}, std::int64_t{8}}) {
+    CAPTURE(bound);
+    rv::virtual_machine vm(relaxvm::ir::build(mlp::build_ir(w, bound)), reg);
+    std::vector<std::int64_t> sizes;
+    std::vector<const void*> data;  // where each kernel writes its output
+    vm.set_instrument([&](const rv::call_event& e) {
+      if (e.before && e.callee == "vm.builtin.alloc_storage") sizes.push_back(e.args[1].as<rv::shape>()[0]);
+      if (e.before && e.callee.substr(0, 4) == "ops.") data.push_back(e.args.back().as<rv::tensor>().raw_data());
+      return rv::instrument_action::proceed;
+    });
+    for (const std::int64_t n : {1, 3, 8}) {
+      sizes.clear();
+      data.clear();
+      const rv::tensor x = mlp::make_input(n);
+      const rv::tensor want = by_hand["main"](x).as<rv::tensor>();
+      const rv::tensor got = vm["main"](x).as<rv::tensor>();
+      REQUIRE(got.shape() == want.shape());
+      for (std::int64_t i = 0; i < want.numel(); ++i) CHECK(got.data<const float>()[i] == want.data<const float>()[i]);
+      // Two storages of 128 n bytes (1,024 with n <= 8) for the four (n, 32) tensors, then 40 n
+      // bytes for the returned (n, 10).
+      const std::int64_t hidden_bytes = bound > 0 ? 4 * 32 * bound : 4 * 32 * n;
+      CHECK(sizes == std::vector<std::int64_t>{hidden_bytes, hidden_bytes, 40 * n});
+      REQUIRE(data.size() == 5);
+      CHECK(data[0] != data[1]);
+      CHECK((data[2] == data[0] && data[3] == data[1]));
+      CHECK((data[4] != data[0] && data[4] != data[1]));
+    }
+  }
+}
+
 #ifdef RELAXVM_README
 TEST_CASE("the README shows the MLP written as IR, its lowered form and its bytecode") {
   std::ifstream in(RELAXVM_README);

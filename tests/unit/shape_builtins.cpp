@@ -216,6 +216,20 @@ TEST_CASE("check_prim_value_info") {
         "vm.builtin.check_prim_value_info: argument 1 expects dtype but got int64 5");
 }
 
+TEST_CASE("check_upper_bound: 0 <= heap[slot] <= bound, or a value error naming the variable") {
+  probe p("vm.builtin.check_upper_bound", 5);
+  const rv::tensor heap = heap_of({4, 5, -1});
+  CHECK(p.ok({heap, 0, 4, "n", "E "}).is_null());
+  CHECK(p.ok({heap, 1, 8, "n", rv::value()}).is_null());
+  CHECK(p.fails({heap, 1, 4, "n", "E "}, rv::error_kind::value) == "E symbolic variable n is 5, larger than its upper bound 4");
+  CHECK(p.fails({heap, 2, 4, "m", "E "}, rv::error_kind::value) ==
+        "E symbolic variable m is -1; a variable with an upper bound (4) must be 0 or more");
+  CHECK(p.fails({heap, 3, 4, "n", "E "}, rv::error_kind::value) ==
+        "vm.builtin.check_upper_bound: the variable is slot 3, outside the shape heap of 3 slots");
+  CHECK(p.fails({heap, 0, 4, 7, "E "}, rv::error_kind::type) ==
+        "vm.builtin.check_upper_bound: the variable's name (argument 3) must be a string, but got int64 7");
+}
+
 TEST_CASE("shape_arith computes n + 1, n * m, floordiv and floormod on the heap") {
   probe p("vm.builtin.shape_arith", 13);
   constexpr std::int64_t add = 0, sub = 1, mul = 2, floordiv = 3, floormod = 4, min = 5, max = 6;

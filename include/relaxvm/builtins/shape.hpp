@@ -340,6 +340,27 @@ inline status check_prim_value_info(const value& x, dtype t, const value& err_ct
   return {};
 }
 
+/// Checks that heap[slot], the value of symbolic variable `var` (a string), lies in [0, bound]:
+/// the upper bound a function declares for it (ir::function_builder::upper_bound), which memory
+/// planning sized storages by. Lowering calls it right after the parameters are matched.
+inline status check_upper_bound(const value& heap_value, std::int64_t slot, std::int64_t bound, const value& var,
+                                const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_upper_bound";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (var.kind() != value_kind::string)
+    return detail::type_error(fn, ": the variable's name (argument 3) must be a string, but got ", var.describe());
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
+  RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
+  const std::int64_t x = heap.slots[slot];
+  if (x > bound)
+    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
+                               ", larger than its upper bound ", bound);
+  if (x < 0)
+    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
+                               "; a variable with an upper bound (", bound, ") must be 0 or more");
+  return {};
+}
+
 // ---- arithmetic on the heap ----------------------------------------------------------------
 
 namespace detail {
@@ -486,7 +507,8 @@ inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
     packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
-    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), packed<"vm.builtin.shape_arith">(&shape_arith),
+    fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
+    packed<"vm.builtin.shape_arith">(&shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }

@@ -114,8 +114,11 @@ class block_builder {
   // ---- kernels and calls ---------------------------------------------------------------
 
   /// A kernel in destination-passing style: lowering allocates the outputs (a tensor of known
-  /// shape, or a tuple of them) and calls kernel(args..., outputs...).
-  constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out) {
+  /// shape, or a tuple of them) and calls kernel(args..., outputs...). With ir::reshape_like, a
+  /// kernel that only copies its one tensor argument into another shape: inside a dataflow block
+  /// the call becomes a view of the argument (rewrite_dataflow_reshape).
+  constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out,
+                         call_attrs attrs = {}) {
     if (!dps_outputs_ok(out)) {
       relaxvm::detail::text t;
       print_info(t, arena(), out);
@@ -123,7 +126,9 @@ class block_builder {
                 "them (lowering allocates them), but got " << t.view();
       return {};
     }
-    return emit_call(expr_kind::call_dps, kernel, args, static_cast<struct_info&&>(out));
+    var v = emit_call(expr_kind::call_dps, kernel, args, static_cast<struct_info&&>(out));
+    if (v.valid()) last().value.attrs = attrs;
+    return v;
   }
   /// A packed function returning a value of `out`; without `out` it returns nothing (void).
   constexpr var call_packed(std::string_view fn, std::initializer_list<operand> args, struct_info out = void_info()) {

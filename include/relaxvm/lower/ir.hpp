@@ -110,12 +110,22 @@ enum class expr_kind : std::uint8_t {
 
 struct seq;
 
+/// What a kernel call declares about its kernel.
+struct call_attrs {
+  /// The kernel copies its one tensor argument into its output unchanged, element for element
+  /// (a reshape, expand_dims, squeeze, flatten): rewrite_dataflow_reshape may make it a view.
+  bool reshape_like = false;
+};
+/// call_dps(kernel, args, out, ir::reshape_like)
+inline constexpr call_attrs reshape_like{true};
+
 struct expr {
   expr_kind kind = expr_kind::leaf;
   name callee;               ///< the kernel, packed function, builtin or module function
   std::vector<leaf> args;
   std::int64_t index = 0;    ///< get_item
   std::vector<seq> branches; ///< if_: then, else
+  call_attrs attrs;          ///< call_dps
 };
 
 /// var = value, or (match_cast) var = value checked against `cast`.

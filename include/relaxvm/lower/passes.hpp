@@ -189,6 +189,50 @@ class kill_inserter {
 
 namespace pass {
 
+/// RewriteDataflowReshape (reference/lowering.md, 1.1): a call_dps declared ir::reshape_like
+/// becomes R.reshape(x, shape), a view with no storage and no copy, when all of these hold: it is
+/// bound to a dataflow variable inside a dataflow block (a block's output keeps its own tensor),
+/// it has exactly one tensor argument x and one tensor output, their dtypes are known and equal,
+/// both shapes are known, and their element counts are provably equal (an empty shape counts 1).
+/// Runs before to_non_dataflow.
+constexpr module rewrite_dataflow_reshape(module m) {
+  for (function& f : m.funcs) {
+    const auto numel = [&](const std::vector<sym_ref>& dims) {
+      sym_ref p = sym_ref::constant(1);
+      for (const sym_ref& d : dims) p = m.syms.make(sym_op::mul, p, d);
+      return p;
+    };
+    const auto rewrite = [&](const auto& self, seq& s) -> void {
+      for (block& blk : s.blocks)
+        for (binding& b : blk.bindings) {
+          for (seq& br : b.value.branches) self(self, br);
+          expr& e = b.value;
+          if (!blk.dataflow || e.kind != expr_kind::call_dps || !e.attrs.reshape_like || b.var < 0 || !f.var(b.var).dataflow)
+            continue;
+          const leaf* x = nullptr;
+          std::int32_t tensors = 0;
+          for (const leaf& l : e.args)
+            if (l.is_var() && f.var(l.index).info.kind == info_kind::tensor) {
+              ++tensors;
+              x = &l;
+            }
+          if (tensors != 1) continue;
+          const struct_info& in = f.var(x->index).info;
+          const struct_info& out = f.var(b.var).info;
+          if (out.kind != info_kind::tensor || !in.known || !out.known || in.dt.is_void() || in.dt != out.dt) continue;
+          if (!m.syms.can_prove_equal(numel(in.dims), numel(out.dims))) continue;
+          const leaf input = *x;
+          e.kind = expr_kind::reshape;
+          e.callee = name();
+          e.attrs = call_attrs{};
+          e.args = {input, leaf::of_shape(out.dims)};
+        }
+    };
+    rewrite(rewrite, f.body);
+  }
+  return m;
+}
+
 /// ToNonDataflow (+ RemovePurityChecking, which has nothing to unwrap here): every variable
 /// becomes an ordinary one, and the blocks of each sequence merge into one.
 constexpr module to_non_dataflow(module m) {

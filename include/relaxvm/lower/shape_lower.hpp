@@ -15,7 +15,9 @@
 //   - what an if branch matches stays inside the branch (the reference's computed flags are
 //     function-wide, so a variable stored in one branch was loaded, unset, in the other);
 //   - a weight (parameter past num_input) whose shape is unknown is skipped, not a crash
-//     (apache/tvm#20335).
+//     (apache/tvm#20335);
+//   - a variable with an upper bound (function_builder::upper_bound) is checked against it with
+//     vm.builtin.check_upper_bound as soon as it is matched: planned storages are sized by it.
 #ifndef RELAXVM_LOWER_SHAPE_LOWER_HPP
 #define RELAXVM_LOWER_SHAPE_LOWER_HPP
 
@@ -341,6 +343,21 @@ class shape_lowerer {
     return outstanding;
   }
 
+  /// Checks each variable just stored that has an upper bound (relaxvm's addition: the reference
+  /// trusts the bound, and a larger value overruns storages planned by it).
+  constexpr void check_upper_bounds() {
+    for (std::int64_t s : ready_) {
+      const std::int64_t v = m_.syms.var_index(slots_[static_cast<std::size_t>(s)].e);
+      for (const upper_bound& u : f_.upper_bounds) {
+        if (u.var != v) continue;
+        relaxvm::detail::text ctx;
+        ctx << "ErrorContext(fn=" << f_.nm.view() << ", loc=upper_bound) ";
+        emit_void("vm.builtin.check_upper_bound", {leaf::of_var(heap_), leaf::of_int(s), leaf::of_int(u.bound),
+                                                   leaf::of_string(m_.syms.var_name(v)), leaf::of_string(ctx.view())});
+      }
+    }
+  }
+
   /// Computes every composite whose variables just became known, in one shape_arith call.
   constexpr void emit_outstanding() {
     std::vector<std::int64_t> to_compute;
@@ -523,9 +540,11 @@ class shape_lowerer {
     out_ = saved;
   }
 
-  // Round 1, computation of what became known, round 2.
+  // Round 1, the upper-bound checks of the variables it stored, computation of what became known,
+  // round 2 (which only loads: round 1 stores every variable of its patterns).
   constexpr void rounds(const std::vector<todo>& todos) {
     std::vector<todo> waiting = run_match(todos, false);
+    check_upper_bounds();
     emit_outstanding();
     run_match(waiting, true);
   }

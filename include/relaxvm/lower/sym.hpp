@@ -138,6 +138,83 @@ constexpr std::string_view symbol(sym_op op) {
 }
 }  // namespace detail
 
+/// The values an expression can take: [lo, hi], where a missing end is unbounded.
+struct sym_range {
+  bool has_lo = false, has_hi = false;
+  std::int64_t lo = 0, hi = 0;
+  static constexpr sym_range exactly(std::int64_t v) { return {true, true, v, v}; }
+  static constexpr sym_range between(std::int64_t l, std::int64_t h) { return {true, true, l, h}; }
+  constexpr bool is_exactly(std::int64_t v) const { return has_lo && has_hi && lo == v && hi == v; }
+};
+
+namespace detail {
+// Interval arithmetic for sym_arena::range: an end that overflows int64 becomes unbounded.
+constexpr sym_range range_of(sym_op op, const sym_range& a, const sym_range& b) {
+  using relaxvm::detail::checked_add;
+  using relaxvm::detail::checked_mul;
+  using relaxvm::detail::checked_sub;
+  sym_range r;
+  switch (op) {
+    case sym_op::add:
+      r.has_lo = a.has_lo && b.has_lo && checked_add(a.lo, b.lo, r.lo);
+      r.has_hi = a.has_hi && b.has_hi && checked_add(a.hi, b.hi, r.hi);
+      return r;
+    case sym_op::sub:
+      r.has_lo = a.has_lo && b.has_hi && checked_sub(a.lo, b.hi, r.lo);
+      r.has_hi = a.has_hi && b.has_lo && checked_sub(a.hi, b.lo, r.hi);
+      return r;
+    case sym_op::mul: {
+      if (a.is_exactly(0) || b.is_exactly(0)) return sym_range::exactly(0);
+      if (a.has_lo && a.has_hi && b.has_lo && b.has_hi) {
+        const std::int64_t xs[2] = {a.lo, a.hi}, ys[2] = {b.lo, b.hi};
+        for (std::int64_t x : xs)
+          for (std::int64_t y : ys) {
+            std::int64_t p = 0;
+            if (!checked_mul(x, y, p)) return sym_range{};
+            if (!r.has_lo || p < r.lo) r.lo = p;
+            if (!r.has_hi || p > r.hi) r.hi = p;
+            r.has_lo = r.has_hi = true;
+          }
+        return r;
+      }
+      // One end unbounded: only the lower end of a product of non-negative ranges is known.
+      if (a.has_lo && b.has_lo && a.lo >= 0 && b.lo >= 0) r.has_lo = checked_mul(a.lo, b.lo, r.lo);
+      return r;
+    }
+    case sym_op::floordiv: {
+      if (!(b.is_exactly(b.lo) && b.has_lo && b.lo > 0)) return r;
+      std::int64_t q = 0;
+      if (a.has_lo && fold(op, a.lo, b.lo, q)) r = sym_range{true, false, q, 0};
+      if (a.has_hi && fold(op, a.hi, b.lo, q)) {
+        r.has_hi = true;
+        r.hi = q;
+      }
+      return r;
+    }
+    case sym_op::floormod: {
+      if (!(b.is_exactly(b.lo) && b.has_lo && b.lo > 0)) return r;
+      r = sym_range::between(0, b.lo - 1);
+      if (a.has_lo && a.lo >= 0 && a.has_hi && a.hi < r.hi) r.hi = a.hi;
+      return r;
+    }
+    case sym_op::min:
+      r.has_lo = a.has_lo && b.has_lo;
+      r.lo = a.lo < b.lo ? a.lo : b.lo;
+      r.has_hi = a.has_hi || b.has_hi;
+      r.hi = !a.has_hi ? b.hi : !b.has_hi ? a.hi : (a.hi < b.hi ? a.hi : b.hi);
+      return r;
+    case sym_op::max:
+      r.has_lo = a.has_lo || b.has_lo;
+      r.lo = !a.has_lo ? b.lo : !b.has_lo ? a.lo : (a.lo < b.lo ? b.lo : a.lo);
+      r.has_hi = a.has_hi && b.has_hi;
+      r.hi = a.hi < b.hi ? b.hi : a.hi;
+      return r;
+    case sym_op::var: return r;
+    default: return sym_range::between(0, 1);  // conditions
+  }
+}
+}  // namespace detail
+
 /// The nodes and variable names of a module's symbolic expressions.
 class sym_arena {
  public:
@@ -270,6 +347,20 @@ class sym_arena {
     if (!expand(a, pa) || !expand(b, pb)) return false;
     if (!scale_add(pa, pb, -1)) return false;
     return pa.empty();
+  }
+
+  /// The values `e` can take when variable i lies in vars[i] (variables past the end: any value).
+  /// Interval arithmetic, so conservative: every value of `e` lies in the result.
+  constexpr sym_range range(sym_ref e, std::span<const sym_range> vars) const {
+    if (e.is_const()) return sym_range::exactly(e.value);
+    const sym_node& n = node(e);
+    if (n.op == sym_op::var) {
+      const auto i = static_cast<std::size_t>(n.ca);
+      return i < vars.size() ? vars[i] : sym_range{};
+    }
+    const sym_range a = range(lhs(e), vars);
+    if (n.op == sym_op::not_) return sym_range::between(0, 1);
+    return detail::range_of(n.op, a, range(rhs(e), vars));
   }
 
   /// Writes `e` in TVMScript's spelling: n * 2 + 1, n // 2, T.min(n, k), n > 4 and m < 2.
