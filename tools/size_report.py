@@ -8,8 +8,9 @@ Builds tools/size/probe.cpp (static_vm linked at compile time against every buil
 and memory tables) twice, with full error messages and with terse ones (RELAXVM_ERROR_TEXT=0),
 links each with --gc-sections, and prints the bytes of .text, .rodata, .data and .bss that belong
 to relaxvm (symbols in namespace relaxvm, from nm) and those of the whole image (with newlib and
-libstdc++). Then it runs the firmware example (tools/firmware.sh) and prints the RAM the VM needs
-for it. Exits with 1 when relaxvm's .text with terse errors is above --max-text."""
+libstdc++). Then it builds and runs the two firmware examples (tools/firmware.sh: main.cpp, the
+network written as bytecode, and ir.cpp, the same network written as IR and lowered at compile
+time) and prints relaxvm's bytes in each and the RAM each uses. Exits with 1 when relaxvm's .text with terse errors is above --max-text."""
 
 import argparse
 import pathlib
@@ -74,11 +75,20 @@ def main():
     print(f"{'section':10} {'relaxvm':>9} {'terse':>9} {'image':>9} {'terse':>9}")
     for s in (".text", ".rodata", ".data", ".bss"):
         print(f"{s:10} {full[0][s]:>9} {terse[0][s]:>9} {full[1].get(s, 0):>9} {terse[1].get(s, 0):>9}")
-    firmware = subprocess.run([str(ROOT / "tools" / "firmware.sh"), str(out)], capture_output=True, text=True)
-    output = firmware.stdout + firmware.stderr  # QEMU writes semihosting output to stderr
-    ram = [l for l in output.splitlines() if l.startswith("memory:")]
-    print("RAM for examples/firmware:", ram[0][len("memory: "):] if ram else f"(the example failed: {output})")
-    if firmware.returncode != 0:
+    failed = False
+    print("The firmware examples (examples/firmware, full messages): relaxvm's own bytes and the RAM they use")
+    for example, what in (("main", "written as bytecode"), ("ir", "written as IR, lowered at compile time")):
+        firmware = subprocess.run([str(ROOT / "tools" / "firmware.sh"), str(out), example], capture_output=True, text=True)
+        output = firmware.stdout + firmware.stderr  # QEMU writes semihosting output to stderr
+        ram = [l for l in output.splitlines() if l.startswith("memory:")]
+        if firmware.returncode != 0 or not ram:
+            print(f"{example}.cpp failed: {output}")
+            failed = True
+            continue
+        own = relaxvm_sizes(str(out / f"{example}.elf"))
+        print(f"  {example}.cpp ({what}): .text {own['.text']} B, .rodata {own['.rodata']} B; "
+              f"{ram[0][len('memory: '):]}")
+    if failed:
         return 1
     if args.max_text is not None and terse[0][".text"] > args.max_text:
         print(f"relaxvm's .text (terse errors) is {terse[0]['.text']} bytes, above the limit of {args.max_text}",
