@@ -36,6 +36,32 @@ inline ir::module build_ir(const weights& w, std::int64_t max_batch = 0) {
   return m.get();
 }
 
+/// The same MLP for ir::build_static: tensor constants cannot be constexpr, so the weights are
+/// parameters after the input (num_input = 1: their static shapes are not checked at run time).
+/// main(x, w1, b1, w2, b2, w3, b3); with MaxBatch > 0, n is at most MaxBatch.
+template <std::int64_t MaxBatch = 0>
+constexpr auto weights_as_params = [](ir::module_builder& m) {
+  const ir::sym n = m.sym("n");
+  const auto f32 = rv::dtype::float32();
+  const auto hidden_t = ir::tensor_info({n, hidden}, f32);
+  auto f = m.function("main", {{"x", ir::tensor_info({n, in_features}, f32)},
+                               {"w1", ir::tensor_info({hidden, in_features}, f32)},
+                               {"b1", ir::tensor_info({hidden}, f32)},
+                               {"w2", ir::tensor_info({hidden, hidden}, f32)},
+                               {"b2", ir::tensor_info({hidden}, f32)},
+                               {"w3", ir::tensor_info({out_features, hidden}, f32)},
+                               {"b3", ir::tensor_info({out_features}, f32)}});
+  f.num_input(1);
+  if (MaxBatch > 0) f.upper_bound(n, MaxBatch);
+  auto df = f.dataflow();
+  const ir::var h1 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {f.param(0), f.param(1), f.param(2)}, hidden_t)}, hidden_t);
+  const ir::var h2 = f.call_dps("ops.relu_out", {f.call_dps("ops.dense_out", {h1, f.param(3), f.param(4)}, hidden_t)}, hidden_t);
+  const ir::var y = f.call_dps("ops.dense_out", {h2, f.param(5), f.param(6)}, ir::tensor_info({n, out_features}, f32));
+  df.output(y);
+  df.end();
+  f.ret(y);
+};
+
 }  // namespace mlp
 
 #endif  // RELAXVM_EXAMPLES_MLP_IR_HPP

@@ -2,6 +2,9 @@
 """Counts the instructions each dispatch-benchmark case runs per operation, with callgrind.
 
     tools/profile.py [CASE ...]      # cases of bench/dispatch.cpp: int tensor invoke static graph
+    tools/profile.py mlp:WAY:N       # one run of bench/mlp.cpp's MLP at batch size N, WAY one of
+                                     # direct, hand, ir, static: the total and, inclusive, each
+                                     # builtin and kernel it calls
 
 Builds build-release (as tools/bench.sh), runs `bench_dispatch --only CASE N` under
 `valgrind --tool=callgrind` for two values of N, and divides the difference by the extra
@@ -50,16 +53,52 @@ def profile(case):
             print(f"  {n:6.1f}  {name[:110]}")
 
 
+def inclusive_counts(out_file):
+    """Per function, the instructions it and its callees ran (callgrind_annotate --inclusive)."""
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=yes", out_file],
+                          capture_output=True, text=True, check=True).stdout
+    counts = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
+        if m and "=>" not in m.group(2):  # call-site lines repeat their callee's cost
+            name = re.sub(r"^[^:]*\.[ch]pp:|^\?\?\?:", "", m.group(2))
+            name = re.sub(r" \[[^\]]*\]$", "", name)
+            counts[name] = max(counts.get(name, 0), int(m.group(1).replace(",", "")))
+    return counts
+
+
+def profile_mlp(case):
+    _, way, n = case.split(":")
+    bench = os.path.join(ROOT, "build-release", "bench", "bench_mlp")
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in RUNS:
+            out = os.path.join(tmp, f"callgrind.{count}")
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bench,
+                            "--only", way, n, str(count)], capture_output=True, check=True)
+            runs.append(inclusive_counts(out))
+    calls = RUNS[1] - RUNS[0]
+    per_call = {k: (runs[1].get(k, 0) - runs[0].get(k, 0)) / calls for k in set(runs[0]) | set(runs[1])}
+    print(f"{case}: {per_call.get('PROGRAM TOTALS', 0):.0f} instructions per call; inclusive, per call:")
+    for name, count in sorted(per_call.items(), key=lambda kv: -kv[1]):
+        short = re.sub(r"\(.*$", "", name)
+        if count >= 50 and re.match(r"relaxvm::(builtins|ops)::[a-z_]+$", short):
+            print(f"  {count:8.0f}  {short}")
+
+
 def main():
     cases = sys.argv[1:] or ["int", "tensor", "invoke", "static", "graph"]
     subprocess.run([os.path.join(ROOT, "tools", "setup.sh")], check=True)
     if not os.path.isdir(os.path.join(ROOT, "build-release")):
         subprocess.run(["meson", "setup", "build-release", "--buildtype=release", "-Dtests=false"],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", "build-release", "bench/bench_dispatch"], cwd=ROOT, check=True,
+    subprocess.run(["ninja", "-C", "build-release", "bench/bench_dispatch", "bench/bench_mlp"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     for case in cases:
-        profile(case)
+        if case.startswith("mlp:"):
+            profile_mlp(case)
+        else:
+            profile(case)
 
 
 if __name__ == "__main__":
