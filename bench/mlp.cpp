@@ -58,7 +58,9 @@ rv::status dense_out(const rv::tensor& x, const rv::tensor& w, const rv::tensor&
 }
 rv::status relu_out(const rv::tensor& x, const rv::tensor& out) { return rv::ops::relu_out(x, out); }
 
-constexpr auto static_program = relaxvm::ir::build_static(mlp::weights_as_params<>);
+// Both lowered programs make each shape once (ir::plan_options::reuse_shapes).
+constexpr relaxvm::ir::plan_options plan{.reuse_shapes = true};
+constexpr auto static_program = relaxvm::ir::build_static<plan>(mlp::weights_as_params<>);
 constexpr auto table = rv::make_table(rv::fn<"ops.dense_out">(&dense_out), rv::fn<"ops.relu_out">(&relu_out),
                                       rv::builtins::core_table, rv::builtins::shape_table, rv::builtins::memory_table);
 using compiled_vm = rv::static_vm<decltype(rv::link<static_program, table>()), rv::static_dispatch::compile>;
@@ -77,7 +79,7 @@ int main(int argc, char** argv) {
   opts.devices = {{rv::device::cpu(), hand_pool}};
   rv::virtual_machine hand_vm(mlp::build(w), reg, opts);
   opts.devices = {{rv::device::cpu(), ir_pool}};
-  rv::virtual_machine ir_vm(relaxvm::ir::build(mlp::build_ir(w)), reg, opts);
+  rv::virtual_machine ir_vm(relaxvm::ir::build(mlp::build_ir(w), plan), reg, opts);
   const rv::vm_function hand_fn = hand_vm["main"], ir_fn = ir_vm["main"];
   rv::device_allocator static_devices[] = {{rv::device::cpu(), static_pool}};
   alignas(rv::value) static std::byte static_memory[compiled_vm::memory_bytes];

@@ -4627,6 +4627,19 @@ class shape {
     return s;
   }
 
+  /// A shape of `n` dimensions whose values the caller writes through `dims` (null for n = 0)
+  /// before anyone else sees the shape: for builtins that have checked every dimension already.
+  static result<shape> try_uninitialized(std::size_t n, std::int64_t*& dims) {
+    shape s;
+    dims = nullptr;
+    if (n == 0) return s;
+    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
+                                                                                  static_cast<std::int64_t>(n)));
+    s.obj_ = object_ref<shape_object>::adopt(o);
+    dims = o->dims();
+    return s;
+  }
+
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
@@ -4905,6 +4918,12 @@ class tensor {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+    return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
+  }
+  /// try_view of a layout its caller has checked already (check_tensor_layout gave `numel`, and
+  /// data is not null unless there are no bytes): only makes the object.
+  static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
+                                         object_ref<object> owner, bool read_only, std::int64_t numel) {
     RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);
@@ -5987,6 +6006,18 @@ struct raw_invoker {
 
 }  // namespace detail
 
+namespace detail {
+/// vm.builtin.null_value (builtins/core.hpp registers it): defined here so that the VM can know
+/// it by its address and clear the destination register instead of calling it (the lowering's
+/// kills are calls of it).
+inline value null_value() { return value(); }
+/// Whether `c` is null_value as make_typed wraps it (not another function of the same name).
+inline bool is_null_value(const closure_object& c) noexcept {
+  using F = value (*)();
+  return c.invoke == &typed_invoker<F, value, type_list<>>::invoke && static_cast<const typed_closure<F>&>(c).f == &null_value;
+}
+}  // namespace detail
+
 /// A packed function that checks and converts each argument to the parameter types of `f`
 /// (integers, floating point, bool, dtype, device, shape, string, std::string(_view), tensor,
 /// tuple, closure, value, vm_context&, object_ref<T>; a trailing std::span<const value> takes the
@@ -6406,8 +6437,7 @@ struct storage_object : object {
 namespace detail {
 /// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
 inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
-                         std::int64_t& nbytes) {
-  std::int64_t numel = 0;
+                         std::int64_t& numel, std::int64_t& nbytes) {
   RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
   std::int64_t end = 0;
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
@@ -6445,9 +6475,10 @@ inline result<object_ref<storage_object>> make_storage(const allocator& alloc, s
 /// as in the reference. The view keeps the storage alive.
 inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
                                    std::string_view who = "alloc_tensor") {
-  std::int64_t nbytes = 0;
-  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, nbytes));
-  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view(st->data, s, t, st->dev, object_ref<object>(st), false));
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+  if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
 }
@@ -7185,6 +7216,7 @@ class vm_impl final : public vm_context {
     packed_call_result,      ///< arguments borrowed, result in place
     packed_call_in_place,    ///< arguments and result in place
     call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
     ret,
     goto_,
     if_,
@@ -7194,6 +7226,7 @@ class vm_impl final : public vm_context {
     step what = step::ret;
     bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
     bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
     std::uint32_t num_args = 0;
     std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
     std::int64_t b = 0;      ///< call: the function index; if: the offset when false
@@ -7423,6 +7456,7 @@ class vm_impl final : public vm_context {
         if (f.kind == func_kind::packed && f.bound.empty()) {
           o.callee = f.callee;
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
         }
         first_operand[pc] = operands_.size();
         bool consecutive = in.num_args > 0;
@@ -7451,10 +7485,11 @@ class vm_impl final : public vm_context {
         break;
     }
   }
-  static bool is_call(const op& o) { return o.what <= step::call; }
+  static bool is_call(const op& o) { return o.what <= step::kill; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
   step call_step(const op& o) const {
     if (!o.callee || instrument_) return step::call;
+    if (o.kill) return step::kill;
     if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
     return o.result_in_place ? step::packed_call_result : step::packed_call;
   }
@@ -7766,6 +7801,10 @@ class vm_impl final : public vm_context {
           ++pc;
           break;
         }
+        case step::kill:
+          regs[o.a].reset();
+          ++pc;
+          break;
         case step::goto_: pc += o.a; break;
         case step::if_: {
           const value& c = regs[o.a];
@@ -9028,7 +9067,7 @@ inline value print(std::span<const value> args) {
 
 /// Identity: materializes immediates and constants into registers; copies the reference, not data.
 inline value copy(const value& v) { return v; }
-inline value null_value() { return value(); }
+using relaxvm::detail::null_value;  // null; the VM clears the register without calling it
 
 inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
                                               fn<"vm.builtin.null_value">(&null_value));
@@ -9127,7 +9166,8 @@ struct heap_view {
   std::int64_t size = 0;
 };
 
-inline result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+// Why `v` is not a usable shape heap (try_open_heap said it is not).
+RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
   if (v.kind() != value_kind::tensor)
     return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
   const tensor heap = v.as<tensor>();
@@ -9137,15 +9177,37 @@ inline result<heap_view> open_heap(std::string_view fn, const value& v, bool wri
                        heap.device());
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
-  if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
-  return heap_view{static_cast<std::int64_t*>(heap.raw_data()), heap.shape()[0]};
+  return value_error(fn, ": the shape heap is read-only");
+}
+
+/// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
+/// `write`), or false (heap_error says why). Reads the tensor in place without taking a
+/// reference: every shape builtin opens the heap, so this is their common path.
+RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
+  if (RELAXVM_UNLIKELY(v.kind() != value_kind::tensor)) return false;
+  const auto* o = static_cast<const tensor_object*>(v.raw_object());
+  const DLTensor& dl = o->dl;
+  if (RELAXVM_UNLIKELY(dl.ndim != 1 || dl.dtype.code != kDLInt || dl.dtype.bits != 64 || dl.dtype.lanes != 1 ||
+                       dl.device.device_type != kDLCPU || (write && o->read_only)))
+    return false;
+  const std::int64_t size = o->dims[0];
+  if (RELAXVM_UNLIKELY(!o->strides.empty() && size != 1 && o->strides[0] != 1)) return false;  // not compact
+  std::int64_t* slots = dl.data ? reinterpret_cast<std::int64_t*>(static_cast<char*>(dl.data) + dl.byte_offset) : nullptr;
+  if (RELAXVM_UNLIKELY(reinterpret_cast<std::uintptr_t>(slots) % alignof(std::int64_t) != 0)) return false;
+  out = heap_view{slots, size};
+  return true;
+}
+
+RELAXVM_ALWAYS_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+  heap_view h;
+  if (RELAXVM_LIKELY(try_open_heap(v, write, h))) return h;
+  return heap_error(fn, v);
 }
 
 /// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
 /// is only formatted on failure: the success path allocates nothing.
-inline status check_slot(std::string_view fn, std::string_view what, std::int64_t index, std::int64_t slot,
-                         const heap_view& h) {
-  if (h.slots != nullptr && slot >= 0 && slot < h.size) return {};
+RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
+                                         std::int64_t slot, const heap_view& h) {
   text name(what);
   if (index >= 0) {
     if (what == "shape") name << '[' << index << ']';
@@ -9154,14 +9216,23 @@ inline status check_slot(std::string_view fn, std::string_view what, std::int64_
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
 }
+RELAXVM_ALWAYS_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
+                                               std::int64_t slot, const heap_view& h) {
+  if (RELAXVM_LIKELY(h.slots != nullptr && slot >= 0 && slot < h.size)) return {};
+  return slot_error(fn, what, index, slot, h);
+}
 
-inline result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args, std::size_t i,
-                                    std::string_view what) {
+RELAXVM_NOINLINE inline error int_arg_error(std::string_view fn, std::span<const value> args, std::size_t i,
+                                            std::string_view what) {
   if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
-  const value& v = args[i];
-  if (v.kind() != value_kind::int64 && v.kind() != value_kind::boolean)
-    return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", v.describe());
-  return v.raw_int();
+  return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", args[i].describe());
+}
+RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
+                                                          std::size_t i, std::string_view what) {
+  if (RELAXVM_LIKELY(i < args.size() &&
+                     (args[i].kind() == value_kind::int64 || args[i].kind() == value_kind::boolean)))
+    return args[i].raw_int();
+  return int_arg_error(fn, args, i, what);
 }
 
 /// The err_ctx argument: a string, or null for none.
@@ -9172,7 +9243,7 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
-inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+RELAXVM_ALWAYS_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
 }
@@ -9245,31 +9316,34 @@ inline status match_shape(std::span<const value> args) {
   if (args.size() == expected + 1) {
     RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
   }
-  shape input;
-  if (args[0].kind() == value_kind::tensor) input = args[0].as<tensor>().shape();
-  else if (args[0].kind() == value_kind::shape) input = args[0].as<shape>();
+  // The dimensions, read in place (args outlive this call).
+  std::span<const std::int64_t> dims;
+  if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
+  else if (const auto* s = static_cast<const shape_object*>(args[0].raw_object()); args[0].kind() == value_kind::shape)
+    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
   else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
+  const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
-  if (input.size() != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  if (static_cast<std::int64_t>(dims.size()) != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
   for (std::int64_t i = 0; i < n; ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
     switch (static_cast<match_code>(code)) {
       case match_code::assert_equal_to_imm:
-        if (input[i] != v)
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input[i],
+        if (input(i) != v)
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input(i),
                                        " is not ", v, ")");
         break;
       case match_code::store_to_heap:
         RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        heap.slots[v] = input[i];
+        heap.slots[v] = input(i);
         break;
       case match_code::no_op: break;
       case match_code::assert_equal_to_load:
         RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        if (input[i] != heap.slots[v])
+        if (input(i) != heap.slots[v])
           return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
-                                       input[i], " is not ", heap.slots[v], ")");
+                                       input(i), " is not ", heap.slots[v], ")");
         break;
       default: return detail::value_error(fn, ": Unknown match shape code: ", code);
     }
@@ -9284,17 +9358,23 @@ inline result<shape> make_shape(std::span<const value> args) {
   if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
     return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
-  return shape::generate(static_cast<std::size_t>(n), [&](std::size_t i) -> result<std::int64_t> {
+  // Every (code, value) pair is checked before the shape is made, so that filling it cannot fail.
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * i, "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * i, "a value"));
-    switch (static_cast<make_code>(code)) {
-      case make_code::use_imm: return v;
-      case make_code::load_shape:
-        RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
-        return heap.slots[v];
+    if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+      RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
+    } else if (RELAXVM_UNLIKELY(code != static_cast<std::int64_t>(make_code::use_imm))) {
+      return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
-    return detail::value_error(fn, ": Unknown make shape code: ", code);
-  });
+  }
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    dims[i] = args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  }
+  return s;
 }
 
 inline status match_prim_value(std::span<const value> args) {
@@ -9608,7 +9688,7 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
-  const std::string_view scope = rest[0].as<std::string_view>();
+  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
   if (!scope.empty() && scope != "global")
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};
@@ -12795,6 +12875,10 @@ struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
   /// tensor. Off by default, so that dumps match the reference's.
   bool hoist_constant_storage = false;
+  /// Make each symbolic shape (a storage's size, a tensor's shape) once, and use it again until
+  /// the shape heap is next written, instead of one vm.builtin.make_shape per use (the MLP makes
+  /// 4 shapes instead of 8). Off by default, so that dumps match the reference's.
+  bool reuse_shapes = false;
 };
 
 namespace detail {
@@ -13141,7 +13225,8 @@ namespace detail {
 
 class shape_lowerer {
  public:
-  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err) : m_(m), f_(f), err_(err) {}
+  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false)
+      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes) {}
 
   constexpr void run() {
     collect();
@@ -13275,6 +13360,9 @@ class shape_lowerer {
 
   // ---- emitting ----------------------------------------------------------------------------
   constexpr void emit(std::int32_t v, expr_kind k, std::vector<leaf> args, std::string_view callee = {}) {
+    // The shapes made so far may read slots these write (temporaries are reused).
+    if (callee == "vm.builtin.match_shape" || callee == "vm.builtin.shape_arith" || callee == "vm.builtin.match_prim_value")
+      made_.clear();
     out_->push_back(make_binding(v, k, static_cast<std::vector<leaf>&&>(args), callee));
   }
   constexpr void emit_void(std::string_view callee, std::vector<leaf> args) {
@@ -13583,6 +13671,17 @@ class shape_lowerer {
   constexpr void lower_leaf(leaf& l) {
     expr e;
     if (!make_value(l, e)) return;
+    // With reuse_shapes, a shape made earlier in this sequence (or an enclosing one) from the same
+    // slots, with no write to the heap since, is used again.
+    std::vector<std::int64_t> key;
+    if (reuse_shapes_ && e.callee == "vm.builtin.make_shape") {
+      for (std::size_t i = 1; i < e.args.size(); ++i) key.push_back(e.args[i].value.value);
+      for (const made_shape& m : made_)
+        if (m.key == key) {
+          l = leaf::of_var(m.var);
+          return;
+        }
+    }
     const std::int32_t v = f_.add_var("lv", l.kind == leaf_kind::prim ? prim_info(l.dt)
                                                                       : shape_info(static_cast<std::int32_t>(l.dims.size())));
     binding b;
@@ -13590,6 +13689,10 @@ class shape_lowerer {
     b.value = static_cast<expr&&>(e);
     out_->push_back(static_cast<binding&&>(b));
     l = leaf::of_var(v);
+    if (!key.empty()) {
+      if (made_.size() == max_made_shapes) made_.erase(made_.begin());  // a bounded search per use
+      made_.push_back(made_shape{static_cast<std::vector<std::int64_t>&&>(key), v});
+    }
   }
   constexpr std::int64_t computed_slot(sym_ref e) {
     const std::int64_t s = find_slot(e);
@@ -13614,7 +13717,9 @@ class shape_lowerer {
         } else {
           for (leaf& l : b.value.args) lower_leaf(l);
         }
+        const std::vector<made_shape> made_before = made_;
         for (seq& br : b.value.branches) {
+          made_ = made_before;  // what the branch makes stays in it
           // What a branch matches stays in the branch.
           std::vector<char> computed;
           std::vector<std::int64_t> outstanding;
@@ -13628,6 +13733,7 @@ class shape_lowerer {
             slots_[i].outstanding = outstanding[i];
           }
         }
+        if (!b.value.branches.empty()) made_.clear();  // the branches may have written the heap
         if (b.match_cast) {
           relaxvm::detail::text ctx;
           ctx << "ErrorContext(match_cast, struct_info=";
@@ -13664,23 +13770,34 @@ class shape_lowerer {
   std::int32_t heap_ = -1;
   std::vector<binding>* out_ = nullptr;
   std::vector<binding> body_out_;
+  // reuse_shapes: the make_shape calls that may be used again, by their (n, code, value, ...).
+  struct made_shape {
+    std::vector<std::int64_t> key;
+    std::int32_t var = -1;
+  };
+  static constexpr std::size_t max_made_shapes = 32;
+  bool reuse_shapes_ = false;
+  std::vector<made_shape> made_;
 };
 
 }  // namespace detail
 
 namespace pass {
 
-/// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file.
-constexpr pass_output try_shape_lower(module m) {
+/// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file. With reuse_shapes,
+/// a symbolic shape is made once where the reference makes it at each use (plan_options).
+constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false) {
   pass_output res;
   for (function& f : m.funcs) {
-    detail::shape_lowerer(m, f, res.message).run();
+    detail::shape_lowerer(m, f, res.message, reuse_shapes).run();
     if (!res.ok()) return res;
   }
   res.mod = static_cast<module&&>(m);
   return res;
 }
-inline module shape_lower(module m) { return detail::to_result(try_shape_lower(static_cast<module&&>(m))).value(); }
+inline module shape_lower(module m, bool reuse_shapes = false) {
+  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes)).value();
+}
 
 }  // namespace pass
 }  // namespace relaxvm::ir
@@ -13946,7 +14063,7 @@ constexpr pass_output try_lower(module m, plan_options opt = {}) {
   if (!out.ok()) return out;
   out = pass::try_lower_runtime_builtin(pass::kill_after_last_use(static_cast<module&&>(out.mod)));
   if (!out.ok()) return out;
-  return pass::try_shape_lower(static_cast<module&&>(out.mod));
+  return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes);
 }
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
@@ -14075,7 +14192,7 @@ constexpr memory_need planned_memory(module m, std::string_view fn, plan_options
     return need;
   }
   pass_output lowered = pass::try_lower_runtime_builtin(pass::kill_after_last_use(planned.mod));
-  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod));
+  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod), opt.reuse_shapes);
   if (!lowered.ok()) {
     need.message << lowered.message;
     return need;

@@ -145,6 +145,42 @@ TEST_CASE("the MLP as IR, planned: (n, 32) intermediates alternate between two s
   }
 }
 
+TEST_CASE("the MLP as IR with reuse_shapes: four shapes made instead of eight, the same storages and outputs") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  rv::virtual_machine by_hand(mlp::build(w), reg);
+  for (const bool reuse : {false, true}) {
+    CAPTURE(reuse);
+    rv::virtual_machine vm(relaxvm::ir::build(mlp::build_ir(w), {.reuse_shapes = reuse}), reg);
+    int shapes = 0, kills = 0;
+    std::vector<std::int64_t> sizes;
+    vm.set_instrument([&](const rv::call_event& e) {
+      if (!e.before) return rv::instrument_action::proceed;
+      shapes += e.callee == "vm.builtin.make_shape";
+      kills += e.callee == "vm.builtin.null_value";  // with a hook set, kills are calls it sees
+      if (e.callee == "vm.builtin.alloc_storage") sizes.push_back(e.args[1].as<rv::shape>()[0]);
+      return rv::instrument_action::proceed;
+    });
+    for (const std::int64_t n : {1, 7, 64}) {
+      shapes = kills = 0;
+      sizes.clear();
+      const rv::tensor x = mlp::make_input(n);
+      const rv::tensor want = by_hand["main"](x).as<rv::tensor>();
+      const rv::tensor got = vm["main"](x).as<rv::tensor>();
+      REQUIRE(got.shape() == want.shape());
+      for (std::int64_t i = 0; i < want.numel(); ++i) CHECK(got.data<const float>()[i] == want.data<const float>()[i]);
+      CHECK(shapes == (reuse ? 4 : 8));
+      CHECK(kills == 7);
+      CHECK(sizes == std::vector<std::int64_t>{128 * n, 128 * n, 40 * n});
+    }
+    // Without the hook the kills are not calls, and the program still frees what it kills: the
+    // pool holds the same storages from run to run.
+    vm.set_instrument(nullptr);
+    for (int run = 0; run < 3; ++run) CHECK(vm["main"](mlp::make_input(7)).as<rv::tensor>().shape() == rv::shape{7, 10});
+  }
+}
+
 #ifdef RELAXVM_README
 TEST_CASE("the README shows the MLP written as IR, its lowered form and its bytecode") {
   std::ifstream in(RELAXVM_README);

@@ -567,3 +567,44 @@ TEST_CASE("a VM can be moved") {
   rv::virtual_machine b = std::move(a);
   CHECK(b["fact"](4).as<std::int64_t>() == 24);
 }
+
+TEST_CASE("a kill (vm.builtin.null_value into a register) drops the register's reference; a function of that name that is not the builtin is called") {
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.copy", {b.r(0)}, b.r(1));
+    b.emit_call("test.count", {b.r(0)}, b.r(2));
+    b.emit_call("vm.builtin.null_value", {}, b.r(1));
+    b.emit_call("test.count", {b.r(0)}, b.r(3));
+    b.emit_call("vm.builtin.make_tuple", {b.r(2), b.r(3), b.r(1)}, b.r(4));
+    b.emit_ret(b.r(4));
+  }
+  const rv::executable exe = b.get();
+  rv::registry reg = test_registry();
+  reg.def("test.count", [](const rv::value& v) { return static_cast<std::int64_t>(v.get_object()->use_count()); });
+  const rv::tensor x = rv::tensor::from<float>({1, 2}, {2});
+  for (const bool hook : {false, true}) {
+    CAPTURE(hook);
+    rv::virtual_machine vm(exe, reg);
+    int seen = 0;
+    if (hook)
+      vm.set_instrument([&](const rv::call_event& e) {
+        seen += e.before && e.callee == "vm.builtin.null_value";
+        return rv::instrument_action::proceed;
+      });
+    const rv::tuple t = vm["main"](x).as<rv::tuple>();
+    CHECK(t[0].as<std::int64_t>() == t[1].as<std::int64_t>() + 1);  // the copy's reference is gone
+    CHECK(t[2].is_null());
+    CHECK(seen == (hook ? 1 : 0));
+  }
+  // A program's own "vm.builtin.null_value" that does something else is called as it is.
+  rv::basic_registry own;
+  own.add_table(rv::builtins::table);
+  own.def("test.count", [](const rv::value& v) { return static_cast<std::int64_t>(v.get_object()->use_count()); });
+  own.remove("vm.builtin.null_value");
+  own.def("vm.builtin.null_value", [] { return std::int64_t{42}; });
+  rv::virtual_machine vm(exe, own);
+  const rv::tuple t = vm["main"](x).as<rv::tuple>();
+  CHECK(t[0].as<std::int64_t>() == t[1].as<std::int64_t>() + 1);
+  CHECK(t[2].as<std::int64_t>() == 42);
+}

@@ -43,7 +43,7 @@ inline value print(std::span<const value> args) {
 
 /// Identity: materializes immediates and constants into registers; copies the reference, not data.
 inline value copy(const value& v) { return v; }
-inline value null_value() { return value(); }
+using relaxvm::detail::null_value;  // null; the VM clears the register without calling it
 
 inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
                                               fn<"vm.builtin.null_value">(&null_value));

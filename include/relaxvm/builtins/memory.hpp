@@ -35,7 +35,7 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
-  const std::string_view scope = rest[0].as<std::string_view>();
+  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
   if (!scope.empty() && scope != "global")
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};

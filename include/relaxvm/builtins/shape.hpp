@@ -66,7 +66,8 @@ struct heap_view {
   std::int64_t size = 0;
 };
 
-inline result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+// Why `v` is not a usable shape heap (try_open_heap said it is not).
+RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
   if (v.kind() != value_kind::tensor)
     return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
   const tensor heap = v.as<tensor>();
@@ -76,15 +77,37 @@ inline result<heap_view> open_heap(std::string_view fn, const value& v, bool wri
                        heap.device());
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
-  if (write && heap.read_only()) return value_error(fn, ": the shape heap is read-only");
-  return heap_view{static_cast<std::int64_t*>(heap.raw_data()), heap.shape()[0]};
+  return value_error(fn, ": the shape heap is read-only");
+}
+
+/// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
+/// `write`), or false (heap_error says why). Reads the tensor in place without taking a
+/// reference: every shape builtin opens the heap, so this is their common path.
+RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
+  if (RELAXVM_UNLIKELY(v.kind() != value_kind::tensor)) return false;
+  const auto* o = static_cast<const tensor_object*>(v.raw_object());
+  const DLTensor& dl = o->dl;
+  if (RELAXVM_UNLIKELY(dl.ndim != 1 || dl.dtype.code != kDLInt || dl.dtype.bits != 64 || dl.dtype.lanes != 1 ||
+                       dl.device.device_type != kDLCPU || (write && o->read_only)))
+    return false;
+  const std::int64_t size = o->dims[0];
+  if (RELAXVM_UNLIKELY(!o->strides.empty() && size != 1 && o->strides[0] != 1)) return false;  // not compact
+  std::int64_t* slots = dl.data ? reinterpret_cast<std::int64_t*>(static_cast<char*>(dl.data) + dl.byte_offset) : nullptr;
+  if (RELAXVM_UNLIKELY(reinterpret_cast<std::uintptr_t>(slots) % alignof(std::int64_t) != 0)) return false;
+  out = heap_view{slots, size};
+  return true;
+}
+
+RELAXVM_ALWAYS_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+  heap_view h;
+  if (RELAXVM_LIKELY(try_open_heap(v, write, h))) return h;
+  return heap_error(fn, v);
 }
 
 /// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
 /// is only formatted on failure: the success path allocates nothing.
-inline status check_slot(std::string_view fn, std::string_view what, std::int64_t index, std::int64_t slot,
-                         const heap_view& h) {
-  if (h.slots != nullptr && slot >= 0 && slot < h.size) return {};
+RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
+                                         std::int64_t slot, const heap_view& h) {
   text name(what);
   if (index >= 0) {
     if (what == "shape") name << '[' << index << ']';
@@ -93,14 +116,23 @@ inline status check_slot(std::string_view fn, std::string_view what, std::int64_
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
 }
+RELAXVM_ALWAYS_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
+                                               std::int64_t slot, const heap_view& h) {
+  if (RELAXVM_LIKELY(h.slots != nullptr && slot >= 0 && slot < h.size)) return {};
+  return slot_error(fn, what, index, slot, h);
+}
 
-inline result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args, std::size_t i,
-                                    std::string_view what) {
+RELAXVM_NOINLINE inline error int_arg_error(std::string_view fn, std::span<const value> args, std::size_t i,
+                                            std::string_view what) {
   if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
-  const value& v = args[i];
-  if (v.kind() != value_kind::int64 && v.kind() != value_kind::boolean)
-    return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", v.describe());
-  return v.raw_int();
+  return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", args[i].describe());
+}
+RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
+                                                          std::size_t i, std::string_view what) {
+  if (RELAXVM_LIKELY(i < args.size() &&
+                     (args[i].kind() == value_kind::int64 || args[i].kind() == value_kind::boolean)))
+    return args[i].raw_int();
+  return int_arg_error(fn, args, i, what);
 }
 
 /// The err_ctx argument: a string, or null for none.
@@ -111,7 +143,7 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
-inline result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+RELAXVM_ALWAYS_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
 }
@@ -184,31 +216,34 @@ inline status match_shape(std::span<const value> args) {
   if (args.size() == expected + 1) {
     RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
   }
-  shape input;
-  if (args[0].kind() == value_kind::tensor) input = args[0].as<tensor>().shape();
-  else if (args[0].kind() == value_kind::shape) input = args[0].as<shape>();
+  // The dimensions, read in place (args outlive this call).
+  std::span<const std::int64_t> dims;
+  if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
+  else if (const auto* s = static_cast<const shape_object*>(args[0].raw_object()); args[0].kind() == value_kind::shape)
+    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
   else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
+  const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
-  if (input.size() != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  if (static_cast<std::int64_t>(dims.size()) != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
   for (std::int64_t i = 0; i < n; ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
     switch (static_cast<match_code>(code)) {
       case match_code::assert_equal_to_imm:
-        if (input[i] != v)
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input[i],
+        if (input(i) != v)
+          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input(i),
                                        " is not ", v, ")");
         break;
       case match_code::store_to_heap:
         RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        heap.slots[v] = input[i];
+        heap.slots[v] = input(i);
         break;
       case match_code::no_op: break;
       case match_code::assert_equal_to_load:
         RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        if (input[i] != heap.slots[v])
+        if (input(i) != heap.slots[v])
           return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
-                                       input[i], " is not ", heap.slots[v], ")");
+                                       input(i), " is not ", heap.slots[v], ")");
         break;
       default: return detail::value_error(fn, ": Unknown match shape code: ", code);
     }
@@ -223,17 +258,23 @@ inline result<shape> make_shape(std::span<const value> args) {
   if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
     return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
-  return shape::generate(static_cast<std::size_t>(n), [&](std::size_t i) -> result<std::int64_t> {
+  // Every (code, value) pair is checked before the shape is made, so that filling it cannot fail.
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2 + 2 * i, "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3 + 2 * i, "a value"));
-    switch (static_cast<make_code>(code)) {
-      case make_code::use_imm: return v;
-      case make_code::load_shape:
-        RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
-        return heap.slots[v];
+    if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+      RELAXVM_TRY(detail::check_slot(fn, "dimension", static_cast<std::int64_t>(i), v, heap));
+    } else if (RELAXVM_UNLIKELY(code != static_cast<std::int64_t>(make_code::use_imm))) {
+      return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
-    return detail::value_error(fn, ": Unknown make shape code: ", code);
-  });
+  }
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    dims[i] = args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  }
+  return s;
 }
 
 inline status match_prim_value(std::span<const value> args) {

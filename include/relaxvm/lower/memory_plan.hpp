@@ -47,6 +47,10 @@ struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
   /// tensor. Off by default, so that dumps match the reference's.
   bool hoist_constant_storage = false;
+  /// Make each symbolic shape (a storage's size, a tensor's shape) once, and use it again until
+  /// the shape heap is next written, instead of one vm.builtin.make_shape per use (the MLP makes
+  /// 4 shapes instead of 8). Off by default, so that dumps match the reference's.
+  bool reuse_shapes = false;
 };
 
 namespace detail {

@@ -36,7 +36,8 @@ namespace detail {
 
 class shape_lowerer {
  public:
-  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err) : m_(m), f_(f), err_(err) {}
+  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false)
+      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes) {}
 
   constexpr void run() {
     collect();
@@ -170,6 +171,9 @@ class shape_lowerer {
 
   // ---- emitting ----------------------------------------------------------------------------
   constexpr void emit(std::int32_t v, expr_kind k, std::vector<leaf> args, std::string_view callee = {}) {
+    // The shapes made so far may read slots these write (temporaries are reused).
+    if (callee == "vm.builtin.match_shape" || callee == "vm.builtin.shape_arith" || callee == "vm.builtin.match_prim_value")
+      made_.clear();
     out_->push_back(make_binding(v, k, static_cast<std::vector<leaf>&&>(args), callee));
   }
   constexpr void emit_void(std::string_view callee, std::vector<leaf> args) {
@@ -478,6 +482,17 @@ class shape_lowerer {
   constexpr void lower_leaf(leaf& l) {
     expr e;
     if (!make_value(l, e)) return;
+    // With reuse_shapes, a shape made earlier in this sequence (or an enclosing one) from the same
+    // slots, with no write to the heap since, is used again.
+    std::vector<std::int64_t> key;
+    if (reuse_shapes_ && e.callee == "vm.builtin.make_shape") {
+      for (std::size_t i = 1; i < e.args.size(); ++i) key.push_back(e.args[i].value.value);
+      for (const made_shape& m : made_)
+        if (m.key == key) {
+          l = leaf::of_var(m.var);
+          return;
+        }
+    }
     const std::int32_t v = f_.add_var("lv", l.kind == leaf_kind::prim ? prim_info(l.dt)
                                                                       : shape_info(static_cast<std::int32_t>(l.dims.size())));
     binding b;
@@ -485,6 +500,10 @@ class shape_lowerer {
     b.value = static_cast<expr&&>(e);
     out_->push_back(static_cast<binding&&>(b));
     l = leaf::of_var(v);
+    if (!key.empty()) {
+      if (made_.size() == max_made_shapes) made_.erase(made_.begin());  // a bounded search per use
+      made_.push_back(made_shape{static_cast<std::vector<std::int64_t>&&>(key), v});
+    }
   }
   constexpr std::int64_t computed_slot(sym_ref e) {
     const std::int64_t s = find_slot(e);
@@ -509,7 +528,9 @@ class shape_lowerer {
         } else {
           for (leaf& l : b.value.args) lower_leaf(l);
         }
+        const std::vector<made_shape> made_before = made_;
         for (seq& br : b.value.branches) {
+          made_ = made_before;  // what the branch makes stays in it
           // What a branch matches stays in the branch.
           std::vector<char> computed;
           std::vector<std::int64_t> outstanding;
@@ -523,6 +544,7 @@ class shape_lowerer {
             slots_[i].outstanding = outstanding[i];
           }
         }
+        if (!b.value.branches.empty()) made_.clear();  // the branches may have written the heap
         if (b.match_cast) {
           relaxvm::detail::text ctx;
           ctx << "ErrorContext(match_cast, struct_info=";
@@ -559,23 +581,34 @@ class shape_lowerer {
   std::int32_t heap_ = -1;
   std::vector<binding>* out_ = nullptr;
   std::vector<binding> body_out_;
+  // reuse_shapes: the make_shape calls that may be used again, by their (n, code, value, ...).
+  struct made_shape {
+    std::vector<std::int64_t> key;
+    std::int32_t var = -1;
+  };
+  static constexpr std::size_t max_made_shapes = 32;
+  bool reuse_shapes_ = false;
+  std::vector<made_shape> made_;
 };
 
 }  // namespace detail
 
 namespace pass {
 
-/// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file.
-constexpr pass_output try_shape_lower(module m) {
+/// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file. With reuse_shapes,
+/// a symbolic shape is made once where the reference makes it at each use (plan_options).
+constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false) {
   pass_output res;
   for (function& f : m.funcs) {
-    detail::shape_lowerer(m, f, res.message).run();
+    detail::shape_lowerer(m, f, res.message, reuse_shapes).run();
     if (!res.ok()) return res;
   }
   res.mod = static_cast<module&&>(m);
   return res;
 }
-inline module shape_lower(module m) { return detail::to_result(try_shape_lower(static_cast<module&&>(m))).value(); }
+inline module shape_lower(module m, bool reuse_shapes = false) {
+  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes)).value();
+}
 
 }  // namespace pass
 }  // namespace relaxvm::ir

@@ -429,6 +429,18 @@ struct raw_invoker {
 
 }  // namespace detail
 
+namespace detail {
+/// vm.builtin.null_value (builtins/core.hpp registers it): defined here so that the VM can know
+/// it by its address and clear the destination register instead of calling it (the lowering's
+/// kills are calls of it).
+inline value null_value() { return value(); }
+/// Whether `c` is null_value as make_typed wraps it (not another function of the same name).
+inline bool is_null_value(const closure_object& c) noexcept {
+  using F = value (*)();
+  return c.invoke == &typed_invoker<F, value, type_list<>>::invoke && static_cast<const typed_closure<F>&>(c).f == &null_value;
+}
+}  // namespace detail
+
 /// A packed function that checks and converts each argument to the parameter types of `f`
 /// (integers, floating point, bool, dtype, device, shape, string, std::string(_view), tensor,
 /// tuple, closure, value, vm_context&, object_ref<T>; a trailing std::span<const value> takes the

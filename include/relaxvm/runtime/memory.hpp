@@ -388,8 +388,7 @@ struct storage_object : object {
 namespace detail {
 /// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
 inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
-                         std::int64_t& nbytes) {
-  std::int64_t numel = 0;
+                         std::int64_t& numel, std::int64_t& nbytes) {
   RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
   std::int64_t end = 0;
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
@@ -427,9 +426,10 @@ inline result<object_ref<storage_object>> make_storage(const allocator& alloc, s
 /// as in the reference. The view keeps the storage alive.
 inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
                                    std::string_view who = "alloc_tensor") {
-  std::int64_t nbytes = 0;
-  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, nbytes));
-  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view(st->data, s, t, st->dev, object_ref<object>(st), false));
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+  if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
 }

@@ -62,6 +62,19 @@ class shape {
     return s;
   }
 
+  /// A shape of `n` dimensions whose values the caller writes through `dims` (null for n = 0)
+  /// before anyone else sees the shape: for builtins that have checked every dimension already.
+  static result<shape> try_uninitialized(std::size_t n, std::int64_t*& dims) {
+    shape s;
+    dims = nullptr;
+    if (n == 0) return s;
+    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
+                                                                                  static_cast<std::int64_t>(n)));
+    s.obj_ = object_ref<shape_object>::adopt(o);
+    dims = o->dims();
+    return s;
+  }
+
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }

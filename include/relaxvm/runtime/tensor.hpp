@@ -166,6 +166,12 @@ class tensor {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+    return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
+  }
+  /// try_view of a layout its caller has checked already (check_tensor_layout gave `numel`, and
+  /// data is not null unless there are no bytes): only makes the object.
+  static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
+                                         object_ref<object> owner, bool read_only, std::int64_t numel) {
     RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);

@@ -112,6 +112,7 @@ class vm_impl final : public vm_context {
     packed_call_result,      ///< arguments borrowed, result in place
     packed_call_in_place,    ///< arguments and result in place
     call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
     ret,
     goto_,
     if_,
@@ -121,6 +122,7 @@ class vm_impl final : public vm_context {
     step what = step::ret;
     bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
     bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
     std::uint32_t num_args = 0;
     std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
     std::int64_t b = 0;      ///< call: the function index; if: the offset when false
@@ -350,6 +352,7 @@ class vm_impl final : public vm_context {
         if (f.kind == func_kind::packed && f.bound.empty()) {
           o.callee = f.callee;
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
         }
         first_operand[pc] = operands_.size();
         bool consecutive = in.num_args > 0;
@@ -378,10 +381,11 @@ class vm_impl final : public vm_context {
         break;
     }
   }
-  static bool is_call(const op& o) { return o.what <= step::call; }
+  static bool is_call(const op& o) { return o.what <= step::kill; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
   step call_step(const op& o) const {
     if (!o.callee || instrument_) return step::call;
+    if (o.kill) return step::kill;
     if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
     return o.result_in_place ? step::packed_call_result : step::packed_call;
   }
@@ -693,6 +697,10 @@ class vm_impl final : public vm_context {
           ++pc;
           break;
         }
+        case step::kill:
+          regs[o.a].reset();
+          ++pc;
+          break;
         case step::goto_: pc += o.a; break;
         case step::if_: {
           const value& c = regs[o.a];

@@ -423,3 +423,61 @@ TEST_CASE("shape_lower: the return check skips what the value's info proves; bra
         "lv4 = lv3\n"
         "return lv4\n");
 }
+
+TEST_CASE("shape_lower with reuse_shapes: a shape is made once, until the heap is written again") {
+  const ir::module m = build([](ir::module_builder& m) {
+    const ir::sym n = m.sym("n"), k = m.sym("k");
+    auto f = m.function("main", {{"x", ir::tensor_info({n, 2}, f32)}, {"y", ir::tensor_info(f32, 2)}});
+    f.call_packed("use", {ir::shape_arg({n, 2}), ir::shape_arg({n, 2})});
+    f.call_packed("use", {ir::shape_arg({n, 2}), ir::shape_arg({n + 1})});
+    f.match_cast(f.param(1), ir::tensor_info({k, k + 1}, f32));  // writes the heap (k, then k + 1)
+    f.call_packed("use", {ir::shape_arg({n, 2}), ir::shape_arg({n + 1})});
+    f.ret(f.param(0));
+  });
+  // Slots n:0 n+1:1 k:2 k+1:3.
+  const std::string reference = lowered(ir::pass::shape_lower(m));
+  CHECK(contains(reference, "lv4 = make_shape(shape_heap, 2, 1, 0, 0, 2)\n"
+                            "lv5 = make_shape(shape_heap, 2, 1, 0, 0, 2)\n"
+                            "_ = R.call_packed(\"use\", lv4, lv5)\n"));
+  const std::string reused = lowered(ir::pass::shape_lower(m, true));
+  CHECK(contains(reused, "lv4 = make_shape(shape_heap, 2, 1, 0, 0, 2)\n"
+                         "_ = R.call_packed(\"use\", lv4, lv4)\n"
+                         "lv5 = make_shape(shape_heap, 1, 1, 1)\n"
+                         "_ = R.call_packed(\"use\", lv4, lv5)\n"));
+  // After the match_cast's match_shape and shape_arith, both shapes are made again.
+  const std::size_t cast = reused.find("R.match_cast(y");
+  REQUIRE(cast != std::string::npos);
+  CHECK(contains(reused.substr(cast), "lv6 = make_shape(shape_heap, 2, 1, 0, 0, 2)\n"
+                                      "lv7 = make_shape(shape_heap, 1, 1, 1)\n"
+                                      "_ = R.call_packed(\"use\", lv6, lv7)\n"));
+  std::size_t made = 0;
+  for (std::size_t i = reused.find("make_shape("); i != std::string::npos; i = reused.find("make_shape(", i + 1)) ++made;
+  CHECK(made == 4);  // the reference's order makes 6
+  rv::detail::text err;
+  CHECK(ir::check(ir::pass::shape_lower(m, true), err));
+}
+
+TEST_CASE("shape_lower with reuse_shapes: what a branch makes stays in the branch") {
+  const ir::module m = build([](ir::module_builder& m) {
+    const ir::sym n = m.sym("n");
+    auto f = m.function("main", {{"x", ir::tensor_info({n, 2}, f32)}, {"c", ir::prim_info(rv::dtype::bool_())}});
+    f.call_packed("use", {ir::shape_arg({n, 2})});
+    f.if_(
+        f.param(1),
+        [&](ir::block_builder& b) {
+          b.call_packed("use", {ir::shape_arg({n, 2})});  // made before the if: used again
+          return b.call_packed("use", {ir::shape_arg({n, 3})});
+        },
+        [&](ir::block_builder& b) {
+          return b.call_packed("use", {ir::shape_arg({n, 3})});  // made in the other branch: made here too
+        });
+    f.call_packed("use", {ir::shape_arg({n, 2})});  // after an if: made again
+    f.ret(f.param(0));
+  });
+  const std::string reused = lowered(ir::pass::shape_lower(m, true));
+  std::size_t made = 0;
+  for (std::size_t i = reused.find("make_shape("); i != std::string::npos; i = reused.find("make_shape(", i + 1)) ++made;
+  CHECK(made == 4);
+  rv::detail::text err;
+  CHECK(ir::check(ir::pass::shape_lower(m, true), err));
+}
