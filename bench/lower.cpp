@@ -46,14 +46,16 @@ constexpr const char* phase_names[num_phases] = {"build", "check", "lower", "cod
 enum pass_no : int {
   s_to_non_dataflow,
   s_call_tir_rewrite,
+  s_plan_memory,
   s_lower_alloc_tensor,
   s_kill_after_last_use,
   s_lower_runtime_builtin,
   s_shape_lower,
   num_passes
 };
-constexpr const char* pass_names[num_passes] = {"to_non_dataflow",     "call_tir_rewrite",      "lower_alloc_tensor",
-                                                "kill_after_last_use", "lower_runtime_builtin", "shape_lower"};
+constexpr const char* pass_names[num_passes] = {"to_non_dataflow",       "call_tir_rewrite", "static_plan_block_memory",
+                                                "lower_alloc_tensor",    "kill_after_last_use",
+                                                "lower_runtime_builtin", "shape_lower"};
 
 double micros(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
@@ -121,7 +123,7 @@ sample run_once(int bindings, std::int64_t& instructions, std::size_t& lowered_b
   // The passes one by one, as ir::try_lower runs them; each input is copied before the clock.
   ir::module m = mod;
   t0 = clock_type::now();
-  m = ir::pass::to_non_dataflow(static_cast<ir::module&&>(m));
+  m = ir::pass::to_non_dataflow(ir::pass::rewrite_dataflow_reshape(static_cast<ir::module&&>(m)));
   t1 = clock_type::now();
   s.pass[s_to_non_dataflow] = micros(t0, t1);
   const auto timed = [&](pass_no k, auto&& fn) {
@@ -132,6 +134,7 @@ sample run_once(int bindings, std::int64_t& instructions, std::size_t& lowered_b
     s.pass[k] = micros(a, b);
   };
   timed(s_call_tir_rewrite, [](ir::module x) { return ir::pass::call_tir_rewrite(static_cast<ir::module&&>(x)); });
+  timed(s_plan_memory, [](ir::module x) { return ir::pass::static_plan_block_memory(static_cast<ir::module&&>(x)); });
   timed(s_lower_alloc_tensor, [](ir::module x) { return ir::pass::lower_alloc_tensor(static_cast<ir::module&&>(x)); });
   timed(s_kill_after_last_use, [](ir::module x) { return ir::pass::kill_after_last_use(static_cast<ir::module&&>(x)); });
   timed(s_lower_runtime_builtin,
@@ -144,10 +147,13 @@ sample run_once(int bindings, std::int64_t& instructions, std::size_t& lowered_b
 // --only: one call of each phase, out of line so that callgrind counts each apart.
 RELAXVM_NOINLINE ir::module only_build(int bindings) { return make_module(bindings); }
 RELAXVM_NOINLINE ir::module only_to_non_dataflow(ir::module m) {
-  return ir::pass::to_non_dataflow(static_cast<ir::module&&>(m));
+  return ir::pass::to_non_dataflow(ir::pass::rewrite_dataflow_reshape(static_cast<ir::module&&>(m)));
 }
 RELAXVM_NOINLINE ir::module only_call_tir_rewrite(ir::module m) {
   return ir::pass::call_tir_rewrite(static_cast<ir::module&&>(m));
+}
+RELAXVM_NOINLINE ir::module only_plan_memory(ir::module m) {
+  return ir::pass::static_plan_block_memory(static_cast<ir::module&&>(m));
 }
 RELAXVM_NOINLINE ir::module only_lower_alloc_tensor(ir::module m) {
   return ir::pass::lower_alloc_tensor(static_cast<ir::module&&>(m));
@@ -170,6 +176,7 @@ int run_only(int bindings) {
   ir::module m = only_build(bindings);
   m = only_to_non_dataflow(static_cast<ir::module&&>(m));
   m = only_call_tir_rewrite(static_cast<ir::module&&>(m));
+  m = only_plan_memory(static_cast<ir::module&&>(m));
   m = only_lower_alloc_tensor(static_cast<ir::module&&>(m));
   m = only_kill_after_last_use(static_cast<ir::module&&>(m));
   m = only_lower_runtime_builtin(static_cast<ir::module&&>(m));
@@ -230,18 +237,18 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\nthe passes of lower, one by one\n%8s", "bindings");
-  for (const char* p : pass_names) std::printf(" %22s", p);
+  for (const char* p : pass_names) std::printf(" %24s", p);
   std::printf("\n");
   for (int i = 0; i < num_sizes; ++i) {
     std::printf("%8d", sizes[i]);
-    for (int p = 0; p < num_passes; ++p) std::printf("          %9.1f us", med_pass[i][p]);
+    for (int p = 0; p < num_passes; ++p) std::printf("            %9.1f us", med_pass[i][p]);
     std::printf("\n");
   }
 
   // Growth: time(3,000) / time(300) is 10 for a linear cost, 100 for a quadratic one.
   std::printf("\ngrowth from 300 to 3,000 bindings (linear: 10x, quadratic: 100x)\n");
-  for (int p = 0; p < num_phases; ++p) std::printf("  %-22s %6.1fx\n", phase_names[p], med[3][p] / med[1][p]);
-  for (int p = 0; p < num_passes; ++p) std::printf("  %-22s %6.1fx\n", pass_names[p], med_pass[3][p] / med_pass[1][p]);
+  for (int p = 0; p < num_phases; ++p) std::printf("  %-24s %6.1fx\n", phase_names[p], med[3][p] / med[1][p]);
+  for (int p = 0; p < num_passes; ++p) std::printf("  %-24s %6.1fx\n", pass_names[p], med_pass[3][p] / med_pass[1][p]);
 
   if (failures) std::fprintf(stderr, "bench_lower: %d failures\n", failures);
   return failures == 0 ? 0 : 1;

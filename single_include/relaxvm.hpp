@@ -5822,6 +5822,24 @@ template <object_handle H>
 struct arg_holder<const H> : arg_holder_handle<H> {
   using arg_holder_handle<H>::arg_holder_handle;
 };
+// A `const object_ref<T>&` parameter borrows the argument's object (no reference counting), as
+// the handles above do: the reference is made without counting and never dropped.
+template <class T>
+struct arg_holder<const object_ref<T>&> {
+  static constexpr std::string_view name = value_traits<object_ref<T>>::name;
+  static constexpr kind_set kinds = value_traits<object_ref<T>>::kinds;
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<object_ref<T>>::check(v); }
+  explicit arg_holder(const value& v) noexcept {
+    ::new (static_cast<void*>(&r)) object_ref<T>(borrow, static_cast<T*>(v.raw_object()));
+  }
+  arg_holder(const arg_holder&) = delete;
+  arg_holder& operator=(const arg_holder&) = delete;
+  ~arg_holder() {}  // r holds no reference, so it is never destroyed
+  const object_ref<T>& get() const noexcept { return r; }
+  union {
+    object_ref<T> r;
+  };
+};
 template <class V>
   requires std::is_same_v<std::remove_cvref_t<V>, value>
 struct arg_holder<V> {
@@ -6527,6 +6545,13 @@ class vm_context {
   /// (vm_options::max_instructions), as if it had run that many instructions: a builtin whose
   /// work grows with its arguments (vm.builtin.print) calls it. Without a budget, nothing happens.
   virtual void charge(std::int64_t units) { (void)units; }
+  /// A value the VM keeps for the Call instruction running now, from one run of that instruction
+  /// to the next; null outside a Call of a VM function, in static_vm, or when the VM does not
+  /// reuse allocations (vm_options::reuse_allocations). The allocation builtins keep what they
+  /// made in it and hand it out again on the next run when nothing else holds it any more (see
+  /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
+  /// calling anything that may run VM code.
+  virtual value* instruction_slot() noexcept { return nullptr; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -6538,6 +6563,15 @@ class vm_context {
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
 };
+
+/// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
+/// but the slot holds it, so that it may be changed and handed out again; else null.
+template <class T>
+T* kept_exclusive(const value* slot) noexcept {
+  if (slot == nullptr) return nullptr;
+  object* o = slot->get_object();
+  return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
+}
 
 /// A context value lives only as long as the call that received it, so it must never be kept in
 /// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address
@@ -7179,6 +7213,13 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
+  /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
+  /// shape heap) for that instruction's next run, and hand it out again when the program no
+  /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
+  /// is that the VM holds the storages of its last run until the next (an instruction that needs
+  /// another size gives its kept storage back first); release_kept() gives them all back. False: each run allocates afresh and
+  /// frees everything it does not return.
+  bool reuse_allocations = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -7221,6 +7262,11 @@ class vm_impl final : public vm_context {
     goto_,
     if_,
   };
+  /// A register argument of an argument block: block[pos] = regs[reg].
+  struct block_reg {
+    std::uint32_t pos;
+    std::uint32_t reg;
+  };
   /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
   struct op {
     step what = step::ret;
@@ -7233,6 +7279,15 @@ class vm_impl final : public vm_context {
     std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
+    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
+    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
+    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
+    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
+    value* block = nullptr;
+    const block_reg* regs_at = nullptr;
+    std::uint32_t num_regs = 0;
+    mutable bool busy = false;
   };
 
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
@@ -7275,6 +7330,12 @@ class vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
+  value* instruction_slot() noexcept override {
+    return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
+  }
+  void release_kept() noexcept {
+    for (op& o : ops_) o.kept.reset();
+  }
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
@@ -7441,6 +7502,7 @@ class vm_impl final : public vm_context {
     }
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+    make_blocks();
     const_fixed_ = {};  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
@@ -7483,6 +7545,32 @@ class vm_impl final : public vm_context {
         o.a = in.reg;
         o.b = in.offset;
         break;
+    }
+  }
+  // The argument blocks of packed calls whose arguments are not in place (see op::block).
+  void make_blocks() {
+    std::size_t values = 0, regs = 0;
+    for (const op& o : ops_)
+      if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
+        values += o.num_args;
+        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
+      }
+    blocks_.resize(values);
+    block_regs_.resize(regs);
+    std::size_t v = 0, r = 0;
+    for (op& o : ops_) {
+      if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
+      o.block = blocks_.data() + v;
+      o.regs_at = block_regs_.data() + r;
+      for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
+        const std::int64_t x = o.operands[k];
+        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
+          block_regs_[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
+          ++o.num_regs;
+        } else {
+          blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
+        }
+      }
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
@@ -7616,6 +7704,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     const running_scope running(this);
+    current_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -7752,6 +7841,7 @@ class vm_impl final : public vm_context {
               break;
             }
             if (callee.kind == func_kind::packed) {
+              current_ = &o;
               if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
@@ -7760,6 +7850,7 @@ class vm_impl final : public vm_context {
               break;
             }
           } else if (callee.kind == func_kind::packed) {
+            current_ = &o;
             if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
@@ -7824,6 +7915,16 @@ class vm_impl final : public vm_context {
     const value* args = argv;
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
+    } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
+      for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      value& ret = ResultInPlace ? regs[o.a] : *scratch;
+      current_ = &o;
+      o.busy = true;
+      const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
+      o.busy = false;
+      if (RELAXVM_UNLIKELY(!ok)) return false;
+      if constexpr (!ResultInPlace) store(regs, o.a, ret);
+      return true;
     } else {
       const std::int64_t* const x = o.operands;
       switch (o.num_args) {  // unrolled for the usual counts
@@ -7836,6 +7937,7 @@ class vm_impl final : public vm_context {
       }
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
+    current_ = &o;
     if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
@@ -7869,6 +7971,8 @@ class vm_impl final : public vm_context {
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
+  std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
+  std::vector<block_reg> block_regs_;   // their register arguments
   std::unordered_map<std::string_view, std::int64_t> by_name_;
   std::vector<frame> frames_;
   std::vector<segment> segments_;
@@ -7879,6 +7983,7 @@ class vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
+  const op* current_ = nullptr;  // the Call running now, for instruction_slot()
 };
 
 }  // namespace detail
@@ -8061,6 +8166,9 @@ class virtual_machine {
   void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
+  /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
+  /// storages the program no longer uses go back to their allocators.
+  void release_kept() { vm().release_kept(); }
 
   const executable& exec() const { return vm().exec(); }
   /// The options the VM was made with (its devices and limits do not change, except the
@@ -9239,7 +9347,7 @@ RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::spa
 inline result<std::string_view> context_arg(std::string_view fn, const value& v) {
   if (v.is_null()) return std::string_view();
   if (v.kind() != value_kind::string) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
-  return v.as<std::string_view>();
+  return value_traits<std::string_view>::get(v);
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
@@ -9263,6 +9371,17 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
     return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
   const std::int64_t size = args[0].raw_int();
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  // The heap this instruction made last time, when nothing else holds it (a heap is private to
+  // its frame, so it is free again once that frame has returned).
+  value* kept = ctx ? ctx->instruction_slot() : nullptr;
+  if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
+                                                              k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
+                                                              k->dl.device.device_type == kDLCPU && !k->read_only &&
+                                                              k->owner && k->owner->use_count() == 1) {
+    if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
+    return *kept;
+  }
+  if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
   if (ctx) {
@@ -9272,7 +9391,9 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
     RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
   }
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
-  return value(heap);
+  value made(heap);
+  if (kept != nullptr) *kept = made;
+  return made;
 }
 
 inline status store_shape(const shape& s, const value& heap_value, std::span<const value> indices) {
@@ -9368,12 +9489,30 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
+  const auto dim = [&](std::size_t i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  };
+  // The shape this instruction made last time: shapes are values, so an equal one is handed out
+  // again however many hold it; one nothing else holds is rewritten in place.
+  vm_context* ctx = running_context();
+  value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
+  if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
+    auto* k = static_cast<shape_object*>(kept->raw_object());
+    if (k->size == n) {
+      std::size_t i = 0;
+      while (i < static_cast<std::size_t>(n) && k->dims()[i] == dim(i)) ++i;
+      if (i == static_cast<std::size_t>(n)) return value_traits<shape>::get(*kept);
+      if (k->use_count() == 1) {
+        for (; i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
+        return value_traits<shape>::get(*kept);
+      }
+    }
+  }
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    dims[i] = args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) dims[i] = dim(i);
+  if (kept != nullptr) *kept = value(s);
   return s;
 }
 
@@ -9676,6 +9815,7 @@ inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -9689,7 +9829,7 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  if (!scope.empty() && scope != "global")
+  if (!scope.empty() && !(scope.size() == 6 && std::memcmp(scope.data(), "global", 6) == 0))
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};
 }
@@ -9713,8 +9853,18 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
                                         " x ", dtype_hint, " is negative or overflows int64");
   const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  // The storage this instruction made last time, when the program no longer uses it and it fits
+  // exactly; otherwise it goes back to its allocator before the new one is made.
+  value* kept = ctx.instruction_slot();
+  if (const storage_object* k = kept_exclusive<storage_object>(kept);
+      k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
+      k->alloc.get() == d.allocator.get())
+    return *kept;
+  if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  return value(st);
+  value made(std::move(st));
+  if (kept != nullptr) *kept = made;
+  return made;
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,

@@ -232,6 +232,7 @@ TEST_CASE("one pooled allocator shared by every thread's VM through vm_options::
   const rv::allocator pool = rv::allocator::pooled();
   rv::vm_options opts;
   opts.devices = {{rv::device::cpu(), pool}};
+  opts.reuse_allocations = false;  // every call allocates, so that the pool sees all threads at once
   run_threads(p.exe, p.reg, opts, [&](const rv::vm_function& main, int t, int i, tally& out) {
     const std::int64_t n = n_of(i), k = k_of(t, i);
     check_call(main, make_x(1000 * t, n), k, expected_main(1000 * t, n, k), out);

@@ -165,6 +165,7 @@ namespace {
 rv::vm_options two_cpus(rv::allocator a0, rv::allocator host) {
   rv::vm_options o;
   o.devices = {{rv::device::cpu(1), std::move(a0)}, {rv::device::cpu(0), std::move(host)}};
+  o.reuse_allocations = false;  // what the allocators see is what each call does
   return o;
 }
 }  // namespace
@@ -240,6 +241,7 @@ TEST_CASE("kill_object drops the register's reference") {
   rv::allocator host = rv::allocator::naive();
   rv::vm_options o;
   o.devices = {{rv::device::cpu(), host}};
+  o.reuse_allocations = false;  // else the storage is kept for the next run
   rv::exec_builder b;
   {
     auto fn = b.function("main", 0);
@@ -336,6 +338,7 @@ TEST_CASE("memory_manager.clear gives the VM's cached memory back") {
   rv::allocator pool = rv::allocator::pooled();
   rv::vm_options o;
   o.devices = {{rv::device::cpu(), pool}};
+  o.reuse_allocations = false;
   probe alloc("vm.builtin.alloc_storage", 3, true, o);
   alloc.ok({rv::shape{1000}, -1, rv::dtype::uint8()});
   CHECK(pool.stats().bytes_cached == 1024);

@@ -52,11 +52,13 @@ TEST_CASE("with a pooled allocator, the second and later runs make no system all
   const rv::vm_function main = vm["main"];
   const rv::tensor x1 = mlp::make_input(1), x7 = mlp::make_input(7), x64 = mlp::make_input(64);
   const rv::tensor* inputs[] = {&x1, &x7, &x64};
-  // First run of each batch size: the pool, the object cache and the VM's frames warm up.
-  for (const rv::tensor* x : inputs) {
-    std::array<rv::value, 1> args{rv::value(*x)};
-    CHECK(main.try_call(args).ok());
-  }
+  // Two runs of each batch size: the pool, the object cache and the VM's frames warm up (the
+  // storages a run keeps go back to the pool in the next run of another size).
+  for (int warm = 0; warm < 2; ++warm)
+    for (const rv::tensor* x : inputs) {
+      std::array<rv::value, 1> args{rv::value(*x)};
+      CHECK(main.try_call(args).ok());
+    }
   const std::int64_t system_before = pool.stats().system_allocations;
   const long heap_before = heap_allocations();
   double checksum = 0;
@@ -70,8 +72,49 @@ TEST_CASE("with a pooled allocator, the second and later runs make no system all
   }
   CHECK(heap_allocations() == heap_before);
   CHECK(pool.stats().system_allocations == system_before);
-  CHECK(pool.stats().bytes_in_use == 0);  // every output has been dropped
+  // Every output has been dropped: what is still in use is what the VM keeps for its next run.
+  CHECK(pool.stats().bytes_in_use > 0);
+  vm.release_kept();
+  CHECK(pool.stats().bytes_in_use == 0);
   CHECK(std::isfinite(checksum));
+}
+
+TEST_CASE("vm_options::reuse_allocations: a run with the same shapes as the last one allocates nothing") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  const rv::executable exe = relaxvm::ir::build(mlp::build_ir(w), {.reuse_shapes = true});
+  for (const bool reuse : {true, false}) {
+    CAPTURE(reuse);
+    rv::allocator pool = rv::allocator::pooled();
+    rv::vm_options opts;
+    opts.devices = {{rv::device::cpu(), pool}};
+    opts.reuse_allocations = reuse;
+    rv::virtual_machine vm(exe, reg, opts);
+    const rv::tensor x = mlp::make_input(7);
+    const xt::xarray<float> want = mlp::reference(w, x);
+    CHECK(max_error(vm["main"](x).as<rv::tensor>(), want) < 1e-5);
+    // The heap and the three storages, once; then nothing while the shapes stay the same.
+    std::int64_t before = pool.stats().allocations;
+    for (int run = 0; run < 3; ++run) CHECK(max_error(vm["main"](x).as<rv::tensor>(), want) < 1e-5);
+    CHECK(pool.stats().allocations - before == (reuse ? 0 : 3 * 4));
+    // An output the caller still holds is never handed out again: its storage stays the caller's.
+    const rv::tensor held = vm["main"](x).as<rv::tensor>();
+    const std::vector<float> copy(held.data<const float>(), held.data<const float>() + held.numel());
+    const rv::tensor x2 = mlp::make_input(7);
+    for (std::int64_t i = 0; i < x2.numel(); ++i) x2.data<float>()[i] *= 0.5f;
+    const rv::tensor next = vm["main"](x2).as<rv::tensor>();
+    CHECK(max_error(next, mlp::reference(w, x2)) < 1e-5);
+    CHECK(next.raw_data() != held.raw_data());
+    CHECK(std::vector<float>(held.data<const float>(), held.data<const float>() + held.numel()) == copy);
+    CHECK(max_error(held, want) < 1e-5);
+    // Another batch size: the kept storages that no longer fit go back first.
+    before = pool.stats().allocations;
+    const rv::tensor x3 = mlp::make_input(3);
+    CHECK(max_error(vm["main"](x3).as<rv::tensor>(), mlp::reference(w, x3)) < 1e-5);
+    CHECK(pool.stats().allocations - before == (reuse ? 3 : 4));
+    vm.release_kept();
+  }
 }
 
 TEST_CASE("a wrong input is caught by the program's checks, with the reference's error context") {

@@ -422,6 +422,7 @@ TEST_CASE("Relay KillRegister: null_value (as Relax codegen emits) and kill_obje
   rv::vm_options o;
   rv::allocator host = rv::allocator::naive();
   o.devices = {{rv::device::cpu(), host}};
+  o.reuse_allocations = false;  // else each storage is kept for the next run
   rv::registry reg;
   reg.def("test.in_use", [&] { return host.stats().bytes_in_use; });
   rv::virtual_machine vm(b.get(), reg, o);

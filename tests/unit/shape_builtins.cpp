@@ -336,3 +336,22 @@ TEST_CASE("a Relax-style prologue: check, match, compute, make") {
   CHECK(std::string(bad.error().message()).find("ErrorContext(x) match_cast error,  shape[1] mismatch to specified constant. (3 is not 4)") == 0);
   CHECK(vm.invoke("f", {rv::tensor::empty({0, 4}, rv::dtype::float32())}).as<rv::shape>() == rv::shape{1, 0});
 }
+
+TEST_CASE("make_shape in a VM hands an equal shape out again, and rewrites only a shape nothing else holds") {
+  probe p("vm.builtin.make_shape", 4);  // f(heap, n, code, value): one dimension, an immediate
+  const rv::value null_heap;
+  const rv::shape five = p.ok({null_heap, 1, use_imm, 5}).as<rv::shape>();
+  const rv::shape again = p.ok({null_heap, 1, use_imm, 5}).as<rv::shape>();
+  CHECK(again.get() == five.get());  // equal: the same object, however many hold it
+  rv::shape six = p.ok({null_heap, 1, use_imm, 6}).as<rv::shape>();
+  CHECK(six == rv::shape{6});
+  CHECK(five == rv::shape{5});  // held here, so not rewritten
+  CHECK(six.get() != five.get());
+  const rv::shape_object* kept = six.get();
+  six = rv::shape();
+  // Nothing but the VM holds (6) now: it becomes (7) in place.
+  const rv::shape seven = p.ok({null_heap, 1, use_imm, 7}).as<rv::shape>();
+  CHECK(seven == rv::shape{7});
+  CHECK(seven.get() == kept);
+  CHECK(five == rv::shape{5});
+}

@@ -15,6 +15,7 @@
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -36,7 +37,7 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  if (!scope.empty() && scope != "global")
+  if (!scope.empty() && !(scope.size() == 6 && std::memcmp(scope.data(), "global", 6) == 0))
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};
 }
@@ -60,8 +61,18 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
                                         " x ", dtype_hint, " is negative or overflows int64");
   const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  // The storage this instruction made last time, when the program no longer uses it and it fits
+  // exactly; otherwise it goes back to its allocator before the new one is made.
+  value* kept = ctx.instruction_slot();
+  if (const storage_object* k = kept_exclusive<storage_object>(kept);
+      k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
+      k->alloc.get() == d.allocator.get())
+    return *kept;
+  if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  return value(st);
+  value made(std::move(st));
+  if (kept != nullptr) *kept = made;
+  return made;
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,

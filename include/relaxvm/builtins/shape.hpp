@@ -139,7 +139,7 @@ RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::spa
 inline result<std::string_view> context_arg(std::string_view fn, const value& v) {
   if (v.is_null()) return std::string_view();
   if (v.kind() != value_kind::string) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
-  return v.as<std::string_view>();
+  return value_traits<std::string_view>::get(v);
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
@@ -163,6 +163,17 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
     return detail::type_error(fn, ": size must be an int64, but got ", args[0].describe());
   const std::int64_t size = args[0].raw_int();
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
+  // The heap this instruction made last time, when nothing else holds it (a heap is private to
+  // its frame, so it is free again once that frame has returned).
+  value* kept = ctx ? ctx->instruction_slot() : nullptr;
+  if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
+                                                              k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
+                                                              k->dl.device.device_type == kDLCPU && !k->read_only &&
+                                                              k->owner && k->owner->use_count() == 1) {
+    if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
+    return *kept;
+  }
+  if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
   if (ctx) {
@@ -172,7 +183,9 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
     RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
   }
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
-  return value(heap);
+  value made(heap);
+  if (kept != nullptr) *kept = made;
+  return made;
 }
 
 inline status store_shape(const shape& s, const value& heap_value, std::span<const value> indices) {
@@ -268,12 +281,30 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
+  const auto dim = [&](std::size_t i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  };
+  // The shape this instruction made last time: shapes are values, so an equal one is handed out
+  // again however many hold it; one nothing else holds is rewritten in place.
+  vm_context* ctx = running_context();
+  value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
+  if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
+    auto* k = static_cast<shape_object*>(kept->raw_object());
+    if (k->size == n) {
+      std::size_t i = 0;
+      while (i < static_cast<std::size_t>(n) && k->dims()[i] == dim(i)) ++i;
+      if (i == static_cast<std::size_t>(n)) return value_traits<shape>::get(*kept);
+      if (k->use_count() == 1) {
+        for (; i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
+        return value_traits<shape>::get(*kept);
+      }
+    }
+  }
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    dims[i] = args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) dims[i] = dim(i);
+  if (kept != nullptr) *kept = value(s);
   return s;
 }
 

@@ -30,6 +30,11 @@ inline result<tensor> tensor_arg(std::string_view fn, const value& v, std::strin
   if (v.kind() != value_kind::tensor) return type_error(fn, ": ", what, " must be a tensor, but got ", v.describe());
   return v.as<tensor>();
 }
+/// tensor_arg without a reference: valid while `v` is (a kernel's arguments, during its call).
+inline status check_tensor_arg(std::string_view fn, const value& v, std::string_view what) {
+  if (v.kind() != value_kind::tensor) return type_error(fn, ": ", what, " must be a tensor, but got ", v.describe());
+  return {};
+}
 }  // namespace detail
 
 /// Registers every kernel in `reg` (see the list above).
@@ -51,10 +56,12 @@ inline void register_all(basic_registry& reg) {
   });
   reg.def("ops.dense_out", [](const tensor& x, const tensor& w, std::span<const value> rest) -> status {
     if (rest.empty() || rest.size() > 2) return detail::type_error("ops.dense_out: expects (x, weight, [bias,] out)");
-    RELAXVM_TRY_ASSIGN(tensor out, detail::tensor_arg("ops.dense_out", rest.back(), "the output"));
-    if (rest.size() == 1) return dense_out(x, w, out);
-    RELAXVM_TRY_ASSIGN(tensor bias, detail::tensor_arg("ops.dense_out", rest[0], "the bias"));
-    return dense_out(x, w, bias, out);
+    RELAXVM_TRY(detail::check_tensor_arg("ops.dense_out", rest.back(), "the output"));
+    const borrowed<tensor> out(rest.back().raw_object());
+    if (rest.size() == 1) return dense_out(x, w, out.get());
+    RELAXVM_TRY(detail::check_tensor_arg("ops.dense_out", rest[0], "the bias"));
+    const borrowed<tensor> bias(rest[0].raw_object());
+    return dense_out(x, w, bias.get(), out.get());
   });
   reg.def("ops.softmax", [](const tensor& x, std::span<const value> rest) -> result<tensor> {
     if (rest.size() > 1 || (rest.size() == 1 && rest[0].kind() != value_kind::int64))

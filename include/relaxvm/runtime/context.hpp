@@ -31,6 +31,13 @@ class vm_context {
   /// (vm_options::max_instructions), as if it had run that many instructions: a builtin whose
   /// work grows with its arguments (vm.builtin.print) calls it. Without a budget, nothing happens.
   virtual void charge(std::int64_t units) { (void)units; }
+  /// A value the VM keeps for the Call instruction running now, from one run of that instruction
+  /// to the next; null outside a Call of a VM function, in static_vm, or when the VM does not
+  /// reuse allocations (vm_options::reuse_allocations). The allocation builtins keep what they
+  /// made in it and hand it out again on the next run when nothing else holds it any more (see
+  /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
+  /// calling anything that may run VM code.
+  virtual value* instruction_slot() noexcept { return nullptr; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -42,6 +49,15 @@ class vm_context {
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
 };
+
+/// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
+/// but the slot holds it, so that it may be changed and handed out again; else null.
+template <class T>
+T* kept_exclusive(const value* slot) noexcept {
+  if (slot == nullptr) return nullptr;
+  object* o = slot->get_object();
+  return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
+}
 
 /// A context value lives only as long as the call that received it, so it must never be kept in
 /// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address

@@ -245,6 +245,24 @@ template <object_handle H>
 struct arg_holder<const H> : arg_holder_handle<H> {
   using arg_holder_handle<H>::arg_holder_handle;
 };
+// A `const object_ref<T>&` parameter borrows the argument's object (no reference counting), as
+// the handles above do: the reference is made without counting and never dropped.
+template <class T>
+struct arg_holder<const object_ref<T>&> {
+  static constexpr std::string_view name = value_traits<object_ref<T>>::name;
+  static constexpr kind_set kinds = value_traits<object_ref<T>>::kinds;
+  RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<object_ref<T>>::check(v); }
+  explicit arg_holder(const value& v) noexcept {
+    ::new (static_cast<void*>(&r)) object_ref<T>(borrow, static_cast<T*>(v.raw_object()));
+  }
+  arg_holder(const arg_holder&) = delete;
+  arg_holder& operator=(const arg_holder&) = delete;
+  ~arg_holder() {}  // r holds no reference, so it is never destroyed
+  const object_ref<T>& get() const noexcept { return r; }
+  union {
+    object_ref<T> r;
+  };
+};
 template <class V>
   requires std::is_same_v<std::remove_cvref_t<V>, value>
 struct arg_holder<V> {

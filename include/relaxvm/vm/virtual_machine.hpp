@@ -75,6 +75,13 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
+  /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
+  /// shape heap) for that instruction's next run, and hand it out again when the program no
+  /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
+  /// is that the VM holds the storages of its last run until the next (an instruction that needs
+  /// another size gives its kept storage back first); release_kept() gives them all back. False: each run allocates afresh and
+  /// frees everything it does not return.
+  bool reuse_allocations = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -117,6 +124,11 @@ class vm_impl final : public vm_context {
     goto_,
     if_,
   };
+  /// A register argument of an argument block: block[pos] = regs[reg].
+  struct block_reg {
+    std::uint32_t pos;
+    std::uint32_t reg;
+  };
   /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
   struct op {
     step what = step::ret;
@@ -129,6 +141,15 @@ class vm_impl final : public vm_context {
     std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
+    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
+    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
+    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
+    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
+    value* block = nullptr;
+    const block_reg* regs_at = nullptr;
+    std::uint32_t num_regs = 0;
+    mutable bool busy = false;
   };
 
   static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
@@ -171,6 +192,12 @@ class vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
+  value* instruction_slot() noexcept override {
+    return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
+  }
+  void release_kept() noexcept {
+    for (op& o : ops_) o.kept.reset();
+  }
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
@@ -337,6 +364,7 @@ class vm_impl final : public vm_context {
     }
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
+    make_blocks();
     const_fixed_ = {};  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
@@ -379,6 +407,32 @@ class vm_impl final : public vm_context {
         o.a = in.reg;
         o.b = in.offset;
         break;
+    }
+  }
+  // The argument blocks of packed calls whose arguments are not in place (see op::block).
+  void make_blocks() {
+    std::size_t values = 0, regs = 0;
+    for (const op& o : ops_)
+      if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
+        values += o.num_args;
+        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
+      }
+    blocks_.resize(values);
+    block_regs_.resize(regs);
+    std::size_t v = 0, r = 0;
+    for (op& o : ops_) {
+      if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
+      o.block = blocks_.data() + v;
+      o.regs_at = block_regs_.data() + r;
+      for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
+        const std::int64_t x = o.operands[k];
+        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
+          block_regs_[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
+          ++o.num_regs;
+        } else {
+          blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
+        }
+      }
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
@@ -512,6 +566,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     const running_scope running(this);
+    current_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -648,6 +703,7 @@ class vm_impl final : public vm_context {
               break;
             }
             if (callee.kind == func_kind::packed) {
+              current_ = &o;
               if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
@@ -656,6 +712,7 @@ class vm_impl final : public vm_context {
               break;
             }
           } else if (callee.kind == func_kind::packed) {
+            current_ = &o;
             if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
@@ -720,6 +777,16 @@ class vm_impl final : public vm_context {
     const value* args = argv;
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
+    } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
+      for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      value& ret = ResultInPlace ? regs[o.a] : *scratch;
+      current_ = &o;
+      o.busy = true;
+      const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
+      o.busy = false;
+      if (RELAXVM_UNLIKELY(!ok)) return false;
+      if constexpr (!ResultInPlace) store(regs, o.a, ret);
+      return true;
     } else {
       const std::int64_t* const x = o.operands;
       switch (o.num_args) {  // unrolled for the usual counts
@@ -732,6 +799,7 @@ class vm_impl final : public vm_context {
       }
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
+    current_ = &o;
     if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
@@ -765,6 +833,8 @@ class vm_impl final : public vm_context {
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
+  std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
+  std::vector<block_reg> block_regs_;   // their register arguments
   std::unordered_map<std::string_view, std::int64_t> by_name_;
   std::vector<frame> frames_;
   std::vector<segment> segments_;
@@ -775,6 +845,7 @@ class vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
+  const op* current_ = nullptr;  // the Call running now, for instruction_slot()
 };
 
 }  // namespace detail
@@ -957,6 +1028,9 @@ class virtual_machine {
   void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
+  /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
+  /// storages the program no longer uses go back to their allocators.
+  void release_kept() { vm().release_kept(); }
 
   const executable& exec() const { return vm().exec(); }
   /// The options the VM was made with (its devices and limits do not change, except the
