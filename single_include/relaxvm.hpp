@@ -97,6 +97,14 @@
 #define RELAXVM_LAMBDA_INLINE
 #endif
 
+/// For the builtins' argument checks: inlined in hosted builds (speed), left to the compiler in
+/// firmware mode (RELAXVM_HEAP=0), where code size counts.
+#if RELAXVM_HEAP
+#define RELAXVM_HOT_INLINE RELAXVM_ALWAYS_INLINE
+#else
+#define RELAXVM_HOT_INLINE inline
+#endif
+
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
 #define RELAXVM_DETAIL_CONCAT(a, b) RELAXVM_DETAIL_CONCAT_IMPL(a, b)
 
@@ -6126,6 +6134,10 @@ class allocator_object : public object {
   virtual void release() noexcept {}
   virtual allocator_stats stats() const = 0;
   virtual std::string_view kind_name() const = 0;
+  /// Whether memory freed in any order can serve later requests (false for an arena, which takes
+  /// back only its top block): the VM keeps allocations between runs only from such allocators
+  /// (vm_options::reuse_allocations), as kept blocks would pin an arena.
+  virtual bool reuses_any_order() const { return true; }
 
  protected:
   allocator_object() = default;
@@ -6367,6 +6379,7 @@ class arena_allocator final : public allocator_object {
     return stats_;
   }
   std::string_view kind_name() const override { return "arena"; }
+  bool reuses_any_order() const override { return false; }
 
  private:
   std::span<std::byte> buffer_;
@@ -6422,6 +6435,7 @@ class allocator {
   void release() const noexcept { obj_->release(); }
   allocator_stats stats() const { return obj_->stats(); }
   std::string_view kind_name() const { return obj_->kind_name(); }
+  bool reuses_any_order() const { return obj_->reuses_any_order(); }
   bool defined() const noexcept { return static_cast<bool>(obj_); }
   allocator_object* get() const noexcept { return obj_.get(); }
   friend bool operator==(const allocator& a, const allocator& b) noexcept { return a.obj_ == b.obj_; }
@@ -7216,9 +7230,10 @@ struct vm_options {
   /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
   /// shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
-  /// is that the VM holds the storages of its last run until the next (an instruction that needs
-  /// another size gives its kept storage back first); release_kept() gives them all back. False: each run allocates afresh and
-  /// frees everything it does not return.
+  /// is that the VM holds the last allocation of each such instruction until its next run (one
+  /// of another size is given back first); release_kept() gives them all back. Nothing is kept
+  /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
+  /// everything it does not return.
   bool reuse_allocations = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
@@ -7842,7 +7857,9 @@ class vm_impl final : public vm_context {
             }
             if (callee.kind == func_kind::packed) {
               current_ = &o;
-              if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
+              const bool ok = call_with_bound(callee, args, *scratch);
+              current_ = nullptr;
+              if (!ok) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
               store(regs, dst, *scratch);
@@ -7851,7 +7868,9 @@ class vm_impl final : public vm_context {
             }
           } else if (callee.kind == func_kind::packed) {
             current_ = &o;
-            if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
+            const bool ok = call_with_bound(callee, args, *scratch);
+            current_ = nullptr;
+            if (RELAXVM_UNLIKELY(!ok)) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
             break;
@@ -7922,6 +7941,7 @@ class vm_impl final : public vm_context {
       o.busy = true;
       const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
       o.busy = false;
+      current_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
@@ -7937,8 +7957,11 @@ class vm_impl final : public vm_context {
       }
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
-    current_ = &o;
-    if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
+    // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
+    current_ = o.busy ? nullptr : &o;
+    const bool ok = o.callee->invoke(*o.callee, args, o.num_args, ret, err_);
+    current_ = nullptr;
+    if (RELAXVM_UNLIKELY(!ok)) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
   }
@@ -9291,7 +9314,7 @@ RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
 /// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
 /// `write`), or false (heap_error says why). Reads the tensor in place without taking a
 /// reference: every shape builtin opens the heap, so this is their common path.
-RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
+RELAXVM_HOT_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
   if (RELAXVM_UNLIKELY(v.kind() != value_kind::tensor)) return false;
   const auto* o = static_cast<const tensor_object*>(v.raw_object());
   const DLTensor& dl = o->dl;
@@ -9306,7 +9329,7 @@ RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& 
   return true;
 }
 
-RELAXVM_ALWAYS_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
   heap_view h;
   if (RELAXVM_LIKELY(try_open_heap(v, write, h))) return h;
   return heap_error(fn, v);
@@ -9324,7 +9347,7 @@ RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view w
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
 }
-RELAXVM_ALWAYS_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
+RELAXVM_HOT_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
                                                std::int64_t slot, const heap_view& h) {
   if (RELAXVM_LIKELY(h.slots != nullptr && slot >= 0 && slot < h.size)) return {};
   return slot_error(fn, what, index, slot, h);
@@ -9335,7 +9358,7 @@ RELAXVM_NOINLINE inline error int_arg_error(std::string_view fn, std::span<const
   if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
   return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", args[i].describe());
 }
-RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
+RELAXVM_HOT_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
                                                           std::size_t i, std::string_view what) {
   if (RELAXVM_LIKELY(i < args.size() &&
                      (args[i].kind() == value_kind::int64 || args[i].kind() == value_kind::boolean)))
@@ -9351,7 +9374,7 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
-RELAXVM_ALWAYS_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
 }
@@ -9373,10 +9396,11 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = ctx ? ctx->instruction_slot() : nullptr;
+  value* kept = RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
   if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
                                                               k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
-                                                              k->dl.device.device_type == kDLCPU && !k->read_only &&
+                                                              k->dl.device.device_type == kDLCPU && !k->read_only && k->dl.byte_offset == 0 &&
+                                                              k->strides.empty() &&
                                                               k->owner && k->owner->use_count() == 1) {
     if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
     return *kept;
@@ -9440,8 +9464,10 @@ inline status match_shape(std::span<const value> args) {
   // The dimensions, read in place (args outlive this call).
   std::span<const std::int64_t> dims;
   if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
-  else if (const auto* s = static_cast<const shape_object*>(args[0].raw_object()); args[0].kind() == value_kind::shape)
+  else if (args[0].kind() == value_kind::shape) {
+    const auto* s = static_cast<const shape_object*>(args[0].raw_object());
     dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
+  }
   else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
   const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
@@ -9495,7 +9521,7 @@ inline result<shape> make_shape(std::span<const value> args) {
   };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  vm_context* ctx = running_context();
+  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;  // static_vm keeps nothing
   value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
   if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
     auto* k = static_cast<shape_object*>(kept->raw_object());
@@ -9855,7 +9881,7 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = ctx.instruction_slot();
+  value* kept = RELAXVM_HEAP && d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
   if (const storage_object* k = kept_exclusive<storage_object>(kept);
       k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
       k->alloc.get() == d.allocator.get())

@@ -84,6 +84,14 @@
 #define RELAXVM_LAMBDA_INLINE
 #endif
 
+/// For the builtins' argument checks: inlined in hosted builds (speed), left to the compiler in
+/// firmware mode (RELAXVM_HEAP=0), where code size counts.
+#if RELAXVM_HEAP
+#define RELAXVM_HOT_INLINE RELAXVM_ALWAYS_INLINE
+#else
+#define RELAXVM_HOT_INLINE inline
+#endif
+
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
 #define RELAXVM_DETAIL_CONCAT(a, b) RELAXVM_DETAIL_CONCAT_IMPL(a, b)
 

@@ -63,7 +63,7 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = ctx.instruction_slot();
+  value* kept = RELAXVM_HEAP && d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
   if (const storage_object* k = kept_exclusive<storage_object>(kept);
       k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
       k->alloc.get() == d.allocator.get())

@@ -83,7 +83,7 @@ RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
 /// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
 /// `write`), or false (heap_error says why). Reads the tensor in place without taking a
 /// reference: every shape builtin opens the heap, so this is their common path.
-RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
+RELAXVM_HOT_INLINE bool try_open_heap(const value& v, bool write, heap_view& out) noexcept {
   if (RELAXVM_UNLIKELY(v.kind() != value_kind::tensor)) return false;
   const auto* o = static_cast<const tensor_object*>(v.raw_object());
   const DLTensor& dl = o->dl;
@@ -98,7 +98,7 @@ RELAXVM_ALWAYS_INLINE bool try_open_heap(const value& v, bool write, heap_view& 
   return true;
 }
 
-RELAXVM_ALWAYS_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
+RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value& v, bool write) {
   heap_view h;
   if (RELAXVM_LIKELY(try_open_heap(v, write, h))) return h;
   return heap_error(fn, v);
@@ -116,7 +116,7 @@ RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view w
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
 }
-RELAXVM_ALWAYS_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
+RELAXVM_HOT_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
                                                std::int64_t slot, const heap_view& h) {
   if (RELAXVM_LIKELY(h.slots != nullptr && slot >= 0 && slot < h.size)) return {};
   return slot_error(fn, what, index, slot, h);
@@ -127,7 +127,7 @@ RELAXVM_NOINLINE inline error int_arg_error(std::string_view fn, std::span<const
   if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
   return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", args[i].describe());
 }
-RELAXVM_ALWAYS_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
+RELAXVM_HOT_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
                                                           std::size_t i, std::string_view what) {
   if (RELAXVM_LIKELY(i < args.size() &&
                      (args[i].kind() == value_kind::int64 || args[i].kind() == value_kind::boolean)))
@@ -143,7 +143,7 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 }
 
 /// The heap argument: a tensor, or null when only immediates are used.
-RELAXVM_ALWAYS_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
+RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
 }
@@ -165,10 +165,11 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = ctx ? ctx->instruction_slot() : nullptr;
+  value* kept = RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
   if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
                                                               k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
-                                                              k->dl.device.device_type == kDLCPU && !k->read_only &&
+                                                              k->dl.device.device_type == kDLCPU && !k->read_only && k->dl.byte_offset == 0 &&
+                                                              k->strides.empty() &&
                                                               k->owner && k->owner->use_count() == 1) {
     if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
     return *kept;
@@ -232,8 +233,10 @@ inline status match_shape(std::span<const value> args) {
   // The dimensions, read in place (args outlive this call).
   std::span<const std::int64_t> dims;
   if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
-  else if (const auto* s = static_cast<const shape_object*>(args[0].raw_object()); args[0].kind() == value_kind::shape)
+  else if (args[0].kind() == value_kind::shape) {
+    const auto* s = static_cast<const shape_object*>(args[0].raw_object());
     dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
+  }
   else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
   const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
@@ -287,7 +290,7 @@ inline result<shape> make_shape(std::span<const value> args) {
   };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  vm_context* ctx = running_context();
+  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;  // static_vm keeps nothing
   value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
   if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
     auto* k = static_cast<shape_object*>(kept->raw_object());

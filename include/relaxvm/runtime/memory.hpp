@@ -59,6 +59,10 @@ class allocator_object : public object {
   virtual void release() noexcept {}
   virtual allocator_stats stats() const = 0;
   virtual std::string_view kind_name() const = 0;
+  /// Whether memory freed in any order can serve later requests (false for an arena, which takes
+  /// back only its top block): the VM keeps allocations between runs only from such allocators
+  /// (vm_options::reuse_allocations), as kept blocks would pin an arena.
+  virtual bool reuses_any_order() const { return true; }
 
  protected:
   allocator_object() = default;
@@ -300,6 +304,7 @@ class arena_allocator final : public allocator_object {
     return stats_;
   }
   std::string_view kind_name() const override { return "arena"; }
+  bool reuses_any_order() const override { return false; }
 
  private:
   std::span<std::byte> buffer_;
@@ -355,6 +360,7 @@ class allocator {
   void release() const noexcept { obj_->release(); }
   allocator_stats stats() const { return obj_->stats(); }
   std::string_view kind_name() const { return obj_->kind_name(); }
+  bool reuses_any_order() const { return obj_->reuses_any_order(); }
   bool defined() const noexcept { return static_cast<bool>(obj_); }
   allocator_object* get() const noexcept { return obj_.get(); }
   friend bool operator==(const allocator& a, const allocator& b) noexcept { return a.obj_ == b.obj_; }

@@ -78,9 +78,10 @@ struct vm_options {
   /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
   /// shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
-  /// is that the VM holds the storages of its last run until the next (an instruction that needs
-  /// another size gives its kept storage back first); release_kept() gives them all back. False: each run allocates afresh and
-  /// frees everything it does not return.
+  /// is that the VM holds the last allocation of each such instruction until its next run (one
+  /// of another size is given back first); release_kept() gives them all back. Nothing is kept
+  /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
+  /// everything it does not return.
   bool reuse_allocations = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
@@ -704,7 +705,9 @@ class vm_impl final : public vm_context {
             }
             if (callee.kind == func_kind::packed) {
               current_ = &o;
-              if (!call_with_bound(callee, args, *scratch)) return fail(take_error(), pc, base);
+              const bool ok = call_with_bound(callee, args, *scratch);
+              current_ = nullptr;
+              if (!ok) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
               store(regs, dst, *scratch);
@@ -713,7 +716,9 @@ class vm_impl final : public vm_context {
             }
           } else if (callee.kind == func_kind::packed) {
             current_ = &o;
-            if (RELAXVM_UNLIKELY(!call_with_bound(callee, args, *scratch))) return fail(take_error(), pc, base);
+            const bool ok = call_with_bound(callee, args, *scratch);
+            current_ = nullptr;
+            if (RELAXVM_UNLIKELY(!ok)) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
             break;
@@ -784,6 +789,7 @@ class vm_impl final : public vm_context {
       o.busy = true;
       const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
       o.busy = false;
+      current_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
@@ -799,8 +805,11 @@ class vm_impl final : public vm_context {
       }
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
-    current_ = &o;
-    if (RELAXVM_UNLIKELY(!o.callee->invoke(*o.callee, args, o.num_args, ret, err_))) return false;
+    // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
+    current_ = o.busy ? nullptr : &o;
+    const bool ok = o.callee->invoke(*o.callee, args, o.num_args, ret, err_);
+    current_ = nullptr;
+    if (RELAXVM_UNLIKELY(!ok)) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
   }
