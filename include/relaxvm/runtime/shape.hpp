@@ -51,13 +51,10 @@ class shape {
   /// without a scratch buffer; the first error of `dim` is returned.
   template <class F>
   static result<shape> generate(std::size_t n, F&& dim) {
-    shape s;
-    if (n == 0) return s;
-    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
-                                                                                  static_cast<std::int64_t>(n)));
-    s.obj_ = object_ref<shape_object>::adopt(o);
+    std::int64_t* dims = nullptr;
+    RELAXVM_TRY_ASSIGN(shape s, try_uninitialized(n, dims));
     for (std::size_t i = 0; i < n; ++i) {
-      RELAXVM_TRY_ASSIGN(o->dims()[i], dim(i));
+      RELAXVM_TRY_ASSIGN(dims[i], dim(i));
     }
     return s;
   }
