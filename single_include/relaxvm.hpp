@@ -4784,6 +4784,8 @@ class string {
 
 namespace relaxvm {
 
+struct storage_object;
+
 /// Data of tensors made by empty() and from() is aligned to this many bytes.
 inline constexpr std::size_t tensor_alignment = 64;
 
@@ -4806,6 +4808,11 @@ struct tensor_object : object {
   object_ref<object> owner;  ///< keeps foreign data alive (DLPack, an executable, a storage)
   void* own_data = nullptr;  ///< data this tensor allocated itself
   bool read_only = false;
+#if RELAXVM_HEAP
+  /// The storage (its owner) whose kept_views list this tensor is on, while an instruction slot
+  /// keeps it (see keep_view in runtime/context.hpp); null otherwise.
+  storage_object* kept_in = nullptr;
+#endif
 };
 
 namespace detail {
@@ -5345,6 +5352,12 @@ class value {
     slot.p_ = o.p_;
     slot.kind_ = o.kind_;
     slot.borrowed_ = holds_object(o.kind_);
+  }
+  /// Makes `slot`, which owns no reference (null, a scalar or borrowed), null without the check
+  /// reset() makes (the interpreters clear their argument scratch with it).
+  RELAXVM_ALWAYS_INLINE static void forget(value& slot) noexcept {
+    slot.kind_ = value_kind::null;
+    slot.borrowed_ = false;
   }
 
  private:
@@ -6090,6 +6103,7 @@ closure make_packed(std::string_view name, F f) {
 #define RELAXVM_RUNTIME_MEMORY_HPP
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -6461,6 +6475,15 @@ struct storage_object : object {
   std::size_t alignment;
   device dev;
   allocator alloc;
+#if RELAXVM_HEAP
+  /// Reuse between runs (runtime/context.hpp): the VM (its vm_context) whose instruction slot
+  /// keeps this storage, set once when it is made, and the views of it that the same VM's slots
+  /// keep. Only that VM, on the thread running it, changes or reads the list.
+  static constexpr std::size_t max_kept_views = 4;
+  const void* keeper = nullptr;
+  std::array<tensor_object*, max_kept_views> kept_views{};
+  std::uint8_t num_kept_views = 0;
+#endif
 };
 
 namespace detail {
@@ -6583,6 +6606,55 @@ T* kept_exclusive(const value* slot) noexcept {
   object* o = slot->get_object();
   return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
 }
+
+#if RELAXVM_HEAP
+// Kept tensors pin their storage: a view that alloc_tensor keeps for its next run holds a
+// reference to the storage that alloc_storage keeps, so the storage is never held by its slot
+// alone. The storage therefore lists the views that its own VM's slots keep (at most
+// storage_object::max_kept_views; one more is kept unlisted, which only stops reuse), and is free
+// when nothing holds it but its slot and those views, each held only by its slot. A slot that
+// keeps a listed view is dropped with drop_kept, which takes the view off the list first.
+
+/// Empties an instruction slot (vm_context::instruction_slot).
+inline void drop_kept(value& slot) noexcept {
+  if (slot.kind() == value_kind::tensor && slot.raw_object() != nullptr) {
+    auto* t = static_cast<tensor_object*>(slot.raw_object());
+    if (storage_object* s = t->kept_in; s != nullptr) {
+      for (std::uint8_t i = 0; i < s->num_kept_views; ++i) {
+        if (s->kept_views[i] != t) continue;
+        s->kept_views[i] = s->kept_views[--s->num_kept_views];
+        s->kept_views[s->num_kept_views] = nullptr;
+        break;
+      }
+      t->kept_in = nullptr;
+    }
+  }
+  slot.reset();
+}
+
+/// Keeps `view`, a tensor over `st` that the instruction of `slot` made, in that slot (replacing
+/// what it kept), listed in `st` when `ctx`'s slot keeps `st` too.
+inline void keep_view(value& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
+  drop_kept(slot);
+  slot = value(view);
+  if (st.keeper == ctx && st.num_kept_views < storage_object::max_kept_views) {
+    st.kept_views[st.num_kept_views++] = view.get();
+    view.get()->kept_in = &st;
+  }
+}
+
+/// The storage kept in `slot`, when the program no longer uses it (see above); else null.
+inline storage_object* kept_free_storage(const value* slot) noexcept {
+  if (slot == nullptr) return nullptr;
+  object* o = slot->get_object();
+  if (o == nullptr || !o->is<storage_object>()) return nullptr;
+  auto* s = static_cast<storage_object*>(o);
+  if (s->use_count() != 1u + s->num_kept_views) return nullptr;
+  for (std::uint8_t i = 0; i < s->num_kept_views; ++i)
+    if (s->kept_views[i]->use_count() != 1) return nullptr;
+  return s;
+}
+#endif
 
 /// A context value lives only as long as the call that received it, so it must never be kept in
 /// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address
@@ -7224,8 +7296,8 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
-  /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
-  /// shape heap) for that instruction's next run, and hand it out again when the program no
+  /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
+  /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
   /// is that the VM holds the last allocation of each such instruction until its next run (one
   /// of another size is given back first); release_kept() gives them all back. Nothing is kept
@@ -7345,8 +7417,12 @@ class vm_impl final : public vm_context {
   value* instruction_slot() noexcept override {
     return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
   }
+  // Kept views leave their storages' lists before the slots go (see drop_kept).
+  ~vm_impl() { release_kept(); }
   void release_kept() noexcept {
-    for (op& o : ops_) o.kept.reset();
+#if RELAXVM_HEAP
+    for (op& o : ops_) drop_kept(o.kept);
+#endif
   }
 
   // ---- entry points ----
@@ -7707,7 +7783,11 @@ class vm_impl final : public vm_context {
 
   void pop_frame() {
     const frame& fr = frames_.back();
-    for (std::int64_t i = 0; i < fr.fn->frame_slots; ++i) fr.regs[i].reset();
+    // The registers and the return slot may own references; the argument scratch after them
+    // holds only borrowed values (see load).
+    const std::int64_t owning = fr.fn->register_file_size + 1;
+    for (std::int64_t i = 0; i < owning; ++i) fr.regs[i].reset();
+    for (std::int64_t i = owning; i < fr.fn->frame_slots; ++i) value::forget(fr.regs[i]);
     used_slots_ -= fr.fn->frame_slots;
     seg_ = fr.segment;
     top_ = fr.offset;
@@ -9837,6 +9917,7 @@ inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 #ifndef RELAXVM_BUILTINS_MEMORY_HPP
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -9878,22 +9959,43 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = RELAXVM_HEAP && d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (const storage_object* k = kept_exclusive<storage_object>(kept);
+#if RELAXVM_HEAP
+  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (const storage_object* k = kept_free_storage(kept);
       k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
       k->alloc.get() == d.allocator.get())
     return *kept;
-  if (kept != nullptr) kept->reset();
+  if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
   if (kept != nullptr) *kept = made;
   return made;
+#else
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  return value(std::move(st));
+#endif
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
                                    std::span<const value> scope) {
   constexpr std::string_view fn = "vm.builtin.alloc_tensor";
   RELAXVM_TRY(detail::check_scope(fn, scope));
+#if RELAXVM_HEAP
+  // The view this instruction made last time, when nothing else holds it and it is the same view
+  // of the same storage (whose size and data never change): checked then, so valid now.
+  vm_context* ctx = running_context();
+  if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
+    if (tensor_object* k = kept_exclusive<tensor_object>(kept);
+        k != nullptr && k->owner.get() == st.get() && k->dl.data == st->data && offset >= 0 &&
+        k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
+        k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims())))
+      return value_traits<tensor>::get(*kept);
+    RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
+    keep_view(*kept, made, *st.get(), ctx);
+    return made;
+  }
+#endif
   return view_storage(st, offset, s, t, fn);
 }
 

@@ -258,6 +258,42 @@ TEST_CASE("kill_object drops the register's reference") {
   CHECK(host.stats().allocations == 1);
 }
 
+TEST_CASE("vm_options::reuse_allocations: a storage whose views the VM keeps is made again only when they are in use") {
+  // One storage and `views` views of it. The storage lists up to max_kept_views views that the
+  // VM keeps; one more pins it (it might be in use), so it is made again on every run.
+  for (const std::int64_t views : {std::int64_t{1}, std::int64_t{rv::storage_object::max_kept_views},
+                                   std::int64_t{rv::storage_object::max_kept_views + 1}}) {
+    CAPTURE(views);
+    rv::allocator pool = rv::allocator::pooled();
+    rv::vm_options o;
+    o.devices = {{rv::device::cpu(), pool}};
+    rv::exec_builder b;
+    {
+      auto fn = b.function("main", 0);
+      b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({64})), b.imm(0), b.c(b.add_dtype(rv::dtype::uint8()))},
+                  b.r(0));
+      for (std::int64_t i = 0; i < views; ++i)
+        b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(16 * (i % 4)), b.c(b.add_shape({4})), b.c(b.add_dtype(rv::dtype::float32()))},
+                    b.r(1 + i));
+      b.emit_ret(b.r(views));
+    }
+    rv::registry reg;
+    rv::virtual_machine vm(b.get(), reg, o);
+    const rv::tensor first = vm.invoke("main", {}).as<rv::tensor>();
+    const rv::tensor held = vm.invoke("main", {}).as<rv::tensor>();  // held: its storage is not free
+    CHECK(held.raw_data() != first.raw_data());
+    held.data<float>()[0] = 42.0f;
+    const std::int64_t before = pool.stats().allocations;
+    for (int run = 0; run < 3; ++run) CHECK(vm.invoke("main", {}).as<rv::tensor>().shape() == rv::shape{4});
+    const bool listed = views <= static_cast<std::int64_t>(rv::storage_object::max_kept_views);
+    // The first of the three runs makes a storage (the kept one is pinned by `held`), then the
+    // kept one serves when every view of it is listed.
+    CHECK(pool.stats().allocations - before == (listed ? 1 : 3));
+    CHECK(held.data<float>()[0] == 42.0f);
+    vm.release_kept();
+  }
+}
+
 TEST_CASE("reshape is a view with the element count checked") {
   probe p("vm.builtin.reshape", 2);
   rv::tensor t = rv::tensor::empty({2, 6}, rv::dtype::int32());

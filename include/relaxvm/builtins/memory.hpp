@@ -14,6 +14,7 @@
 #ifndef RELAXVM_BUILTINS_MEMORY_HPP
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -63,22 +64,43 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = RELAXVM_HEAP && d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (const storage_object* k = kept_exclusive<storage_object>(kept);
+#if RELAXVM_HEAP
+  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (const storage_object* k = kept_free_storage(kept);
       k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
       k->alloc.get() == d.allocator.get())
     return *kept;
-  if (kept != nullptr) kept->reset();
+  if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
   if (kept != nullptr) *kept = made;
   return made;
+#else
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  return value(std::move(st));
+#endif
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
                                    std::span<const value> scope) {
   constexpr std::string_view fn = "vm.builtin.alloc_tensor";
   RELAXVM_TRY(detail::check_scope(fn, scope));
+#if RELAXVM_HEAP
+  // The view this instruction made last time, when nothing else holds it and it is the same view
+  // of the same storage (whose size and data never change): checked then, so valid now.
+  vm_context* ctx = running_context();
+  if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
+    if (tensor_object* k = kept_exclusive<tensor_object>(kept);
+        k != nullptr && k->owner.get() == st.get() && k->dl.data == st->data && offset >= 0 &&
+        k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
+        k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims())))
+      return value_traits<tensor>::get(*kept);
+    RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
+    keep_view(*kept, made, *st.get(), ctx);
+    return made;
+  }
+#endif
   return view_storage(st, offset, s, t, fn);
 }
 

@@ -59,6 +59,55 @@ T* kept_exclusive(const value* slot) noexcept {
   return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
 }
 
+#if RELAXVM_HEAP
+// Kept tensors pin their storage: a view that alloc_tensor keeps for its next run holds a
+// reference to the storage that alloc_storage keeps, so the storage is never held by its slot
+// alone. The storage therefore lists the views that its own VM's slots keep (at most
+// storage_object::max_kept_views; one more is kept unlisted, which only stops reuse), and is free
+// when nothing holds it but its slot and those views, each held only by its slot. A slot that
+// keeps a listed view is dropped with drop_kept, which takes the view off the list first.
+
+/// Empties an instruction slot (vm_context::instruction_slot).
+inline void drop_kept(value& slot) noexcept {
+  if (slot.kind() == value_kind::tensor && slot.raw_object() != nullptr) {
+    auto* t = static_cast<tensor_object*>(slot.raw_object());
+    if (storage_object* s = t->kept_in; s != nullptr) {
+      for (std::uint8_t i = 0; i < s->num_kept_views; ++i) {
+        if (s->kept_views[i] != t) continue;
+        s->kept_views[i] = s->kept_views[--s->num_kept_views];
+        s->kept_views[s->num_kept_views] = nullptr;
+        break;
+      }
+      t->kept_in = nullptr;
+    }
+  }
+  slot.reset();
+}
+
+/// Keeps `view`, a tensor over `st` that the instruction of `slot` made, in that slot (replacing
+/// what it kept), listed in `st` when `ctx`'s slot keeps `st` too.
+inline void keep_view(value& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
+  drop_kept(slot);
+  slot = value(view);
+  if (st.keeper == ctx && st.num_kept_views < storage_object::max_kept_views) {
+    st.kept_views[st.num_kept_views++] = view.get();
+    view.get()->kept_in = &st;
+  }
+}
+
+/// The storage kept in `slot`, when the program no longer uses it (see above); else null.
+inline storage_object* kept_free_storage(const value* slot) noexcept {
+  if (slot == nullptr) return nullptr;
+  object* o = slot->get_object();
+  if (o == nullptr || !o->is<storage_object>()) return nullptr;
+  auto* s = static_cast<storage_object*>(o);
+  if (s->use_count() != 1u + s->num_kept_views) return nullptr;
+  for (std::uint8_t i = 0; i < s->num_kept_views; ++i)
+    if (s->kept_views[i]->use_count() != 1) return nullptr;
+  return s;
+}
+#endif
+
 /// A context value lives only as long as the call that received it, so it must never be kept in
 /// a tuple or closure, which may outlive its VM (a program could otherwise hand its VM's address
 /// to a second VM). `fn` names the builtin that would store the values, `what` what they are.

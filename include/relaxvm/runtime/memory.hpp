@@ -10,6 +10,7 @@
 #define RELAXVM_RUNTIME_MEMORY_HPP
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -389,6 +390,15 @@ struct storage_object : object {
   std::size_t alignment;
   device dev;
   allocator alloc;
+#if RELAXVM_HEAP
+  /// Reuse between runs (runtime/context.hpp): the VM (its vm_context) whose instruction slot
+  /// keeps this storage, set once when it is made, and the views of it that the same VM's slots
+  /// keep. Only that VM, on the thread running it, changes or reads the list.
+  static constexpr std::size_t max_kept_views = 4;
+  const void* keeper = nullptr;
+  std::array<tensor_object*, max_kept_views> kept_views{};
+  std::uint8_t num_kept_views = 0;
+#endif
 };
 
 namespace detail {

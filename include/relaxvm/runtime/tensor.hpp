@@ -27,6 +27,8 @@
 
 namespace relaxvm {
 
+struct storage_object;
+
 /// Data of tensors made by empty() and from() is aligned to this many bytes.
 inline constexpr std::size_t tensor_alignment = 64;
 
@@ -49,6 +51,11 @@ struct tensor_object : object {
   object_ref<object> owner;  ///< keeps foreign data alive (DLPack, an executable, a storage)
   void* own_data = nullptr;  ///< data this tensor allocated itself
   bool read_only = false;
+#if RELAXVM_HEAP
+  /// The storage (its owner) whose kept_views list this tensor is on, while an instruction slot
+  /// keeps it (see keep_view in runtime/context.hpp); null otherwise.
+  storage_object* kept_in = nullptr;
+#endif
 };
 
 namespace detail {

@@ -220,6 +220,12 @@ class value {
     slot.kind_ = o.kind_;
     slot.borrowed_ = holds_object(o.kind_);
   }
+  /// Makes `slot`, which owns no reference (null, a scalar or borrowed), null without the check
+  /// reset() makes (the interpreters clear their argument scratch with it).
+  RELAXVM_ALWAYS_INLINE static void forget(value& slot) noexcept {
+    slot.kind_ = value_kind::null;
+    slot.borrowed_ = false;
+  }
 
  private:
   RELAXVM_ALWAYS_INLINE void drop() noexcept {

@@ -75,8 +75,8 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
-  /// Let the allocation builtins keep what each Call instruction made (a storage, a shape, the
-  /// shape heap) for that instruction's next run, and hand it out again when the program no
+  /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
+  /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
   /// is that the VM holds the last allocation of each such instruction until its next run (one
   /// of another size is given back first); release_kept() gives them all back. Nothing is kept
@@ -196,8 +196,12 @@ class vm_impl final : public vm_context {
   value* instruction_slot() noexcept override {
     return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
   }
+  // Kept views leave their storages' lists before the slots go (see drop_kept).
+  ~vm_impl() { release_kept(); }
   void release_kept() noexcept {
-    for (op& o : ops_) o.kept.reset();
+#if RELAXVM_HEAP
+    for (op& o : ops_) drop_kept(o.kept);
+#endif
   }
 
   // ---- entry points ----
@@ -558,7 +562,11 @@ class vm_impl final : public vm_context {
 
   void pop_frame() {
     const frame& fr = frames_.back();
-    for (std::int64_t i = 0; i < fr.fn->frame_slots; ++i) fr.regs[i].reset();
+    // The registers and the return slot may own references; the argument scratch after them
+    // holds only borrowed values (see load).
+    const std::int64_t owning = fr.fn->register_file_size + 1;
+    for (std::int64_t i = 0; i < owning; ++i) fr.regs[i].reset();
+    for (std::int64_t i = owning; i < fr.fn->frame_slots; ++i) value::forget(fr.regs[i]);
     used_slots_ -= fr.fn->frame_slots;
     seg_ = fr.segment;
     top_ = fr.offset;
