@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build and DIR/graph: real
-// executables (shape heap and matching, control flow, VM-to-VM calls, closures and tuples, every
-// constant kind), inputs for fuzz_build's program decoder (one feature each), the graphs of
-// seeds/004 and a params file. Usage: make_corpus DIR
+// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph and
+// DIR/tvm_relax: real executables (shape heap and matching, control flow, VM-to-VM calls, closures
+// and tuples, every constant kind), inputs for fuzz_build's program decoder (one feature each), the
+// graphs of seeds/004 and a params file; the same executables in TVM's Relax format, and the Relax
+// files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them). Usage: make_corpus DIR
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <relaxvm.hpp>
 #include <relaxvm/graph/params.hpp>
+#include <relaxvm/tvm.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -219,7 +221,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* t : {"load", "run", "build", "graph"}) std::filesystem::create_directories(dir / t);
+  for (const char* t : {"load", "run", "build", "graph", "tvm_relax"}) std::filesystem::create_directories(dir / t);
   int i = 0;
   for (const rv::executable& exe : programs()) {
     const std::vector<std::byte> bytes = exe.save();
@@ -232,8 +234,15 @@ int main(int argc, char** argv) {
     run.resize(19, std::byte{2});
     run.insert(run.end(), bytes.begin(), bytes.end());
     write(dir / "run" / ("exe" + std::to_string(i)), run);
+    if (rv::result<std::vector<std::byte>> tvm = rv::tvm::save_relax(exe); tvm.ok())  // TVM holds no bool or device
+      write(dir / "tvm_relax" / ("exe" + std::to_string(i)), *tvm);
     ++i;
   }
+#ifdef RELAXVM_TVM_FIXTURES  // tests/fixtures/tvm, set by fuzz/meson.build
+  for (const char* f : {"relax_calls.rxe", "relax_float.rxe", "relax_shape.rxe"})
+    std::filesystem::copy_file(std::filesystem::path(RELAXVM_TVM_FIXTURES) / f, dir / "tvm_relax" / f,
+                               std::filesystem::copy_options::overwrite_existing);
+#endif
   for (const auto& [name, input] : build_seeds()) {
     std::vector<std::byte> b(input.size());
     for (std::size_t k = 0; k < input.size(); ++k) b[k] = static_cast<std::byte>(input[k]);

@@ -1065,7 +1065,9 @@ struct str_ref {
 /// packed: resolved by name from the registry when the VM is made. vm: interpreted bytecode.
 enum class func_kind : std::int32_t { packed = 0, vm = 1 };
 
-/// Packed functions keep num_args = -2 ("not known"), as in the reference.
+/// Packed functions keep num_args = -2 ("not known"), as in the reference. 0 is accepted too: a
+/// TVM executable whose function table was filled in without TVM's builder has 0 there, and
+/// relaxvm/tvm keeps it so that such a file is written back byte for byte.
 inline constexpr std::int64_t unknown_num_args = -2;
 
 struct func_info {
@@ -1631,11 +1633,11 @@ class verifier {
         }
       }
       if (f.kind == func_kind::packed) {
-        if (f.start != 0 || f.end != 0 || f.num_args != unknown_num_args || f.register_file_size != 0 ||
-            f.params_count != 0) {
+        if (f.start != 0 || f.end != 0 || (f.num_args != unknown_num_args && f.num_args != 0) ||
+            f.register_file_size != 0 || f.params_count != 0) {
           fail(verify_rule::bad_packed_entry, i)
-              << "a packed function must have start=0, end=0, num_args=-2, no registers and no parameter names "
-                 "(it has start="
+              << "a packed function must have start=0, end=0, num_args=-2 (or 0), no registers and no parameter "
+                 "names (it has start="
               << f.start << ", end=" << f.end << ", num_args=" << f.num_args
               << ", registers=" << f.register_file_size << ", parameters=" << f.params_count << ')';
           return false;
@@ -2947,10 +2949,12 @@ class writer {
 };
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
+/// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
 class reader {
  public:
-  reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section)
-      : all_(all), pos_(begin), end_(end), section_(section) {}
+  reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section,
+         std::string_view caller = "load")
+      : all_(all), pos_(begin), end_(end), section_(section), caller_(caller) {}
 
   /// What is being read, for messages ("constant 3's shape").
   relaxvm::detail::text item;
@@ -2999,7 +3003,7 @@ class reader {
   bool at_end() {
     if (pos_ == end_) return true;
     item.clear();
-    fail_text() << (end_ - pos_) << " bytes at offset " << pos_ << " follow the last entry";
+    fail_text() << "has " << (end_ - pos_) << " bytes at offset " << pos_ << " after its last entry";
     return false;
   }
 
@@ -3007,7 +3011,7 @@ class reader {
   relaxvm::detail::text& fail_text() {
     if (!failed_) {
       failed_ = true;
-      message_ << "load: the " << section_ << " section";
+      message_ << caller_ << ": the " << section_ << " section";
       if (!item.empty()) message_ << ", reading " << item << ',';
       message_ << ' ';
       return message_;
@@ -3038,6 +3042,7 @@ class reader {
   std::size_t pos_;
   std::size_t end_;
   std::string_view section_;
+  std::string_view caller_;
   bool failed_ = false;
   relaxvm::detail::text message_;
   relaxvm::detail::text dropped_;

@@ -24,7 +24,9 @@ struct str_ref {
 /// packed: resolved by name from the registry when the VM is made. vm: interpreted bytecode.
 enum class func_kind : std::int32_t { packed = 0, vm = 1 };
 
-/// Packed functions keep num_args = -2 ("not known"), as in the reference.
+/// Packed functions keep num_args = -2 ("not known"), as in the reference. 0 is accepted too: a
+/// TVM executable whose function table was filled in without TVM's builder has 0 there, and
+/// relaxvm/tvm keeps it so that such a file is written back byte for byte.
 inline constexpr std::int64_t unknown_num_args = -2;
 
 struct func_info {

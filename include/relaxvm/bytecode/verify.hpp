@@ -191,11 +191,11 @@ class verifier {
         }
       }
       if (f.kind == func_kind::packed) {
-        if (f.start != 0 || f.end != 0 || f.num_args != unknown_num_args || f.register_file_size != 0 ||
-            f.params_count != 0) {
+        if (f.start != 0 || f.end != 0 || (f.num_args != unknown_num_args && f.num_args != 0) ||
+            f.register_file_size != 0 || f.params_count != 0) {
           fail(verify_rule::bad_packed_entry, i)
-              << "a packed function must have start=0, end=0, num_args=-2, no registers and no parameter names "
-                 "(it has start="
+              << "a packed function must have start=0, end=0, num_args=-2 (or 0), no registers and no parameter "
+                 "names (it has start="
               << f.start << ", end=" << f.end << ", num_args=" << f.num_args
               << ", registers=" << f.register_file_size << ", parameters=" << f.params_count << ')';
           return false;

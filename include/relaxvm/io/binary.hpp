@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/device.hpp"
+#include "../base/dtype.hpp"
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 #include "../bytecode/layout.hpp"
@@ -69,10 +71,12 @@ class writer {
 };
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
+/// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
 class reader {
  public:
-  reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section)
-      : all_(all), pos_(begin), end_(end), section_(section) {}
+  reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section,
+         std::string_view caller = "load")
+      : all_(all), pos_(begin), end_(end), section_(section), caller_(caller) {}
 
   /// What is being read, for messages ("constant 3's shape").
   relaxvm::detail::text item;
@@ -121,7 +125,7 @@ class reader {
   bool at_end() {
     if (pos_ == end_) return true;
     item.clear();
-    fail_text() << (end_ - pos_) << " bytes at offset " << pos_ << " follow the last entry";
+    fail_text() << "has " << (end_ - pos_) << " bytes at offset " << pos_ << " after its last entry";
     return false;
   }
 
@@ -129,7 +133,7 @@ class reader {
   relaxvm::detail::text& fail_text() {
     if (!failed_) {
       failed_ = true;
-      message_ << "load: the " << section_ << " section";
+      message_ << caller_ << ": the " << section_ << " section";
       if (!item.empty()) message_ << ", reading " << item << ',';
       message_ << ' ';
       return message_;
@@ -160,6 +164,7 @@ class reader {
   std::size_t pos_;
   std::size_t end_;
   std::string_view section_;
+  std::string_view caller_;
   bool failed_ = false;
   relaxvm::detail::text message_;
   relaxvm::detail::text dropped_;
