@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph and
-// DIR/tvm_relax: real executables (shape heap and matching, control flow, VM-to-VM calls, closures
-// and tuples, every constant kind), inputs for fuzz_build's program decoder (one feature each), the
-// graphs of seeds/004 and a params file; the same executables in TVM's Relax format, and the Relax
-// files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them). Usage: make_corpus DIR
+// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph, DIR/tvm_relax
+// and DIR/tvm_relay: real executables (shape heap and matching, control flow, VM-to-VM calls,
+// closures and tuples, every constant kind), inputs for fuzz_build's program decoder (one feature
+// each), the graphs of seeds/004 and a params file; the same executables in TVM's Relax format, and
+// the Relax and Relay files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them).
+// Usage: make_corpus DIR
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -221,7 +222,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* t : {"load", "run", "build", "graph", "tvm_relax"}) std::filesystem::create_directories(dir / t);
+  for (const char* t : {"load", "run", "build", "graph", "tvm_relax", "tvm_relay"}) std::filesystem::create_directories(dir / t);
   int i = 0;
   for (const rv::executable& exe : programs()) {
     const std::vector<std::byte> bytes = exe.save();
@@ -241,6 +242,9 @@ int main(int argc, char** argv) {
 #ifdef RELAXVM_TVM_FIXTURES  // tests/fixtures/tvm, set by fuzz/meson.build
   for (const char* f : {"relax_calls.rxe", "relax_float.rxe", "relax_shape.rxe"})
     std::filesystem::copy_file(std::filesystem::path(RELAXVM_TVM_FIXTURES) / f, dir / "tvm_relax" / f,
+                               std::filesystem::copy_options::overwrite_existing);
+  for (const char* f : {"relay_adt.ro", "relay_tensor.ro", "relay_storage_shape.ro"})  // Relay: TVM's files only
+    std::filesystem::copy_file(std::filesystem::path(RELAXVM_TVM_FIXTURES) / f, dir / "tvm_relay" / f,
                                std::filesystem::copy_options::overwrite_existing);
 #endif
   for (const auto& [name, input] : build_seeds()) {

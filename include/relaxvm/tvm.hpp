@@ -9,5 +9,6 @@
 // Relax VM executables (.rxe, format "0.14"): load_relax, save_relax.
 #include "relaxvm/tvm/relax.hpp"
 // Relay VM executables (Executable::Save, "0.19.0"): relaxvm/tvm/relay.hpp goes here.
+#include "relaxvm/tvm/relay.hpp"
 
 #endif  // RELAXVM_TVM_HPP
