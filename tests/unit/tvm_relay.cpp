@@ -185,6 +185,16 @@ TEST_CASE("relay_adt.ro: lists, a closure and Fatal run to TVM's results") {
                            "vm.builtin.null_value", "call  fx.add_f32"})
     CHECK_MESSAGE(contains(text, part), part);
   CHECK(vm.try_invoke("main_list", V{f32({1}, {1})}).ok() == false);  // 3 arguments expected
+
+  // Wrong tags and non-ADTs (TVM's VM fails on both): sum reads the tag, then fields 0 and 1 of
+  // anything that is not Nil (tag 0).
+  const rv::result<rv::value> not_adt = vm.try_invoke("sum", V{f32({1, 2}, {2})});
+  REQUIRE_FALSE(not_adt.ok());
+  CHECK(contains(not_adt.error().message(), "vm.builtin.get_tag"));
+  const rv::result<rv::value> short_cons = vm.try_invoke("sum", V{rv::value(rv::tuple::adt(7, V{f32({1, 2}, {2})}))});
+  REQUIRE_FALSE(short_cons.ok());
+  CHECK(contains(short_cons.error().message(), "vm.builtin.get_field"));
+  CHECK(elements<float>(vm.invoke("sum", {rv::value(rv::tuple::adt(0, {}))})) == std::vector<float>{0, 0});  // Nil
 }
 
 TEST_CASE("a Relay closure passes its captured values first") {
