@@ -345,11 +345,31 @@ TEST_CASE("names: duplicates, unknown functions, builtin names, primitives named
   w.funcs.pop_back();
   w.primitives = {"main"};
   expect_error(w.bytes(), "primitive 0, has the name of a Relay function, 'main'");
+  w.primitives = {"vm.builtin.fatal"};  // would run relaxvm's builtin instead of a kernel
+  expect_error(w.bytes(), "primitive 0, is named 'vm.builtin.fatal'");
   w.primitives.clear();
   w.funcs[0].registers = 0;
   expect_error(w.bytes(), "has 1 parameters but 0 registers");
   w.funcs[0].registers = 1 << 21;
   expect_error(w.bytes(), "has register file size '2097152'; expected a decimal number up to");
+}
+
+TEST_CASE("a primitive named like a closure trampoline is an error, not a call of the trampoline") {
+  relay_writer w;
+  w.primitives = {"f$closure1"};
+  w.funcs.push_back({"f", 3, {"a", "b"}, {{7, 0, 2, 2, 0, 1}, {1, 2}}});                // f(a, b) = ADT(a, b)
+  w.funcs.push_back({"main", 4, {"x", "y"}, {{8, 0, 1, 2, 0}, {3, 2, 1, 3, 1}, {1, 3}}});  // f captures x
+  REQUIRE(rv::tvm::load_relay(w.bytes()).ok() == false);
+  expect_error(w.bytes(), "the closure trampoline's name 'f$closure1' is a Relay function's or a primitive's");
+  w.primitives.clear();
+  const rv::result<rv::executable> exe = rv::tvm::load_relay(w.bytes());
+  REQUIRE_MESSAGE(exe.ok(), exe.error().message());
+  rv::registry reg;
+  rv::virtual_machine vm(*exe, reg);
+  const rv::tuple t = vm.invoke("main", {rv::value(std::int64_t{1}), rv::value(std::int64_t{2})}).as<rv::tuple>();
+  CHECK(t.size() == 2);
+  CHECK(t[0].as<std::int64_t>() == 1);  // the captured value comes first, as in TVM
+  CHECK(t[1].as<std::int64_t>() == 2);
 }
 
 TEST_CASE("hostile counts are errors before any large allocation") {

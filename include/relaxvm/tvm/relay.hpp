@@ -11,6 +11,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -85,9 +88,11 @@ struct relay_function {
 struct relay_program {
   std::vector<device> devices;
   std::vector<std::string_view> globals;
+  std::unordered_map<std::string_view, std::size_t> global_index;  // name -> index in globals
   std::vector<relay_constant> constants;
   exec_layout pool;  // the inline constants' dimensions and bytes
   std::vector<std::string_view> primitives;
+  std::unordered_set<std::string_view> primitive_names;
   std::vector<relay_function> funcs;  // in global index order
 };
 
@@ -170,11 +175,10 @@ inline status read_relay_tables(reader& r, relay_program& p) {
       m << "; a Relay function needs a name, and vm.builtin.* names are relaxvm's builtins";
       return r.error();
     }
-    for (std::string_view earlier : p.globals)
-      if (earlier == g) {
-        append_quoted(r.fail_text() << "repeats the name ", g);
-        return r.error();
-      }
+    if (!p.global_index.emplace(g, p.globals.size()).second) {
+      append_quoted(r.fail_text() << "repeats the name ", g);
+      return r.error();
+    }
     p.globals.push_back(g);
   }
   r.item = relaxvm::detail::cat("the constant count");
@@ -215,15 +219,17 @@ inline status read_relay_tables(reader& r, relay_program& p) {
     std::string_view s;
     if (!r.str(s)) return r.error();
     r.item = relaxvm::detail::cat("primitive ", i);
-    if (s.empty()) {
-      r.fail_text() << "has an empty name";
+    if (s.empty() || s.starts_with("vm.builtin.")) {
+      relaxvm::detail::text& m = r.fail_text();
+      append_quoted(m << "is named ", s);
+      m << "; a primitive needs a name, and vm.builtin.* names are relaxvm's builtins";
       return r.error();
     }
-    for (std::string_view g : p.globals)
-      if (g == s) {
-        append_quoted(r.fail_text() << "has the name of a Relay function, ", s);
-        return r.error();
-      }
+    if (p.global_index.contains(s)) {
+      append_quoted(r.fail_text() << "has the name of a Relay function, ", s);
+      return r.error();
+    }
+    p.primitive_names.insert(s);
     p.primitives.push_back(s);
   }
   // Op attributes (map<u64, map<string, string>>): read, then unused; relaxvm keeps no op attributes.
@@ -261,9 +267,8 @@ inline status read_relay_code(reader& r, relay_program& p) {
     }
     std::string_view name, regs, count;
     if (!r.str(name) || !r.str(regs) || !r.str(count)) return r.error();
-    std::size_t index = p.globals.size();
-    for (std::size_t g = 0; g < p.globals.size(); ++g)
-      if (p.globals[g] == name) index = g;
+    const auto found = p.global_index.find(name);
+    const std::size_t index = found == p.global_index.end() ? p.globals.size() : found->second;
     if (index == p.globals.size() || seen[index]) {
       relaxvm::detail::text& m = r.fail_text();
       append_quoted(m << "is named ", name);
@@ -370,7 +375,11 @@ inline status read_relay_code(reader& r, relay_program& p) {
 /// Translates one Relay program into relaxvm bytecode.
 class relay_translator {
  public:
-  relay_translator(const relay_program& p, std::span<const graph::named_tensor> params) : p_(p), params_(params) {}
+  relay_translator(const relay_program& p, std::span<const graph::named_tensor> params) : p_(p), params_(params) {
+    // One constant per LoadConsti / AllocTensor: comparing each with all before it would make
+    // loading quadratic in the file.
+    b_.set_constant_dedup(false);
+  }
 
   result<executable> run() {
     RELAXVM_TRY(add_constants());
@@ -668,11 +677,9 @@ class relay_translator {
 
   result<std::string> trampoline_name(std::int64_t fi, std::int64_t k) {
     std::string name(relaxvm::detail::cat(p_.funcs[static_cast<std::size_t>(fi)].name, "$closure", k).view());
-    for (std::string_view g : p_.globals)
-      if (g == name) return fail("the closure trampoline's name '", name.substr(0, 80), "' is a Relay function's");
-    for (const auto& t : trampolines_)
-      if (t.first == fi && t.second == k) return name;
-    trampolines_.emplace_back(fi, k);
+    if (p_.global_index.contains(name) || p_.primitive_names.contains(name))
+      return fail("the closure trampoline's name '", name.substr(0, 80), "' is a Relay function's or a primitive's");
+    trampolines_.emplace(fi, k);
     return name;
   }
 
@@ -700,7 +707,7 @@ class relay_translator {
   std::span<const graph::named_tensor> params_;
   exec_builder b_;
   std::vector<std::int64_t> consts_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> trampolines_;
+  std::set<std::pair<std::int64_t, std::int64_t>> trampolines_;  // (function, captured count), ordered
   std::vector<jump_fix> jumps_;
   const relay_function* f_ = nullptr;
   std::int64_t pc_ = 0, op_ = 0;
