@@ -17,26 +17,16 @@
 #include <vector>
 
 #include "../support/counting_new.hpp"
-
-#ifndef RELAXVM_TVM_FIXTURES
-#error "RELAXVM_TVM_FIXTURES (the folder of TVM's golden files, tests/fixtures/tvm) is set by tests/meson.build"
-#endif
+#include "../support/tvm_fixtures.hpp"
 
 namespace rv = relaxvm;
-using bytes_t = std::vector<std::byte>;
+using relaxvm_test::bytes_t;
+using relaxvm_test::fixture;
+using relaxvm_test::read_text;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot open ", path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-bytes_t fixture(const std::string& name) {
-  const std::string s = read_text(std::string(RELAXVM_TVM_FIXTURES) + "/" + name);
-  return bytes_t(reinterpret_cast<const std::byte*>(s.data()), reinterpret_cast<const std::byte*>(s.data()) + s.size());
-}
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) { return relaxvm_test::text_contains(s, part); }
 
 /// What MANIFEST.md records for `file`: its "### file" section.
 std::string manifest_section(const std::string& file) {
