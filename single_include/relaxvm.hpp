@@ -9989,7 +9989,8 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
 #if RELAXVM_HEAP
   // The view this instruction made last time, when nothing else holds it and it is the same view
   // of the same storage (whose size and data never change): checked then, so valid now.
-  vm_context* ctx = running_context();
+  // Nothing is kept over an arena's storage (it would hold the arena's memory past its run).
+  vm_context* ctx = st->alloc.reuses_any_order() ? running_context() : nullptr;
   if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
     if (tensor_object* k = kept_exclusive<tensor_object>(kept);
         k != nullptr && k->owner.get() == st.get() && k->dl.data == st->data && offset >= 0 &&
