@@ -166,6 +166,31 @@ TEST_CASE("vm_options::reuse_allocations: kept tensors are handed out again only
   caught = rv::tensor();
 }
 
+TEST_CASE("vm_options::reuse_allocations: nothing is kept over an arena, so each run starts it empty") {
+  const mlp::weights w = mlp::make_weights();
+  rv::registry reg;
+  mlp::register_kernels(reg);
+  const rv::executable exe = relaxvm::ir::build(mlp::build_ir(w), {.reuse_shapes = true});
+  // Room for about two runs at n = 7: a view kept over one run's storage would hold that
+  // storage, so the arena could not take its memory back and the third run would not fit.
+  alignas(64) static std::byte buffer[6144];
+  rv::allocator arena = rv::allocator::arena(buffer);
+  rv::vm_options opts;
+  opts.devices = {{rv::device::cpu(), arena}};
+  rv::virtual_machine vm(exe, reg, opts);
+  const rv::tensor x = mlp::make_input(7);
+  const xt::xarray<float> want = mlp::reference(w, x);
+  for (int run = 0; run < 8; ++run) {
+    CAPTURE(run);
+    rv::result<rv::value> y = vm["main"].try_call(std::array<rv::value, 1>{rv::value(x)});
+    REQUIRE_MESSAGE(y.ok(), y.error().message());
+    CHECK(max_error(y->as<rv::tensor>(), want) < 1e-5);
+    CHECK(arena.stats().bytes_in_use > 0);
+  }
+  // The outputs are gone and the VM keeps nothing from the arena.
+  CHECK(arena.stats().bytes_in_use == 0);
+}
+
 TEST_CASE("a wrong input is caught by the program's checks, with the reference's error context") {
   const mlp::weights w = mlp::make_weights();
   rv::registry reg;
