@@ -30,6 +30,7 @@
 #include "relaxvm/runtime/constant.hpp"
 #include "relaxvm/runtime/memory.hpp"
 #include "relaxvm/runtime/print.hpp"
+#include "relaxvm/runtime/compare.hpp"
 #include "relaxvm/vm/virtual_machine.hpp"
 #include "relaxvm/vm/link.hpp"
 #include "relaxvm/vm/static_vm.hpp"

@@ -504,6 +504,19 @@ error internal_error(const Parts&... parts) {
 #endif
 
 }  // namespace detail
+
+/// Errors for kernels to return (a result<T> or status converts from an error):
+///   return rv::value_error("my.kernel: expects ", n, " rows but got ", x.shape()[0]);
+/// The parts are written one after another (strings, numbers, dtype, device, shape texts); with
+/// RELAXVM_ERROR_TEXT=0 (terse firmware errors) only the first part is kept when it is text, and
+/// the rest is not formatted. The kinds are the reference's: type_error (TypeError: wrong kind of
+/// argument or arity), value_error (ValueError: a bad value or shape), runtime_error
+/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug).
+using detail::internal_error;
+using detail::runtime_error;
+using detail::type_error;
+using detail::value_error;
+
 }  // namespace relaxvm
 
 /// Called by the throwing API forms when exceptions are disabled, and by result<T>::value() on an
@@ -3452,7 +3465,7 @@ namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }
 
-/// A C++ string literal for `s`: octal escapes (never greedy like \x) for anything unprintable.
+/// A C++ string literal for `s`: octal escapes (never greedy like a hex escape) for anything unprintable.
 inline void append_cpp_string(text& out, std::string_view s) {
   out << '"';
   for (char ch : s) {
@@ -5068,7 +5081,7 @@ class tensor {
   }
   tensor_object* get() const noexcept { return obj_.get(); }
   object* detach() noexcept { return obj_.release(); }
-  friend bool operator==(const tensor& a, const tensor& b) noexcept { return a.obj_ == b.obj_; }
+  // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
   static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
@@ -5592,7 +5605,7 @@ class tuple {
   }
   tuple_object* get() const noexcept { return obj_.get(); }
   object* detach() noexcept { return obj_.release(); }
-  friend bool operator==(const tuple& a, const tuple& b) noexcept { return a.obj_ == b.obj_; }
+  // == compares tags and fields: runtime/compare.hpp (t.get() tells the same object).
 
  private:
   object_ref<tuple_object> obj_;
@@ -7058,7 +7071,9 @@ inline result<value> try_materialize_constant(const exec_view& v, const const_in
 #ifndef RELAXVM_RUNTIME_PRINT_HPP
 #define RELAXVM_RUNTIME_PRINT_HPP
 
+#include <concepts>
 #include <string>
+#include <string_view>
 
 
 namespace relaxvm {
@@ -7134,10 +7149,311 @@ inline std::string to_string(const value& v) {
   return std::string(t.view());
 }
 
+/// What relaxvm's values print to: anything that takes `<< std::string_view` (std::ostream,
+/// and so doctest's and GoogleTest's messages).
+template <class S>
+concept text_sink = !std::same_as<S, detail::text> && requires(S& s, std::string_view v) { s << v; };
+
+/// The types `<<` prints, each exactly (no conversions: `os << 5` is never a relaxvm value).
+template <class T>
+concept printable = std::same_as<T, value> || std::same_as<T, tensor> || std::same_as<T, shape> ||
+                    std::same_as<T, tuple> || std::same_as<T, closure> || std::same_as<T, string> ||
+                    std::same_as<T, dtype> || std::same_as<T, device>;
+
+/// `os << v` writes v as to_string does, strings quoted: "3", "float32", "cpu:0", "\"abc\"",
+/// "shape[32, 16]", "tensor([1, 2], shape=[2], dtype=float32, device=cpu:0)" (at most 64
+/// elements), "(1, 2)".
+template <text_sink S, printable T>
+S& operator<<(S& s, const T& v) {
+  detail::text t;
+  detail::append_value(t, value(v), true);
+  s << t.view();
+  return s;
+}
+
+/// `os << e` writes "ValueError: the message".
+template <text_sink S, std::same_as<error> E>
+S& operator<<(S& s, const E& e) {
+  s << to_string(e.kind()) << std::string_view(": ") << e.message();
+  return s;
+}
+
 }  // namespace relaxvm
 
 #endif  // RELAXVM_RUNTIME_PRINT_HPP
 // ---- end relaxvm/runtime/print.hpp ----
+// ---- begin relaxvm/runtime/compare.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Comparing values: tensors by contents (rv::equal, rv::allclose, ==), tuples field by field,
+// `==` on value; and where two tensors first differ, for test messages.
+//
+// One rule for floating-point elements everywhere here: NaN matches NaN (and nothing else), so
+// that every comparison is reflexive (a tensor equals itself, and a tuple holding it) and an
+// expected NaN in a test is written as a NaN; -0 equals +0. Elements of other types compare
+// exactly (bool: zero or not).
+#ifndef RELAXVM_RUNTIME_COMPARE_HPP
+#define RELAXVM_RUNTIME_COMPARE_HPP
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+
+namespace relaxvm {
+
+/// Tolerances of rv::allclose: elements a and b (a from the first tensor) are close when
+/// |a - b| <= atol + rtol * |b|, as NumPy's allclose; infinities match only the same infinity.
+struct tolerance {
+  double rtol = 1e-5;
+  double atol = 1e-8;
+};
+
+/// Why two tensors differ, and where: the answer of rv::first_difference.
+struct tensor_difference {
+  enum class reason : std::uint8_t {
+    none,       ///< they are equal (or close)
+    defined,    ///< one is undefined
+    dtype,      ///< element types differ
+    shape,      ///< shapes differ
+    not_host,   ///< one is on a device the host cannot read, or has no data
+    element,    ///< element `index` (row-major) differs
+  };
+  reason why = reason::none;
+  std::int64_t index = -1;  ///< reason::element: the first differing element, row-major
+  explicit operator bool() const noexcept { return why != reason::none; }
+};
+
+namespace detail {
+
+// An element read as the comparison needs it: integers exactly, floats as double.
+struct element_value {
+  bool is_float = false;
+  double f = 0;
+  std::int64_t i = 0;   // signed integers and bool
+  std::uint64_t u = 0;  // unsigned integers
+};
+
+inline double half_to_double(std::uint16_t h) noexcept {
+  const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  double v;
+  if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+  else if (exponent == 31) v = mantissa != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+  return sign ? -v : v;
+}
+
+inline element_value load_element(const unsigned char* p, dtype t) noexcept {
+  auto load = [p](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, p, sizeof(x));
+    return x;
+  };
+  element_value e;
+  if (t.is_bool()) {
+    e.i = load(std::uint8_t{}) != 0;
+  } else if (t.code == kDLFloat || t.code == kDLBfloat) {
+    e.is_float = true;
+    if (t.code == kDLBfloat) {
+      const std::uint32_t bits = static_cast<std::uint32_t>(load(std::uint16_t{})) << 16;
+      float f;
+      std::memcpy(&f, &bits, sizeof(f));
+      e.f = static_cast<double>(f);
+    } else if (t.bits == 16) {
+      e.f = half_to_double(load(std::uint16_t{}));
+    } else if (t.bits == 32) {
+      e.f = static_cast<double>(load(float{}));
+    } else {
+      e.f = load(double{});
+    }
+  } else if (t.code == kDLInt) {
+    switch (t.bits) {
+      case 8: e.i = load(std::int8_t{}); break;
+      case 16: e.i = load(std::int16_t{}); break;
+      case 32: e.i = load(std::int32_t{}); break;
+      default: e.i = load(std::int64_t{}); break;
+    }
+  } else {
+    switch (t.bits) {
+      case 8: e.u = load(std::uint8_t{}); break;
+      case 16: e.u = load(std::uint16_t{}); break;
+      case 32: e.u = load(std::uint32_t{}); break;
+      default: e.u = load(std::uint64_t{}); break;
+    }
+  }
+  return e;
+}
+
+inline double as_double(const element_value& e) noexcept {
+  if (e.is_float) return e.f;
+  return e.u != 0 ? static_cast<double>(e.u) : static_cast<double>(e.i);
+}
+
+inline bool elements_match(const element_value& a, const element_value& b, const tolerance* tol) noexcept {
+  if (!a.is_float) {
+    if (a.i == b.i && a.u == b.u) return true;
+    if (tol == nullptr) return false;
+  } else {
+    if (std::isnan(a.f) || std::isnan(b.f)) return std::isnan(a.f) && std::isnan(b.f);
+    if (a.f == b.f) return true;  // infinities included
+    if (tol == nullptr || std::isinf(a.f) || std::isinf(b.f)) return false;
+  }
+  const double x = as_double(a), y = as_double(b);
+  return std::fabs(x - y) <= tol->atol + tol->rtol * std::fabs(y);
+}
+
+inline void append_element_value(text& out, const element_value& e) {
+  if (e.is_float) append_double(out, e.f);
+  else if (e.u != 0) out << e.u;
+  else out << e.i;
+}
+
+// The address of element e (row-major) of a tensor, strided or not.
+inline const unsigned char* element_address(const tensor& t, std::int64_t e) noexcept {
+  const auto* base = static_cast<const unsigned char*>(t.raw_data());
+  const std::int64_t size = t.dtype().bytes();
+  if (t.strides().empty()) return base + e * size;
+  std::int64_t offset = 0;
+  for (std::int64_t d = t.ndim() - 1; d >= 0; --d) {
+    const std::int64_t extent = t.shape()[d];
+    offset += (e % extent) * t.strides()[d];
+    e /= extent;
+  }
+  return base + offset * size;
+}
+
+inline tensor_difference compare_tensors(const tensor& a, const tensor& b, const tolerance* tol) noexcept {
+  using reason = tensor_difference::reason;
+  if (!a.defined() || !b.defined()) return {a.defined() == b.defined() ? reason::none : reason::defined, -1};
+  if (a.dtype() != b.dtype()) return {reason::dtype, -1};
+  if (a.shape() != b.shape()) return {reason::shape, -1};
+  const std::int64_t n = a.numel();
+  if (n == 0 || a.get() == b.get()) return {};
+  auto readable = [](const tensor& t) { return t.device().device_type == kDLCPU && t.raw_data() != nullptr; };
+  if (!readable(a) || !readable(b)) return {reason::not_host, -1};
+  const dtype t = a.dtype();
+  for (std::int64_t e = 0; e < n; ++e)
+    if (!elements_match(load_element(element_address(a, e), t), load_element(element_address(b, e), t), tol))
+      return {reason::element, e};
+  return {};
+}
+
+// Tuples nested deeper than this compare as different unless they are the same object: a tuple
+// can hold itself (vm.builtin.tuple_reset_item), and comparing must end.
+inline constexpr int max_compare_depth = 64;
+
+inline bool values_equal(const value& a, const value& b, int depth) noexcept {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case value_kind::null: return true;
+    case value_kind::int64:
+    case value_kind::boolean:
+    case value_kind::dtype:
+    case value_kind::device: return a.raw_int() == b.raw_int();
+    case value_kind::float64: return a.raw_double() == b.raw_double() || (std::isnan(a.raw_double()) && std::isnan(b.raw_double()));
+    case value_kind::context: return a.raw_context() == b.raw_context();
+    case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
+    case value_kind::shape: return a.as<shape>() == b.as<shape>();
+    case value_kind::tensor: return !compare_tensors(a.as<tensor>(), b.as<tensor>(), nullptr);
+    case value_kind::tuple: {
+      if (a.get_object() == b.get_object()) return true;
+      const tuple x = a.as<tuple>(), y = b.as<tuple>();
+      if (x.tag() != y.tag() || x.size() != y.size() || depth >= max_compare_depth) return false;
+      for (std::int64_t i = 0; i < x.size(); ++i)
+        if (!values_equal(x[i], y[i], depth + 1)) return false;
+      return true;
+    }
+    case value_kind::closure:
+    case value_kind::object: return a.get_object() == b.get_object();
+  }
+  return false;
+}
+
+}  // namespace detail
+
+/// Where tensors a and b first differ (exactly; NaN matches NaN), or reason::none.
+inline tensor_difference first_difference(const tensor& a, const tensor& b) noexcept {
+  return detail::compare_tensors(a, b, nullptr);
+}
+/// Where tensors a and b first differ beyond `tol`, or reason::none.
+inline tensor_difference first_difference(const tensor& a, const tensor& b, tolerance tol) noexcept {
+  return detail::compare_tensors(a, b, &tol);
+}
+
+/// Same dtype, same shape, every element equal (NaN matches NaN, -0 equals +0). Two undefined
+/// tensors are equal; tensors the host cannot read equal only themselves.
+inline bool equal(const tensor& a, const tensor& b) noexcept { return !first_difference(a, b); }
+
+/// Same dtype, same shape, every element within |a - b| <= atol + rtol * |b| (NumPy's rule; NaN
+/// matches NaN, an infinity only the same infinity; integers are exact when equal, else compared
+/// as doubles).
+inline bool allclose(const tensor& a, const tensor& b, double rtol = 1e-5, double atol = 1e-8) noexcept {
+  return !first_difference(a, b, tolerance{rtol, atol});
+}
+
+/// Tensors compare by contents (rv::equal). Compare t.get() for the same object.
+inline bool operator==(const tensor& a, const tensor& b) noexcept { return equal(a, b); }
+
+/// Tuples compare by tag and fields (value ==).
+inline bool operator==(const tuple& a, const tuple& b) noexcept {
+  return detail::values_equal(value(a), value(b), 0);
+}
+
+/// Values are equal when they have the same kind and
+///   null: always; int64, bool, dtype, device: the same value; float64: == (NaN matches NaN);
+///   string: the same characters; shape: the same dimensions; tensor: rv::equal;
+///   tuple: the same tag and equal fields (nested deeper than 64: only the same tuple);
+///   closure, object, VM context: the same object.
+/// No conversions: value(1) != value(1.0), value(true) != value(1).
+inline bool operator==(const value& a, const value& b) noexcept { return detail::values_equal(a, b, 0); }
+
+/// A sentence saying how tensors a and b differ (beyond `tol` when given), naming the first
+/// differing element with its index and both values; empty when they do not differ. For test
+/// messages (see <relaxvm/doctest.hpp>).
+inline std::string describe_difference(const tensor& a, const tensor& b, const tolerance* tol = nullptr) {
+  const tensor_difference d = detail::compare_tensors(a, b, tol);
+  detail::text out;
+  using reason = tensor_difference::reason;
+  switch (d.why) {
+    case reason::none: return {};
+    case reason::defined: out << (a.defined() ? "the second" : "the first") << " tensor is undefined"; break;
+    case reason::dtype: out << "dtypes differ: " << a.dtype() << " and " << b.dtype(); break;
+    case reason::shape:
+      out << "shapes differ: " << detail::dims_text{a.shape().dims()} << " and " << detail::dims_text{b.shape().dims()};
+      break;
+    case reason::not_host: out << "a tensor is on " << (a.device().device_type == kDLCPU ? b.device() : a.device())
+                               << " or has no data: the host cannot read it"; break;
+    case reason::element: {
+      out << "element [";
+      std::int64_t rest = d.index, idx[64] = {};
+      const std::int64_t n = a.ndim() < 64 ? a.ndim() : 64;
+      for (std::int64_t k = n - 1; k >= 0; --k) {
+        idx[k] = rest % a.shape()[k];
+        rest /= a.shape()[k];
+      }
+      for (std::int64_t k = 0; k < n; ++k) out << (k ? ", " : "") << idx[k];
+      out << "] (flat index " << d.index << ") differs: ";
+      detail::append_element_value(out, detail::load_element(detail::element_address(a, d.index), a.dtype()));
+      out << " and ";
+      detail::append_element_value(out, detail::load_element(detail::element_address(b, d.index), b.dtype()));
+      if (tol != nullptr) {
+        out << " (rtol ";
+        detail::append_double(out, tol->rtol);
+        out << ", atol ";
+        detail::append_double(out, tol->atol);
+        out << ')';
+      }
+      break;
+    }
+  }
+  return std::string(out.view());
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_COMPARE_HPP
+// ---- end relaxvm/runtime/compare.hpp ----
 // ---- begin relaxvm/vm/virtual_machine.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // virtual_machine: runs an executable. Packed functions are resolved by name when the VM is made;
@@ -7476,6 +7792,7 @@ class vm_impl final : public vm_context {
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
+  instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
     for (op& o : ops_)
@@ -7800,7 +8117,7 @@ class vm_impl final : public vm_context {
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
-    const running_scope running(this);
+    const running_scope scope(this);
     current_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
@@ -7817,7 +8134,7 @@ class vm_impl final : public vm_context {
                                 "vm_options::max_native_stack");
     }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
-    const running_scope running(this);
+    const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
       return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
@@ -8269,6 +8586,8 @@ class virtual_machine {
 
   /// Installs (or with an empty function, removes) the hook called around every Call.
   void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
+  /// The hook set_instrument installed (empty when none).
+  instrument_fn instrument() const { return vm().instrument(); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
   /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
@@ -9067,8 +9386,8 @@ class static_vm final : public vm_context {
   // `out` and the header is gone.
   template <std::size_t Fi>
   static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
-    value regs[detail::frame_slots(view, Fi)];  // registers, return slot, argument scratch
-    for (std::int64_t k = 0; k < view.funcs[Fi].num_args; ++k) value::borrow_into(regs[k], args[k]);
+    value regs[static_cast<std::size_t>(detail::frame_slots(view, Fi))];  // registers, return slot, argument scratch
+    for (std::size_t k = 0; k < static_cast<std::size_t>(view.funcs[Fi].num_args); ++k) value::borrow_into(regs[k], args[k]);
     std::int64_t pc = view.funcs[Fi].start;
     while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
     return pc == returned;

@@ -40,7 +40,7 @@ run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=
 # line tables are all its reports need, and build faster than full debug information.
 if [ ! -d build-tsan ]; then
   CXX=clang++-16 meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dcpp_args=-gline-tables-only \
-    -Dnoexcept_tests=false -Dexamples=false -Dbench=false >/dev/null
+    -Dnoexcept_tests=false -Dexamples=false -Dbench=false -Dtool=false -Dpython=false >/dev/null
 fi
 echo "== build-tsan: build and run tests/test_threads under ThreadSanitizer"
 ninja -C build-tsan -j "$jobs" tests/test_threads
@@ -52,7 +52,7 @@ if setarch -R true >/dev/null 2>&1; then
 fi
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "${no_aslr[@]}" build-tsan/tests/test_threads
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
-run release g++ --buildtype=release -Dtests=false
+run release g++ --buildtype=release -Dtests=false -Dtool=false -Dpython=false
 # Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
 tools/fuzz.sh 5
 echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; clang 16 with TSan, the thread test; g++ 12 -O3 examples and benchmarks; fuzzing)"

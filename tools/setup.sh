@@ -9,6 +9,7 @@ packages=(
   doctest-dev libdlpack-dev xtensor-dev libboost1.81-dev nlohmann-json3-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   valgrind
+  libcli11-dev pybind11-dev python3-dev python3-numpy cmake
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -44,7 +44,7 @@ inline rv::status dense(const rv::tensor& x, const rv::tensor& w, const rv::tens
   const std::int64_t k = w.shape()[1], n = w.shape()[0];
   if (x.ndim() != 2 || x.shape()[1] != k || b.shape() != rv::shape{n} || out.ndim() != 2 || out.shape()[0] != x.shape()[0] ||
       out.shape()[1] != n)
-    return rv::detail::value_error("fw.dense: shapes do not match");
+    return rv::value_error("fw.dense: shapes do not match");
   const float *px = x.data<const float>(), *pw = w.data<const float>(), *pb = b.data<const float>();
   float* po = out.data<float>();
   for (std::int64_t r = 0; r < x.shape()[0]; ++r)
@@ -56,7 +56,7 @@ inline rv::status dense(const rv::tensor& x, const rv::tensor& w, const rv::tens
   return {};
 }
 inline rv::status relu(const rv::tensor& x, const rv::tensor& out) {
-  if (x.shape() != out.shape()) return rv::detail::value_error("fw.relu: shapes do not match");
+  if (x.shape() != out.shape()) return rv::value_error("fw.relu: shapes do not match");
   for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = x.data<const float>()[i] > 0 ? x.data<const float>()[i] : 0;
   return {};
 }

@@ -123,7 +123,7 @@ TEST_CASE("issue 3's contract: null values, tuples of values, dtypes, DLPack dev
   v = vm.invoke("main", {x});
   rv::tuple t = v.as<rv::tuple>();
   CHECK(t.size() == 2);
-  CHECK(t[0].as<rv::tensor>() == x);
+  CHECK(t[0].as<rv::tensor>().get() == x.get());
   CHECK(t[1].as<std::int64_t>() == 7);
   CHECK(rv::dtype::uint8() == rv::dtype(kDLUInt, 8));
   CHECK(rv::dtype::int32() == rv::dtype(kDLInt, 32));

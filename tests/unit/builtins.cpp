@@ -136,7 +136,7 @@ TEST_CASE("a read-only heap cannot be written") {
 TEST_CASE("copy and null_value") {
   rv::registry reg;
   rv::tensor t = rv::tensor::empty({1}, rv::dtype::int8());
-  CHECK(call(reg, "vm.builtin.copy", {rv::value(t)})->as<rv::tensor>() == t);  // the reference, not the data
+  CHECK(call(reg, "vm.builtin.copy", {rv::value(t)})->as<rv::tensor>().get() == t.get());  // the reference, not the data
   CHECK(call(reg, "vm.builtin.null_value", {})->is_null());
   CHECK(error_of(call(reg, "vm.builtin.copy", {}), rv::error_kind::type) == "vm.builtin.copy: expects 1 argument but got 0");
 }

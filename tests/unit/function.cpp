@@ -103,7 +103,7 @@ TEST_CASE("raw packed functions see the arguments as they are") {
   rv::closure keep = rv::make_packed("test.keep", [](std::span<const rv::value> args) { return args[0]; });
   rv::tensor t = rv::tensor::empty({1}, rv::dtype::int8());
   rv::value kept = keep(t);
-  CHECK(kept.as<rv::tensor>() == t);
+  CHECK(kept.as<rv::tensor>().get() == t.get());
   CHECK(t.get()->use_count() == 2);
 }
 

@@ -3,6 +3,7 @@
 // (reference/lowering.md, section 6.4), with their outputs, error kinds and messages, and the
 // instruction patterns the reference emits.
 #include <doctest/doctest.h>
+#include <relaxvm/doctest.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -584,7 +585,7 @@ std::shared_ptr<std::vector<std::int64_t>> watch_storages(rv::virtual_machine& v
 }
 void check_floats(const rv::tensor& t, const std::vector<float>& want) {
   REQUIRE(t.numel() == static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i) CHECK(t.data<const float>()[i] == doctest::Approx(want[i]));
+  RELAXVM_CHECK_ALLCLOSE(t, rv::tensor::from<float>(want, t.shape()));
 }
 // main(x: (2, cols)) = the chain above, with `bound` as n's upper bound when cols is symbolic.
 ir::module chain_module(bool symbolic, std::int64_t bound) {

@@ -318,7 +318,7 @@ TEST_CASE("ensure_zero_offset folds the offset into the pointer, or copies") {
   rv::object_ref<rv::storage_object> st = *rv::make_storage(a, 256, 64, rv::device::cpu());
   probe p("vm.builtin.ensure_zero_offset", 1);
   rv::tensor at0 = *rv::view_storage(st, 0, rv::shape{4}, rv::dtype::int32());
-  CHECK(p.ok({at0}).as<rv::tensor>() == at0);
+  CHECK(p.ok({at0}).as<rv::tensor>().get() == at0.get());
   rv::tensor at64 = *rv::view_storage(st, 64, rv::shape{4}, rv::dtype::int32());
   at64.data<std::int32_t>()[0] = 9;
   rv::tensor folded = p.ok({at64}).as<rv::tensor>();
@@ -486,7 +486,7 @@ TEST_CASE("strided tensors from DLPack are refused where a compact one is needed
   probe reshape("vm.builtin.reshape", 2);
   CHECK(reshape.fails({strided, rv::shape{4}}, rv::error_kind::value) == "vm.builtin.reshape: the tensor must be compact");
   probe zero("vm.builtin.ensure_zero_offset", 1);
-  CHECK(zero.ok({strided}).as<rv::tensor>() == strided);  // no offset to fold: the tensor itself, strides and all
+  CHECK(zero.ok({strided}).as<rv::tensor>().get() == strided.get());  // no offset to fold: the tensor itself, strides and all
   CHECK(message(rv::copy_to(strided, rv::device::cpu(1), rv::allocator::naive()).error()) ==
         "copy_to: strided tensors are not supported");
   probe dev("vm.builtin.to_device", 3, true, two_cpus(rv::allocator::naive(), rv::allocator::naive()));

@@ -2,6 +2,7 @@
 // The MLP of examples/mlp_program.hpp: correct for several batch sizes, and, with a pooled
 // allocator, free of system allocations from its second run on.
 #include <doctest/doctest.h>
+#include <relaxvm/doctest.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -218,8 +219,7 @@ TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's
     const rv::tensor x = mlp::make_input(n);
     const rv::tensor a = by_hand["main"](x).as<rv::tensor>();
     const rv::tensor b = lowered["main"](x).as<rv::tensor>();
-    REQUIRE(b.shape() == a.shape());
-    for (std::int64_t i = 0; i < a.numel(); ++i) CHECK(a.data<const float>()[i] == b.data<const float>()[i]);
+    RELAXVM_CHECK_EQUAL(a, b);
   }
   const rv::result<rv::value> bad = lowered["main"].try_call(std::vector<rv::value>{rv::tensor::from<float>(std::vector<float>(15), {1, 15})});
   REQUIRE(!bad.ok());
@@ -248,8 +248,7 @@ TEST_CASE("the MLP as IR, planned: (n, 32) intermediates alternate between two s
       const rv::tensor x = mlp::make_input(n);
       const rv::tensor want = by_hand["main"](x).as<rv::tensor>();
       const rv::tensor got = vm["main"](x).as<rv::tensor>();
-      REQUIRE(got.shape() == want.shape());
-      for (std::int64_t i = 0; i < want.numel(); ++i) CHECK(got.data<const float>()[i] == want.data<const float>()[i]);
+      RELAXVM_CHECK_EQUAL(got, want);
       // Two storages of 128 n bytes (1,024 with n <= 8) for the four (n, 32) tensors, then 40 n
       // bytes for the returned (n, 10).
       const std::int64_t hidden_bytes = bound > 0 ? 4 * 32 * bound : 4 * 32 * n;
@@ -285,8 +284,7 @@ TEST_CASE("the MLP as IR with reuse_shapes: four shapes made instead of eight, t
       const rv::tensor x = mlp::make_input(n);
       const rv::tensor want = by_hand["main"](x).as<rv::tensor>();
       const rv::tensor got = vm["main"](x).as<rv::tensor>();
-      REQUIRE(got.shape() == want.shape());
-      for (std::int64_t i = 0; i < want.numel(); ++i) CHECK(got.data<const float>()[i] == want.data<const float>()[i]);
+      RELAXVM_CHECK_EQUAL(got, want);
       CHECK(shapes == (reuse ? 4 : 8));
       CHECK(kills == 7);
       CHECK(sizes == std::vector<std::int64_t>{128 * n, 128 * n, 40 * n});

@@ -225,7 +225,7 @@ TEST_CASE("Relay Move: vm.builtin.copy") {
   }
   vm_with v(b.get());
   rv::tensor t = ints({1});
-  CHECK(v.vm.invoke("main", {t}).as<rv::tensor>() == t);  // the same object, as Relay's reference copy
+  CHECK(v.vm.invoke("main", {t}).as<rv::tensor>().get() == t.get());  // the same object, as Relay's reference copy
 }
 
 TEST_CASE("Relay Ret, Invoke and Goto") {
@@ -349,7 +349,7 @@ TEST_CASE("Relay LoadConst: a constant argument") {
   vm_with v(b.get());
   rv::value c = v.vm.invoke("main", {});
   CHECK(at(c, 1) == 5);
-  CHECK(c.as<rv::tensor>() == v.vm.invoke("main", {}).as<rv::tensor>());  // loaded once, shared
+  CHECK(c.as<rv::tensor>().get() == v.vm.invoke("main", {}).as<rv::tensor>().get());  // loaded once, shared
 }
 
 TEST_CASE("Relay Fatal: vm.builtin.fatal") {

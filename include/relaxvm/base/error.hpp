@@ -166,6 +166,19 @@ error internal_error(const Parts&... parts) {
 #endif
 
 }  // namespace detail
+
+/// Errors for kernels to return (a result<T> or status converts from an error):
+///   return rv::value_error("my.kernel: expects ", n, " rows but got ", x.shape()[0]);
+/// The parts are written one after another (strings, numbers, dtype, device, shape texts); with
+/// RELAXVM_ERROR_TEXT=0 (terse firmware errors) only the first part is kept when it is text, and
+/// the rest is not formatted. The kinds are the reference's: type_error (TypeError: wrong kind of
+/// argument or arity), value_error (ValueError: a bad value or shape), runtime_error
+/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug).
+using detail::internal_error;
+using detail::runtime_error;
+using detail::type_error;
+using detail::value_error;
+
 }  // namespace relaxvm
 
 /// Called by the throwing API forms when exceptions are disabled, and by result<T>::value() on an

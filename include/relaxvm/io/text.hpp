@@ -26,7 +26,7 @@ namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }
 
-/// A C++ string literal for `s`: octal escapes (never greedy like \x) for anything unprintable.
+/// A C++ string literal for `s`: octal escapes (never greedy like a hex escape) for anything unprintable.
 inline void append_cpp_string(text& out, std::string_view s) {
   out << '"';
   for (char ch : s) {

@@ -3,7 +3,9 @@
 #ifndef RELAXVM_RUNTIME_PRINT_HPP
 #define RELAXVM_RUNTIME_PRINT_HPP
 
+#include <concepts>
 #include <string>
+#include <string_view>
 
 #include "../base/text.hpp"
 #include "function.hpp"
@@ -82,6 +84,35 @@ inline std::string to_string(const value& v) {
   detail::text t;
   detail::append_value(t, v);
   return std::string(t.view());
+}
+
+/// What relaxvm's values print to: anything that takes `<< std::string_view` (std::ostream,
+/// and so doctest's and GoogleTest's messages).
+template <class S>
+concept text_sink = !std::same_as<S, detail::text> && requires(S& s, std::string_view v) { s << v; };
+
+/// The types `<<` prints, each exactly (no conversions: `os << 5` is never a relaxvm value).
+template <class T>
+concept printable = std::same_as<T, value> || std::same_as<T, tensor> || std::same_as<T, shape> ||
+                    std::same_as<T, tuple> || std::same_as<T, closure> || std::same_as<T, string> ||
+                    std::same_as<T, dtype> || std::same_as<T, device>;
+
+/// `os << v` writes v as to_string does, strings quoted: "3", "float32", "cpu:0", "\"abc\"",
+/// "shape[32, 16]", "tensor([1, 2], shape=[2], dtype=float32, device=cpu:0)" (at most 64
+/// elements), "(1, 2)".
+template <text_sink S, printable T>
+S& operator<<(S& s, const T& v) {
+  detail::text t;
+  detail::append_value(t, value(v), true);
+  s << t.view();
+  return s;
+}
+
+/// `os << e` writes "ValueError: the message".
+template <text_sink S, std::same_as<error> E>
+S& operator<<(S& s, const E& e) {
+  s << to_string(e.kind()) << std::string_view(": ") << e.message();
+  return s;
 }
 
 }  // namespace relaxvm

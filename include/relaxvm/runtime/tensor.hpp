@@ -306,7 +306,7 @@ class tensor {
   }
   tensor_object* get() const noexcept { return obj_.get(); }
   object* detach() noexcept { return obj_.release(); }
-  friend bool operator==(const tensor& a, const tensor& b) noexcept { return a.obj_ == b.obj_; }
+  // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
   static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,

@@ -73,7 +73,7 @@ class tuple {
   }
   tuple_object* get() const noexcept { return obj_.get(); }
   object* detach() noexcept { return obj_.release(); }
-  friend bool operator==(const tuple& a, const tuple& b) noexcept { return a.obj_ == b.obj_; }
+  // == compares tags and fields: runtime/compare.hpp (t.get() tells the same object).
 
  private:
   object_ref<tuple_object> obj_;

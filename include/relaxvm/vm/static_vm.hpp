@@ -414,8 +414,8 @@ class static_vm final : public vm_context {
   // `out` and the header is gone.
   template <std::size_t Fi>
   static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
-    value regs[detail::frame_slots(view, Fi)];  // registers, return slot, argument scratch
-    for (std::int64_t k = 0; k < view.funcs[Fi].num_args; ++k) value::borrow_into(regs[k], args[k]);
+    value regs[static_cast<std::size_t>(detail::frame_slots(view, Fi))];  // registers, return slot, argument scratch
+    for (std::size_t k = 0; k < static_cast<std::size_t>(view.funcs[Fi].num_args); ++k) value::borrow_into(regs[k], args[k]);
     std::int64_t pc = view.funcs[Fi].start;
     while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
     return pc == returned;

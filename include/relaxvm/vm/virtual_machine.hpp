@@ -250,6 +250,7 @@ class vm_impl final : public vm_context {
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
+  instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
     for (op& o : ops_)
@@ -574,7 +575,7 @@ class vm_impl final : public vm_context {
   }
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
-    const running_scope running(this);
+    const running_scope scope(this);
     current_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
@@ -591,7 +592,7 @@ class vm_impl final : public vm_context {
                                 "vm_options::max_native_stack");
     }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
-    const running_scope running(this);
+    const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
       return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
@@ -1043,6 +1044,8 @@ class virtual_machine {
 
   /// Installs (or with an empty function, removes) the hook called around every Call.
   void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
+  /// The hook set_instrument installed (empty when none).
+  instrument_fn instrument() const { return vm().instrument(); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
   /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+// relaxvm: inspect, verify, run, time and convert executables from the command line.
+//
+//   relaxvm info FILE                  format, size, functions, constants, warnings
+//   relaxvm text FILE | cpp FILE       the text form / builder code that rebuilds it
+//   relaxvm verify FILE [--strict]     exit 0 when it loads and verifies (warnings printed)
+//   relaxvm run FILE [-f main] [INPUT...] [-o OUT.npy...]
+//   relaxvm time FILE [-f main] [INPUT...] [--runs N] [--warmup N] [--profile [--format F]]
+//   relaxvm graph run GRAPH.json [--params FILE] [NAME=INPUT...] [-o OUT.npy...] [--profile]
+//   relaxvm convert IN OUT [--to relaxvm|tvm-relax] [--params FILE]
+//
+// FILE is a relaxvm executable, or an executable TVM v0.19.0 wrote (Relax .rxe, Relay .ro with
+// --params for its late-bound constants); the format is told from the bytes. Exit status: 0 ok,
+// 1 an error (the message on stderr), 2 bad usage.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <relaxvm.hpp>
+#include <relaxvm/graph.hpp>
+#include <relaxvm/ops/ops.hpp>
+#include <relaxvm/profiler.hpp>
+#include <relaxvm/tvm.hpp>
+
+#include "npy.hpp"
+
+namespace rv = relaxvm;
+
+namespace {
+
+struct failure {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) { throw failure{std::move(message)}; }
+
+template <class T>
+T check(rv::result<T> r, std::string_view what = {}) {
+  if (!r.ok()) fail((what.empty() ? std::string() : std::string(what) + ": ") + std::string(r.error().message()));
+  return std::move(r).value();
+}
+void check(rv::status s, std::string_view what = {}) {
+  if (!s.ok()) fail((what.empty() ? std::string() : std::string(what) + ": ") + std::string(s.error().message()));
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open '" + path + "'");
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail("cannot read '" + path + "'");
+  std::vector<std::byte> out(chars.size());
+  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+void write_file(const std::string& path, std::span<const std::byte> bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) fail("cannot write '" + path + "'");
+}
+
+// ---- executables in any format ------------------------------------------------------------
+
+enum class format { relaxvm, tvm_relax, tvm_relay };
+
+std::string_view format_name(format f) {
+  switch (f) {
+    case format::relaxvm: return "relaxvm executable";
+    case format::tvm_relax: return "TVM Relax VM executable (v0.19.0)";
+    case format::tvm_relay: return "TVM Relay VM executable (v0.19.0)";
+  }
+  return "?";
+}
+
+std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8; ++i) v |= std::to_integer<std::uint64_t>(b[at + i]) << (8 * i);
+  return v;
+}
+
+format detect(std::span<const std::byte> bytes, const std::string& path) {
+  if (bytes.size() >= rv::binary::magic.size() &&
+      std::equal(rv::binary::magic.begin(), rv::binary::magic.end(), bytes.begin(),
+                 [](std::uint8_t m, std::byte b) { return std::to_integer<std::uint8_t>(b) == m; }))
+    return format::relaxvm;
+  if (bytes.size() >= 8 && u64_at(bytes, 0) == rv::tvm::vm_bytecode_magic) return format::tvm_relay;
+  if (bytes.size() >= 16 && u64_at(bytes, 8) == rv::tvm::vm_bytecode_magic) return format::tvm_relax;
+  fail("'" + path + "' is not an executable relaxvm reads (neither relaxvm's magic bytes nor TVM's VM bytecode magic)");
+}
+
+struct loaded {
+  rv::executable exe;
+  format kind;
+  std::size_t bytes;
+};
+
+loaded load(const std::string& path, const std::string& params_path = {}) {
+  const std::vector<std::byte> bytes = read_file(path);
+  const format f = detect(bytes, path);
+  if (!params_path.empty() && f != format::tvm_relay)
+    fail("--params is for TVM Relay executables; '" + path + "' is a " + std::string(format_name(f)));
+  switch (f) {
+    case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size()};
+    case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size()};
+    case format::tvm_relay: {
+      if (params_path.empty()) return {check(rv::tvm::load_relay(bytes), path), f, bytes.size()};
+      const std::vector<std::byte> params = read_file(params_path);
+      return {check(rv::tvm::load_relay(bytes, params), path), f, bytes.size()};
+    }
+  }
+  fail("unreachable");
+}
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+rv::dtype parse_dtype(std::string_view s) {
+  static constexpr std::pair<std::string_view, rv::dtype> known[] = {
+      {"float16", rv::dtype::float16()}, {"float32", rv::dtype::float32()}, {"float64", rv::dtype::float64()},
+      {"int8", rv::dtype::int8()},       {"int16", rv::dtype::int16()},     {"int32", rv::dtype::int32()},
+      {"int64", rv::dtype::int64()},     {"uint8", rv::dtype::uint8()},     {"uint16", rv::dtype::uint16()},
+      {"uint32", rv::dtype::uint32()},   {"uint64", rv::dtype::uint64()},   {"bool", rv::dtype::bool_()}};
+  for (const auto& [name, t] : known)
+    if (name == s) return t;
+  fail("unknown dtype '" + std::string(s) + "' (float16/32/64, int8-64, uint8-64, bool)");
+}
+
+bool parse_int(std::string_view s, std::int64_t& out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, out);
+  return r.ec == std::errc() && r.ptr == end;
+}
+bool parse_double(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  std::string copy(s);
+  char* end = nullptr;
+  out = std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size();
+}
+
+// A nested list of numbers, "[[1, 2], [3, 4]]", as a tensor of dtype t.
+rv::tensor parse_tensor(std::string_view text, rv::dtype t, const std::string& input) {
+  std::vector<double> values;
+  std::vector<std::int64_t> dims, counts;
+  int depth = 0, max_depth = -1, number_depth = -1;
+  std::string number;
+  auto flush = [&] {
+    if (number.empty()) return;
+    if (number_depth >= 0 && number_depth != depth) fail("input '" + input + "': ragged nesting");
+    number_depth = depth;
+    double v = 0;
+    if (!parse_double(number, v)) fail("input '" + input + "': '" + number + "' is not a number");
+    values.push_back(v);
+    ++counts.back();
+    number.clear();
+  };
+  for (char c : text) {
+    if (c == '[') {
+      if (!number.empty()) fail("input '" + input + "': a '[' after a number");
+      if (depth > 0) ++counts.back();
+      ++depth;
+      if (static_cast<std::size_t>(depth) > counts.size()) counts.resize(static_cast<std::size_t>(depth), 0);
+      counts[static_cast<std::size_t>(depth - 1)] = 0;
+      counts.resize(static_cast<std::size_t>(depth));
+    } else if (c == ']') {
+      flush();
+      if (depth == 0) fail("input '" + input + "': unbalanced ']'");
+      const std::int64_t n = counts.back();
+      const auto level = static_cast<std::size_t>(depth - 1);
+      if (dims.size() <= level) dims.resize(level + 1, -1);
+      if (dims[level] >= 0 && dims[level] != n) fail("input '" + input + "': rows of different lengths");
+      dims[level] = n;
+      max_depth = std::max(max_depth, depth);
+      counts.pop_back();
+      --depth;
+    } else if (c == ',' || c == ' ') {
+      flush();
+    } else {
+      if (depth == 0) fail("input '" + input + "': numbers must be inside [ ]");
+      number += c;
+    }
+  }
+  if (depth != 0) fail("input '" + input + "': unbalanced '['");
+  if (static_cast<int>(dims.size()) != max_depth || (number_depth >= 0 && number_depth != max_depth))
+    fail("input '" + input + "': ragged nesting");
+  // Nested empty lists give -1 for the levels never reached.
+  for (std::int64_t& d : dims) d = std::max<std::int64_t>(d, 0);
+  rv::tensor out = check(rv::tensor::try_empty(rv::shape(std::span<const std::int64_t>(dims)), t), "input '" + input + "'");
+  if (static_cast<std::int64_t>(values.size()) != out.numel()) fail("input '" + input + "': ragged nesting");
+  auto* p = static_cast<unsigned char*>(out.raw_data());
+  const auto size = static_cast<std::size_t>(t.bytes());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    auto store = [&](auto x) { std::memcpy(p + i * size, &x, sizeof x); };
+    if (t == rv::dtype::float32()) store(static_cast<float>(v));
+    else if (t == rv::dtype::float64()) store(v);
+    else if (t.is_bool()) store(static_cast<std::uint8_t>(v != 0));
+    else if (t.is_int() && t.bits == 8) store(static_cast<std::int8_t>(v));
+    else if (t.is_int() && t.bits == 16) store(static_cast<std::int16_t>(v));
+    else if (t.is_int() && t.bits == 32) store(static_cast<std::int32_t>(v));
+    else if (t.is_int()) store(static_cast<std::int64_t>(v));
+    else if (t.bits == 8) store(static_cast<std::uint8_t>(v));
+    else if (t.bits == 16) store(static_cast<std::uint16_t>(v));
+    else if (t.bits == 32) store(static_cast<std::uint32_t>(v));
+    else if (t.is_uint()) store(static_cast<std::uint64_t>(v));
+    else fail("input '" + input + "': literals of " + rv::to_string(rv::value(t)) + " are not supported; use a .npy file");
+  }
+  return out;
+}
+
+constexpr std::string_view input_help =
+    "INPUT: 3 (int64), 2.5 (float64), true/false, \"text\" (a string), shape:2,3 (a shape), "
+    "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), or a .npy file";
+
+rv::value parse_input(const std::string& s) {
+  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s), s));
+  std::int64_t i = 0;
+  double d = 0;
+  if (parse_int(s, i)) return i;
+  if (s == "true" || s == "false") return s == "true";
+  if (parse_double(s, d)) return d;
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return rv::string(std::string_view(s).substr(1, s.size() - 2));
+  if (s.starts_with("shape:")) {
+    std::vector<std::int64_t> dims;
+    std::string_view rest = std::string_view(s).substr(6);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      std::int64_t v = 0;
+      if (!parse_int(rest.substr(0, comma), v)) fail("input '" + s + "': a shape is shape:D0,D1,... of integers");
+      dims.push_back(v);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    return rv::shape(std::span<const std::int64_t>(dims));
+  }
+  if (s.starts_with("[")) return parse_tensor(s, rv::dtype::float32(), s);
+  if (const std::size_t colon = s.find(':'); colon != std::string::npos && s.substr(colon + 1).starts_with("["))
+    return parse_tensor(std::string_view(s).substr(colon + 1), parse_dtype(std::string_view(s).substr(0, colon)), s);
+  fail("input '" + s + "' is not understood. " + std::string(input_help));
+}
+
+std::vector<rv::value> parse_inputs(const std::vector<std::string>& inputs) {
+  std::vector<rv::value> out;
+  for (const std::string& s : inputs) out.push_back(parse_input(s));
+  return out;
+}
+
+// ---- outputs --------------------------------------------------------------------------------
+
+// Writes the result's tensors to the .npy paths: a tensor to the first, a tuple's fields in order.
+void write_outputs(const rv::value& result, const std::vector<std::string>& paths) {
+  if (paths.empty()) return;
+  std::vector<rv::tensor> tensors;
+  if (result.kind() == rv::value_kind::tensor) {
+    tensors.push_back(result.as<rv::tensor>());
+  } else if (result.kind() == rv::value_kind::tuple) {
+    for (const rv::value& f : result.as<rv::tuple>()) {
+      if (f.kind() != rv::value_kind::tensor) fail("-o: the result's fields must be tensors, but one is " + rv::to_string(f));
+      tensors.push_back(f.as<rv::tensor>());
+    }
+  } else {
+    fail("-o: the result is " + rv::to_string(result) + ", not a tensor");
+  }
+  if (paths.size() > tensors.size())
+    fail("-o: " + std::to_string(paths.size()) + " files for " + std::to_string(tensors.size()) + " tensors");
+  for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::cli::write_npy(tensors[i]), paths[i]));
+}
+
+rv::registry kernels() {
+  rv::registry reg;  // the builtins are there already
+  rv::ops::register_all(reg);
+  return reg;
+}
+
+// ---- commands -------------------------------------------------------------------------------
+
+void info(const std::string& path, const std::string& params) {
+  const loaded l = load(path, params);
+  std::printf("%s: %s, %zu bytes\n", path.c_str(), std::string(format_name(l.kind)).c_str(), l.bytes);
+  std::printf("%s", l.exe.stats().c_str());
+  const auto warnings = l.exe.warnings();
+  std::printf("verified: yes, %zu warning%s\n", warnings.size(), warnings.size() == 1 ? "" : "s");
+  for (const std::string& w : warnings) std::printf("  warning: %s\n", w.c_str());
+}
+
+int verify(const std::string& path, const std::string& params, bool strict) {
+  const loaded l = load(path, params);
+  for (const std::string& w : l.exe.warnings()) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
+  const bool bad = strict && !l.exe.warnings().empty();
+  std::printf("%s: %s (%s, %zu warning%s)\n", path.c_str(), bad ? "verified, but warnings are errors (--strict)" : "ok",
+              std::string(format_name(l.kind)).c_str(), l.exe.warnings().size(), l.exe.warnings().size() == 1 ? "" : "s");
+  return bad ? 1 : 0;
+}
+
+void run(const std::string& path, const std::string& params, const std::string& function,
+         const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+  const loaded l = load(path, params);
+  const rv::registry reg = kernels();
+  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg));
+  const std::vector<rv::value> args = parse_inputs(inputs);
+  const rv::value y = check(vm.try_invoke(function, args));
+  std::printf("%s\n", rv::to_string(y).c_str());
+  write_outputs(y, outputs);
+}
+
+void time_it(const std::string& path, const std::string& params, const std::string& function,
+             const std::vector<std::string>& inputs, int runs, int warmup, bool profile, const std::string& fmt) {
+  if (runs < 1) fail("--runs must be at least 1");
+  const loaded l = load(path, params);
+  const rv::registry reg = kernels();
+  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg));
+  const std::vector<rv::value> args = parse_inputs(inputs);
+  const rv::vm_function f = check(vm.try_function(function));
+  for (int i = 0; i < warmup; ++i) check(f.try_call(args));
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    check(f.try_call(args));
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1) + 0.5)]; };
+  std::printf("%s: median %.3f us, min %.3f, p10 %.3f, p90 %.3f, max %.3f over %d runs (%d warm-up)\n",
+              function.c_str(), at(0.5), us.front(), at(0.1), at(0.9), us.back(), runs, warmup);
+  if (!profile) return;
+  const rv::vm_profile p = check(rv::profile(vm, function, args, static_cast<std::size_t>(runs)), "profile");
+  if (fmt == "csv") std::printf("%s", p.csv().c_str());
+  else if (fmt == "json") std::printf("%s", p.json().c_str());
+  else std::printf("%s", p.table().c_str());
+}
+
+void graph_run(const std::string& path, const std::string& params, const std::vector<std::string>& inputs,
+               const std::vector<std::string>& outputs, bool profile) {
+  const std::vector<std::byte> json = read_file(path);
+  const rv::registry reg = kernels();
+  rv::graph::executor g = check(rv::graph::executor::create(
+      std::string_view(reinterpret_cast<const char*>(json.data()), json.size()), reg), path);
+  if (!params.empty()) check(g.load_params(read_file(params)), params);
+  for (const std::string& in : inputs) {
+    const std::size_t eq = in.find('=');
+    if (eq == std::string::npos || eq == 0) fail("graph input '" + in + "' must be NAME=INPUT");
+    const rv::value v = parse_input(in.substr(eq + 1));
+    if (v.kind() != rv::value_kind::tensor) fail("graph input '" + in + "' must be a tensor");
+    check(g.set_input(std::string_view(in).substr(0, eq), v.as<rv::tensor>()), "set_input");
+  }
+  check(g.run(), "run");
+  std::vector<rv::value> results;
+  for (std::size_t i = 0; i < g.get_num_outputs(); ++i) {
+    const rv::tensor t = check(g.get_output(i));
+    results.emplace_back(t);
+    std::printf("output %zu: %s\n", i, rv::to_string(rv::value(t)).c_str());
+  }
+  if (!outputs.empty()) write_outputs(results.size() == 1 ? results[0] : rv::value(rv::tuple(results)), outputs);
+  if (profile) std::printf("%s", check(g.profile(10), "profile").table().c_str());
+}
+
+void convert(const std::string& in, const std::string& out, const std::string& params, const std::string& to) {
+  const loaded l = load(in, params);
+  std::vector<std::byte> bytes;
+  if (to == "relaxvm") bytes = l.exe.save();
+  else bytes = check(rv::tvm::save_relax(l.exe), out);
+  write_file(out, bytes);
+  std::printf("%s (%s) -> %s (%s, %zu bytes)\n", in.c_str(), std::string(format_name(l.kind)).c_str(), out.c_str(),
+              to == "relaxvm" ? "relaxvm executable" : "TVM Relax VM executable (v0.19.0)", bytes.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"relaxvm " RELAXVM_VERSION_STRING
+               ": inspect, verify, run, time and convert VM executables (relaxvm's, and those TVM v0.19.0 writes)"};
+  app.require_subcommand(1);
+  std::string file, params, function = "main", fmt = "table", to = "relaxvm", out_file;
+  std::vector<std::string> inputs, outputs;
+  bool strict = false, profile = false;
+  int runs = 100, warmup = 5;
+
+  auto add_file = [&](CLI::App* c) {
+    c->add_option("FILE", file, "the executable (relaxvm, or TVM Relax .rxe / Relay .ro)")->required();
+    c->add_option("--params", params, "a TVM params file with a Relay executable's late-bound constants");
+  };
+  CLI::App* info_cmd = app.add_subcommand("info", "format, size, functions, constants and warnings");
+  add_file(info_cmd);
+  CLI::App* text_cmd = app.add_subcommand("text", "the executable as text (the reference's as_text)");
+  add_file(text_cmd);
+  CLI::App* cpp_cmd = app.add_subcommand("cpp", "C++ builder code that rebuilds the executable");
+  add_file(cpp_cmd);
+  CLI::App* verify_cmd = app.add_subcommand("verify", "load and verify; exit 0 when valid, warnings on stderr");
+  add_file(verify_cmd);
+  verify_cmd->add_flag("--strict", strict, "warnings make the exit status 1");
+  // The inputs are what the subcommand does not parse (remaining()), taken whole: as an option's
+  // values CLI11 would split "[1, 2]" into two.
+  const std::string inputs_help(input_help);
+  CLI::App* run_cmd = app.add_subcommand("run", "run a function with the builtins and the ops kernels; print its result");
+  add_file(run_cmd);
+  run_cmd->add_option("-f,--function", function, "the function to call")->capture_default_str();
+  run_cmd->allow_extras()->footer(inputs_help);
+  run_cmd->add_option("-o,--output", outputs, "write the result (a tensor, or a tuple's tensors in order) to .npy files");
+  CLI::App* time_cmd = app.add_subcommand("time", "time a function: median and spread over runs");
+  add_file(time_cmd);
+  time_cmd->add_option("-f,--function", function, "the function to call")->capture_default_str();
+  time_cmd->allow_extras()->footer(inputs_help);
+  time_cmd->add_option("--runs", runs, "timed runs")->capture_default_str();
+  time_cmd->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
+  time_cmd->add_flag("--profile", profile, "also time each callee over the runs (rv::profile)");
+  time_cmd->add_option("--format", fmt, "the profile as table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  CLI::App* graph_cmd = app.add_subcommand("graph", "the graph executor (TVM graph JSON)");
+  graph_cmd->require_subcommand(1);
+  CLI::App* graph_run_cmd = graph_cmd->add_subcommand("run", "run a graph and print its outputs");
+  graph_run_cmd->add_option("GRAPH", file, "the graph JSON file")->required();
+  graph_run_cmd->add_option("--params", params, "a params file (TVM's save_param_dict format)");
+  graph_run_cmd->allow_extras()->footer("NAME=INPUT for each graph input. " + inputs_help);
+  graph_run_cmd->add_option("-o,--output", outputs, "write the outputs to .npy files, in order");
+  graph_run_cmd->add_flag("--profile", profile, "print the per-node timing table of 10 runs");
+  CLI::App* convert_cmd = app.add_subcommand("convert", "write an executable in another format");
+  convert_cmd->add_option("IN", file, "the executable to read (any format relaxvm reads)")->required();
+  convert_cmd->add_option("OUT", out_file, "the file to write")->required();
+  convert_cmd->add_option("--to", to, "the format to write: relaxvm or tvm-relax")
+      ->check(CLI::IsMember({"relaxvm", "tvm-relax"}))
+      ->capture_default_str();
+  convert_cmd->add_option("--params", params, "a params file with a Relay executable's late-bound constants");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, or the error and a hint
+    return code == 0 ? 0 : 2;
+  }
+  for (CLI::App* c : {run_cmd, time_cmd, graph_run_cmd})
+    if (*c) inputs = c->remaining();
+  try {
+    if (*info_cmd) info(file, params);
+    else if (*text_cmd) std::printf("%s", load(file, params).exe.as_text().c_str());
+    else if (*cpp_cmd) std::printf("%s", load(file, params).exe.as_cpp().c_str());
+    else if (*verify_cmd) return verify(file, params, strict);
+    else if (*run_cmd) run(file, params, function, inputs, outputs);
+    else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt);
+    else if (*graph_run_cmd) graph_run(file, params, inputs, outputs, profile);
+    else if (*convert_cmd) convert(file, out_file, params, to);
+  } catch (const failure& f) {
+    std::fprintf(stderr, "relaxvm: error: %s\n", f.message.c_str());
+    return 1;
+  } catch (const rv::error& e) {
+    std::fprintf(stderr, "relaxvm: error: %s\n", std::string(e.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

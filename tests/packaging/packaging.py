@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""relaxvm as its users get it (the 'packaging' suite, tests/meson.build).
+
+A fresh minimal build of this checkout (no tests, examples, benchmarks, tool or Python module) is
+installed into <work>/prefix once for all the tests of a run (under a lock; again only when the
+installed inputs change), and then each test builds tests/packaging/main.cpp as a consumer:
+
+  install             the installed files: include/ and single_include/ complete, the CMake package,
+                      both pkg-config files, and no DLPack header
+  cmake               find_package(relaxvm) from a copy of the prefix moved elsewhere (the package
+                      finds its prefix from where it is), targets relaxvm::relaxvm and relaxvm::single;
+                      a request for relaxvm 1.0 is refused (SameMajorVersion)
+  cmake_subdirectory  add_subdirectory(<checkout>) (the top-level CMakeLists.txt), both targets (one run)
+  pkg_config          `pkg-config --cflags relaxvm` and relaxvm-single
+  meson_subproject    dependency('relaxvm') and dependency('relaxvm-single') with subprojects/relaxvm
+                      a link to the checkout (one run): nothing of relaxvm's is built (no test_vm target, no
+                      ninja step in subprojects/relaxvm) unless -Drelaxvm:subproject_extras=true
+
+Each consumer program runs on the VM and prints `relaxvm <version> (headers|single): main(7) = 42`.
+
+usage: packaging.py TEST --source-root DIR --work DIR --version V --cmake PATH --pkg-config PATH -- CXX...
+"""
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77  # meson test's exit status for a skipped test
+
+
+def run(cmd, cwd=None, env=None, capture=True):
+    """Runs cmd; on failure prints its output and stops the test."""
+    print("$", " ".join(str(c) for c in cmd), flush=True)
+    p = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, text=True,
+                       stdout=subprocess.PIPE if capture else None, stderr=subprocess.STDOUT if capture else None)
+    if p.returncode != 0:
+        if capture:
+            print(p.stdout)
+        sys.exit(f"FAILED ({p.returncode}): {' '.join(str(c) for c in cmd)}")
+    return p.stdout if capture else ""
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        sys.exit(f"FAILED: {what}")
+
+
+def tool_env(args, **extra):
+    env = dict(os.environ)
+    env["CXX"] = " ".join(args.cxx)
+    # Only what the test names: no installed relaxvm from elsewhere.
+    env.pop("PKG_CONFIG_PATH", None)
+    env.pop("CMAKE_PREFIX_PATH", None)
+    env.update(extra)
+    return env
+
+
+def fresh(path: pathlib.Path) -> pathlib.Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def installed_inputs(src: pathlib.Path, args) -> str:
+    """A hash of everything the install depends on."""
+    h = hashlib.sha256()
+    files = [src / "meson.build", src / "meson_options.txt", pathlib.Path(__file__).resolve()]
+    for d in ("cmake", "include", "single_include"):
+        files += sorted(p for p in (src / d).rglob("*") if p.is_file())
+    for f in files:
+        h.update(str(f.relative_to(src) if f.is_relative_to(src) else f.name).encode() + b"\0")
+        h.update(f.read_bytes())
+    h.update(" ".join(args.cxx).encode())
+    return h.hexdigest()
+
+
+def ensure_prefix(args) -> pathlib.Path:
+    """Configures and installs the minimal build into <work>/prefix, once per change of its inputs."""
+    src, work = args.source_root, args.work
+    work.mkdir(parents=True, exist_ok=True)
+    prefix, build, stamp = work / "prefix", work / "relaxvm-build", work / "prefix.stamp"
+    with open(work / "prefix.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        digest = installed_inputs(src, args)
+        if stamp.exists() and stamp.read_text() == digest and prefix.is_dir():
+            return prefix
+        stamp.unlink(missing_ok=True)
+        shutil.rmtree(build, ignore_errors=True)
+        shutil.rmtree(prefix, ignore_errors=True)
+        meson = shutil.which("meson")
+        run([meson, "setup", build, src, "--prefix", prefix, "-Dtests=false", "-Dexamples=false", "-Dbench=false",
+             "-Dtool=false", "-Dpython=false"], env=tool_env(args))
+        run([meson, "install", "-C", build], env=tool_env(args))
+        stamp.write_text(digest)
+    return prefix
+
+
+def pc_dir(prefix: pathlib.Path) -> pathlib.Path:
+    found = sorted(prefix.rglob("relaxvm.pc"))
+    check(len(found) == 1, f"one relaxvm.pc under the prefix ({[str(p) for p in found]})")
+    return found[0].parent
+
+
+def expect_run(exe: pathlib.Path, layout: str, args):
+    out = run([exe]).strip()
+    print(out)
+    check(out == f"relaxvm {args.version} ({layout}): main(7) = 42", f"{exe.name} runs on the {layout} layout")
+
+
+def compile_command(build: pathlib.Path, source_name: str, target: str) -> str:
+    """The compile command of `target`'s object in a CMake build's compile_commands.json."""
+    for entry in json.loads((build / "compile_commands.json").read_text()):
+        if f"/{target}.dir/" in entry.get("output", entry["command"]) and entry["file"].endswith(source_name):
+            return entry["command"]
+    sys.exit(f"FAILED: no compile command for {target} in {build / 'compile_commands.json'}")
+
+
+STD20 = re.compile(r"-std=(gnu|c)\+\+(20|2a)\b")
+
+
+def cmake_configure_build(args, consumer_build: pathlib.Path, defines: list, targets=()) -> str:
+    launcher = args.cxx[:-1]
+    cmd = [args.cmake, "-S", args.source_root / "tests" / "packaging" / "cmake_consumer", "-B", consumer_build,
+           "-G", "Ninja", f"-DCMAKE_CXX_COMPILER={args.cxx[-1]}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"] + defines
+    if launcher:
+        cmd.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={';'.join(launcher)}")
+    out = run(cmd, env=tool_env(args))
+    print(out)
+    run([args.cmake, "--build", consumer_build] + [a for t in targets for a in ("--target", t)], env=tool_env(args))
+    return out
+
+
+# ---- the tests ----
+
+def test_install(args):
+    prefix = ensure_prefix(args)
+    src = args.source_root
+    inc = prefix / "include"
+
+    def tree(root):
+        return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+    headers = tree(src / "include")
+    installed = {p for p in tree(inc) if not p.startswith("relaxvm-single/")}
+    check(installed == headers, f"include/ installed whole ({len(headers)} files) in <prefix>/include")
+    single = tree(src / "single_include")
+    check(tree(inc / "relaxvm-single") == single,
+          f"single_include/ installed whole ({sorted(single)}) in <prefix>/include/relaxvm-single")
+    check((inc / "relaxvm-single" / "relaxvm.hpp").read_bytes() == (src / "single_include" / "relaxvm.hpp").read_bytes(),
+          "the installed single header is single_include/relaxvm.hpp")
+    cmake_dir = prefix / "share" / "cmake" / "relaxvm"
+    for f in ("relaxvm-config.cmake", "relaxvm-config-version.cmake"):
+        check((cmake_dir / f).is_file(), f"<prefix>/share/cmake/relaxvm/{f}")
+    check(f'set(PACKAGE_VERSION "{args.version}")' in (cmake_dir / "relaxvm-config-version.cmake").read_text(),
+          f"the CMake version file says {args.version}")
+    pcs = pc_dir(prefix)
+    for name, subdir in (("relaxvm", ""), ("relaxvm-single", "/relaxvm-single")):
+        text = (pcs / f"{name}.pc").read_text()
+        print(f"---- {(pcs / (name + '.pc')).relative_to(prefix)}\n{text}----")
+        check(f"Version: {args.version}" in text and f"Cflags: -I${{includedir}}{subdir}" in text,
+              f"{name}.pc: version {args.version}, -I${{includedir}}{subdir}")
+    check(not any(p.name == "dlpack.h" for p in prefix.rglob("*")), "no DLPack header installed (a dependency)")
+    check(not (prefix / "bin").exists(), "nothing but headers and package files installed")
+
+
+def test_cmake(args):
+    prefix = ensure_prefix(args)
+    work = fresh(args.work / "cmake")
+    # A copy elsewhere: the package must find its prefix from where it is, not where meson put it.
+    moved = work / "moved-prefix"
+    shutil.copytree(prefix, moved, symlinks=True)
+    build = work / "build"
+    out = cmake_configure_build(args, build, [f"-DCMAKE_PREFIX_PATH={moved}"])
+    check(f"relaxvm_VERSION={args.version}" in out, f"find_package(relaxvm 0.1) found version {args.version}")
+    expect_run(build / "app", "headers", args)
+    expect_run(build / "app_single", "single", args)
+    app, single = compile_command(build, "main.cpp", "app"), compile_command(build, "main.cpp", "app_single")
+    print(app, single, sep="\n")
+    check(f"{moved}/include" in app and str(prefix) not in app, "relaxvm::relaxvm: -I<moved prefix>/include")
+    check(f"{moved}/include/relaxvm-single" in single and str(prefix) not in single,
+          "relaxvm::single: -I<moved prefix>/include/relaxvm-single")
+    check(bool(STD20.search(app)) and bool(STD20.search(single)), "both targets compile as C++20 (cxx_std_20)")
+
+
+def test_cmake_subdirectory(args):
+    build = fresh(args.work / "cmake-subdirectory") / "build"
+    # One program built and run (the test `cmake` runs both targets); app_single's command is checked.
+    cmake_configure_build(args, build, [f"-DRELAXVM_SOURCE_DIR={args.source_root}"], targets=["app"])
+    expect_run(build / "app", "headers", args)
+    app, single = compile_command(build, "main.cpp", "app"), compile_command(build, "main.cpp", "app_single")
+    print(app, single, sep="\n")
+    check(f"{args.source_root}/include" in app, "relaxvm::relaxvm: -I<checkout>/include")
+    check(f"{args.source_root}/single_include" in single, "relaxvm::single: -I<checkout>/single_include")
+    check(bool(STD20.search(app)) and bool(STD20.search(single)), "both targets compile as C++20 (cxx_std_20)")
+
+
+def test_pkg_config(args):
+    prefix = ensure_prefix(args)
+    work = fresh(args.work / "pkg-config")
+    env = tool_env(args, PKG_CONFIG_PATH=str(pc_dir(prefix)))
+    for name, layout in (("relaxvm", "headers"), ("relaxvm-single", "single")):
+        version = run([args.pkg_config, "--modversion", name], env=env).strip()
+        check(version == args.version, f"pkg-config --modversion {name} = {version}")
+        cflags = run([args.pkg_config, "--cflags", name], env=env).split()
+        print(" ".join(cflags))
+        exe = work / f"app_{layout}"
+        # c++ -std=c++20 $(pkg-config --cflags relaxvm) main.cpp
+        run(args.cxx + ["-std=c++20"] + cflags + [args.source_root / "tests" / "packaging" / "main.cpp", "-o", exe])
+        expect_run(exe, layout, args)
+
+
+def ninja_steps(build: pathlib.Path) -> list:
+    out = run([shutil.which("ninja"), "-C", build, "-n"])
+    return [line for line in out.splitlines() if line.startswith("[")]
+
+
+def test_meson_subproject(args):
+    work = fresh(args.work / "meson-subproject")
+    src = work / "src"
+    (src / "subprojects").mkdir(parents=True)
+    shutil.copy(args.source_root / "tests" / "packaging" / "meson_consumer" / "meson.build", src)
+    shutil.copy(args.source_root / "tests" / "packaging" / "main.cpp", src)
+    (src / "subprojects" / "relaxvm").symlink_to(args.source_root, target_is_directory=True)
+    build = work / "build"
+    meson = shutil.which("meson")
+    # The subproject even where a relaxvm is installed (dependency() would take it first).
+    run([meson, "setup", build, src, "--force-fallback-for=relaxvm,relaxvm-single"], env=tool_env(args))
+    steps = ninja_steps(build)
+    print("\n".join(steps))
+    print(f"a consumer's build: {len(steps)} ninja steps")
+    check(not any("subprojects/relaxvm" in s for s in steps), "no ninja step builds anything of relaxvm's")
+    targets = run([shutil.which("ninja"), "-C", build, "-t", "targets", "all"])
+    check("test_vm" not in targets, "no test_vm target")
+    # One program built and run (the other tests run both layouts); app_single's command is checked.
+    run([shutil.which("ninja"), "-C", build, "app"])
+    expect_run(build / "app", "headers", args)
+    commands = {e["output"]: e["command"] for e in json.loads((build / "compile_commands.json").read_text())}
+    single = next((c for o, c in commands.items() if o.startswith("app_single.p/")), "")
+    print(single)
+    check("subprojects/relaxvm/single_include" in single,
+          "dependency('relaxvm-single'): -I<subprojects/relaxvm>/single_include")
+    # Asked for, relaxvm's tests are there again.
+    run([meson, "setup", "--reconfigure", build, src, "-Drelaxvm:subproject_extras=true", "-Drelaxvm:examples=false",
+         "-Drelaxvm:bench=false", "-Drelaxvm:tool=false", "-Drelaxvm:python=false"], env=tool_env(args))
+    targets = run([shutil.which("ninja"), "-C", build, "-t", "targets", "all"])
+    check("subprojects/relaxvm/tests/test_vm" in targets, "with -Drelaxvm:subproject_extras=true: a test_vm target")
+
+
+TESTS = {
+    "install": test_install,
+    "cmake": test_cmake,
+    "cmake_subdirectory": test_cmake_subdirectory,
+    "pkg_config": test_pkg_config,
+    "meson_subproject": test_meson_subproject,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("test", choices=sorted(TESTS))
+    ap.add_argument("--source-root", type=pathlib.Path, required=True)
+    ap.add_argument("--work", type=pathlib.Path, required=True)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--cmake")
+    ap.add_argument("--pkg-config")
+    ap.add_argument("cxx", nargs="+", help="the C++ compiler command (after --)")
+    args = ap.parse_args()
+    args.source_root = args.source_root.resolve()
+    args.work = args.work.resolve()
+    if args.test.startswith("cmake") and not args.cmake:
+        print("cmake is missing (tools/setup.sh installs it): skipped")
+        sys.exit(SKIP)
+    if args.test == "pkg_config" and not args.pkg_config:
+        print("pkg-config is missing (tools/setup.sh installs it): skipped")
+        sys.exit(SKIP)
+    if shutil.which("ninja") is None or shutil.which("meson") is None:
+        print("meson or ninja is not on PATH: skipped")
+        sys.exit(SKIP)
+    TESTS[args.test](args)
+
+
+if __name__ == "__main__":
+    main()
