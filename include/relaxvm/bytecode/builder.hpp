@@ -19,6 +19,7 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
+#include "../base/hash_index.hpp"
 #include "../base/text.hpp"
 #include "formalize.hpp"
 #include "instruction.hpp"
@@ -82,7 +83,7 @@ class exec_builder {
 
   constexpr void begin_function(std::string_view name, std::int64_t num_inputs,
                                 std::span<const std::string_view> param_names = {}) {
-    if (!error_.empty()) return;
+    if (failed_) return;
     if (current_ >= 0) {
       fail() << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
              << "' is still open; end it first (its scope object ends it)";
@@ -122,7 +123,7 @@ class exec_builder {
   }
 
   constexpr void end_function() {
-    if (!error_.empty()) return;
+    if (failed_) return;
     if (current_ < 0) {
       fail() << "end_function() without an open function";
       return;
@@ -139,7 +140,7 @@ class exec_builder {
   /// Declares a function without defining it; packed functions are resolved by name from the
   /// registry when a VM is made. Returns its index in the function table.
   constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed) {
-    if (!error_.empty()) return 0;
+    if (failed_) return 0;
     std::int64_t idx = find_function(name);
     if (kind == func_kind::vm) return idx >= 0 ? idx : add_entry(name, entry_state::referenced);
     if (idx < 0) return add_entry(name, entry_state::packed);
@@ -205,6 +206,8 @@ class exec_builder {
     if (!in_function("emit_call")) return;
     emit_call(f(func), args, dst);
   }
+  // (The instruction words go in with one append and a push per argument: at compile time every
+  // step counts, and clang's default budget is 1,048,576 for the whole program.)
   constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
     emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
   }
@@ -218,12 +221,11 @@ class exec_builder {
       fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
-    begin_instruction();
-    push(static_cast<std::int64_t>(opcode::call));
-    push(dst.value());
-    push(func.value());
-    push(static_cast<std::int64_t>(args.size()));
-    for (const arg& a : args) push(a.data);
+    const std::int64_t header[4] = {static_cast<std::int64_t>(opcode::call), dst.value(), func.value(),
+                                    static_cast<std::int64_t>(args.size())};
+    layout_.instr_offset.push_back(static_cast<std::int64_t>(layout_.instr_data.size()));
+    layout_.instr_data.append(header, 4);
+    for (const arg& a : args) layout_.instr_data.push_back(a.data);
   }
   /// ret result
   constexpr void emit_ret(arg result) {
@@ -318,7 +320,7 @@ class exec_builder {
 
   /// A tensor constant from raw little-endian bytes; bytes.size() must match shape and dtype.
   constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes) {
-    if (!error_.empty()) return 0;
+    if (failed_) return 0;
     std::int64_t numel = 1;
     for (std::int64_t d : shape) {
       if (d < 0 || !detail::checked_mul(numel, d, numel)) {
@@ -412,7 +414,7 @@ class exec_builder {
   /// Formalizes and verifies a copy of what was built.
   constexpr build_output finish() const {
     build_output out;
-    if (!error_.empty()) {
+    if (failed_) {
       out.message << "exec_builder: " << error_;
       return out;
     }
@@ -421,19 +423,26 @@ class exec_builder {
                   << "' is still open; end it (its scope object does) before finishing";
       return out;
     }
-    out.layout = layout_;
-    if (formalize_) {
-      formalize(out.layout);
-    } else {
-      for (func_info& f : out.layout.funcs)
-        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(out.layout.view(), f);
-    }
-    for (std::size_t i = 0; i < out.layout.funcs.size(); ++i)
-      if (reserved_registers_[i] > out.layout.funcs[i].register_file_size)
-        out.layout.funcs[i].register_file_size = reserved_registers_[i];
+    out.layout = formalized();
     out.report = verify(out.layout.view());
     if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
     return out;
+  }
+
+  /// What finish() verifies: a formalized copy of what was built, with register file sizes set,
+  /// and no checks. build() takes its second run of a builder lambda from here, since the first
+  /// verified the same program (each check costs compile time).
+  constexpr exec_layout formalized() const {
+    exec_layout l = layout_;
+    if (formalize_) {
+      formalize(l);
+    } else {
+      for (func_info& f : l.funcs)
+        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(l.view(), f);
+    }
+    for (std::size_t i = 0; i < l.funcs.size(); ++i)
+      if (reserved_registers_[i] > l.funcs[i].register_file_size) l.funcs[i].register_file_size = reserved_registers_[i];
+    return l;
   }
 
   /// The finished executable; throws relaxvm::error (kind value) when building or verification
@@ -451,7 +460,7 @@ class exec_builder {
   }
 
   /// False once a builder call has failed; finish() reports the first failure.
-  constexpr bool ok() const { return error_.empty(); }
+  constexpr bool ok() const { return !failed_; }
   /// What was built so far, before formalization.
   constexpr const exec_layout& layout() const { return layout_; }
 
@@ -462,7 +471,10 @@ class exec_builder {
 
   // The first failure is kept; later ones are written to a scratch text and dropped.
   constexpr detail::text& fail() {
-    if (error_.empty()) return error_;
+    if (!failed_) {
+      failed_ = true;
+      return error_;
+    }
     dropped_.clear();
     return dropped_;
   }
@@ -473,7 +485,7 @@ class exec_builder {
     return t;
   }
   constexpr bool in_function(std::string_view what) {
-    if (!error_.empty()) return false;
+    if (failed_) return false;
     if (current_ < 0) {
       fail() << what << " outside a function; open one with function(name, num_inputs) first";
       return false;
@@ -481,14 +493,23 @@ class exec_builder {
     return true;
   }
 
-  constexpr std::int64_t find_function(std::string_view name) const { return layout_.view().find(name); }
+  constexpr std::string_view chars_of(str_ref r) const {
+    return std::string_view(layout_.chars.data() + r.offset, static_cast<std::size_t>(r.size));
+  }
+  constexpr std::int64_t find_function(std::string_view name) const {
+    return functions_.find(detail::hash_chars(detail::hash_seed, name), [&](std::int64_t i) {
+      return detail::same_chars(chars_of(layout_.funcs[static_cast<std::size_t>(i)].name), name);
+    });
+  }
   constexpr std::int64_t add_entry(std::string_view name, entry_state s) {
     func_info f;
     f.name = layout_.add_chars(name);
     layout_.funcs.push_back(f);
     state_.push_back(s);
     reserved_registers_.push_back(0);
-    return static_cast<std::int64_t>(layout_.funcs.size()) - 1;
+    const auto idx = static_cast<std::int64_t>(layout_.funcs.size()) - 1;
+    functions_.insert(detail::hash_chars(detail::hash_seed, name), idx);
+    return idx;
   }
 
   constexpr void begin_instruction() {
@@ -496,10 +517,7 @@ class exec_builder {
   }
   constexpr void push(std::int64_t w) { layout_.instr_data.push_back(w); }
 
-  constexpr std::int64_t push_constant(const const_info& c) {
-    layout_.constants.push_back(c);
-    return static_cast<std::int64_t>(layout_.constants.size()) - 1;
-  }
+
   constexpr std::int64_t add_scalar(const_kind k, std::int64_t v) {
     const_info c{k};
     c.scalar = v;
@@ -509,21 +527,50 @@ class exec_builder {
     std::size_t chars, i64s, bytes;
   };
   constexpr pool_marks marks() const { return {layout_.chars.size(), layout_.i64s.size(), layout_.bytes.size()}; }
+  // A hash of what same_constant() compares.
+  constexpr std::uint64_t hash_of(const const_info& c) const {
+    std::uint64_t h = detail::hash_mix(detail::hash_seed, static_cast<std::uint64_t>(c.kind));
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(c.scalar));
+    if (c.ndim == 0 && c.data_size == 0) return h;  // scalars
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(c.ndim));
+    const std::int64_t* i64s = layout_.i64s.data();
+    for (std::int64_t k = 0; k < c.ndim; ++k) h = detail::hash_mix(h, static_cast<std::uint64_t>(i64s[c.dims_offset + k]));
+    if (c.kind == const_kind::string) return detail::hash_chars(h, chars_of({c.data_offset, c.data_size}));
+    const std::uint8_t* bytes = layout_.bytes.data();
+    for (std::int64_t k = 0; k < c.data_size; ++k) h = detail::hash_mix(h, bytes[c.data_offset + k]);
+    return h;
+  }
   // Adds `c`, whose data was just appended to the pools after `m`; if an equal constant exists,
   // the pools go back to `m` and the existing index is returned.
+  // same_constant() within this layout.
+  constexpr bool same_as(const const_info& a, const const_info& b) const {
+    if (a.kind != b.kind || a.scalar != b.scalar || a.ndim != b.ndim || a.data_size != b.data_size) return false;
+    const std::int64_t* i64s = layout_.i64s.data();
+    for (std::int64_t k = 0; k < a.ndim; ++k)
+      if (i64s[a.dims_offset + k] != i64s[b.dims_offset + k]) return false;
+    if (a.kind == const_kind::string)
+      return detail::same_chars(chars_of({a.data_offset, a.data_size}), chars_of({b.data_offset, b.data_size}));
+    const std::uint8_t* bytes = layout_.bytes.data();
+    for (std::int64_t k = 0; k < a.data_size; ++k)
+      if (bytes[a.data_offset + k] != bytes[b.data_offset + k]) return false;
+    return true;
+  }
   constexpr std::int64_t intern(const const_info& c, pool_marks m) {
+    const std::uint64_t h = hash_of(c);
     if (dedup_) {
-      const exec_view v = layout_.view();
-      for (std::size_t i = 0; i < layout_.constants.size(); ++i) {
-        if (same_constant(v, layout_.constants[i], v, c)) {
-          layout_.chars.resize(m.chars);
-          layout_.i64s.resize(m.i64s);
-          layout_.bytes.resize(m.bytes);
-          return static_cast<std::int64_t>(i);
-        }
+      const std::int64_t i = constants_.find(
+          h, [&](std::int64_t k) { return same_as(layout_.constants[static_cast<std::size_t>(k)], c); });
+      if (i >= 0) {
+        layout_.chars.resize(m.chars);
+        layout_.i64s.resize(m.i64s);
+        layout_.bytes.resize(m.bytes);
+        return i;
       }
     }
-    return push_constant(c);
+    layout_.constants.push_back(c);
+    const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
+    constants_.insert(h, i);
+    return i;
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
     const auto off = static_cast<std::int64_t>(layout_.i64s.size());
@@ -533,10 +580,13 @@ class exec_builder {
   exec_layout layout_;
   std::vector<entry_state> state_;              // parallel to layout_.funcs
   std::vector<std::int64_t> reserved_registers_;  // parallel to layout_.funcs
+  detail::hash_index functions_;                 // layout_.funcs by name
+  detail::hash_index constants_;                 // layout_.constants by value
   bool dedup_ = true;
   bool formalize_ = true;
   std::int64_t current_ = -1;       // the open function, or -1
-  detail::text error_;              // the first failure, or empty
+  bool failed_ = false;             // a call has failed (error_ says how): a flag, as text::empty() costs constexpr steps
+  detail::text error_;              // the first failure
   detail::text dropped_;            // later failures
 };
 

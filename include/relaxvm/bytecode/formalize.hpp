@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/hash_index.hpp"
 #include "layout.hpp"
 #include "opcode.hpp"
 
@@ -50,21 +51,25 @@ constexpr std::int64_t used_register_file_size(const exec_view& v, const func_in
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;
-    std::vector<std::pair<std::int64_t, std::int64_t>> renamed;  // sorted by old number
+    // renamed[k] is the register that became number num_args + k. A register's new number is
+    // found in `near` (indexed by r - num_args) when it is below num_args + near.size(), as
+    // programs' registers mostly are, and through `far` (a hash of r -> k) otherwise.
+    detail::trivial_vector<std::int64_t> renamed;
+    detail::trivial_vector<std::int64_t> near;
+    near.resize(static_cast<std::size_t>(2 * (f.end - f.start) + 16), -1);
+    const auto near_size = static_cast<std::int64_t>(near.size());
+    detail::hash_index far;
     struct unresolved {
       std::int64_t* word;
       bool is_arg;
       std::int64_t reg;
     };
     std::vector<unresolved> early;  // reads before any definition
-    std::int64_t next = f.num_args;
-    auto find = [&](std::int64_t r) {
-      return std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
-                              [](const auto& a, const auto& b) { return a.first < b.first; });
-    };
+    auto hash = [](std::int64_t r) { return detail::hash_mix(detail::hash_seed, static_cast<std::uint64_t>(r)); };
     auto lookup = [&](std::int64_t r) -> std::int64_t {
-      auto it = find(r);
-      return (it != renamed.end() && it->first == r) ? it->second : -1;
+      if (r - f.num_args < near_size) return near[static_cast<std::size_t>(r - f.num_args)];
+      const std::int64_t k = far.find(hash(r), [&](std::int64_t p) { return renamed[static_cast<std::size_t>(p)] == r; });
+      return k < 0 ? -1 : f.num_args + k;
     };
     auto rename_read = [&](std::int64_t* word, bool is_arg) {
       const std::int64_t r = is_arg ? arg::from_data(*word).value() : *word;
@@ -83,8 +88,10 @@ constexpr void formalize(exec_layout& l) {
           if (dst >= f.num_args && !is_special_register(dst)) {
             std::int64_t m = lookup(dst);
             if (m < 0) {
-              m = next++;
-              renamed.insert(find(dst), {dst, m});
+              m = f.num_args + static_cast<std::int64_t>(renamed.size());
+              if (dst - f.num_args < near_size) near[static_cast<std::size_t>(dst - f.num_args)] = m;
+              else far.insert(hash(dst), static_cast<std::int64_t>(renamed.size()));
+              renamed.push_back(dst);
             }
             dst = m;
           }
@@ -97,10 +104,9 @@ constexpr void formalize(exec_layout& l) {
     }
     // An early read collides when renaming gave its number to another register; it moves past all
     // of them. Others stay.
+    const std::int64_t next = f.num_args + static_cast<std::int64_t>(renamed.size());
     auto collides = [&](std::int64_t r) {
-      for (const auto& [from, to] : renamed)
-        if (to == r && from != r) return true;
-      return false;
+      return r >= f.num_args && r < next && renamed[static_cast<std::size_t>(r - f.num_args)] != r;
     };
     std::int64_t size = next;
     for (const unresolved& u : early)

@@ -10,7 +10,8 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <vector>
+
+#include "../base/trivial_vector.hpp"
 
 namespace relaxvm {
 
@@ -120,16 +121,18 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
   return true;
 }
 
-/// A layout in vectors: what the builder makes and the loader reads.
+/// A layout in vectors: what the builder makes and the loader reads. The vectors are
+/// trivial_vector, which the builder fills at compile time for a fraction of std::vector's
+/// constexpr steps.
 struct exec_layout {
-  std::vector<func_info> funcs;
-  std::vector<str_ref> param_names;
-  std::vector<char> chars;
-  std::vector<const_info> constants;
-  std::vector<std::int64_t> i64s;
-  std::vector<std::uint8_t> bytes;
-  std::vector<std::int64_t> instr_offset;
-  std::vector<std::int64_t> instr_data;
+  detail::trivial_vector<func_info> funcs;
+  detail::trivial_vector<str_ref> param_names;
+  detail::trivial_vector<char> chars;
+  detail::trivial_vector<const_info> constants;
+  detail::trivial_vector<std::int64_t> i64s;
+  detail::trivial_vector<std::uint8_t> bytes;
+  detail::trivial_vector<std::int64_t> instr_offset;
+  detail::trivial_vector<std::int64_t> instr_data;
 
   constexpr exec_view view() const {
     return {funcs, param_names, chars, constants, i64s, bytes, instr_offset, instr_data};
@@ -172,7 +175,7 @@ struct static_layout {
 
 namespace detail {
 template <class T, std::size_t N>
-constexpr void copy_into(std::array<T, N>& out, const std::vector<T>& in) {
+constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T>& in) {
   for (std::size_t i = 0; i < N; ++i) out[i] = in[i];
 }
 }  // namespace detail

@@ -44,6 +44,14 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
+/// The second run: the program the first run verified, formalized.
+template <class F>
+constexpr exec_layout rerun_builder() {
+  exec_builder b;
+  F{}(b);
+  return b.formalized();
+}
+
 /// Marks `s` failed with message `t` (cut at max_build_message characters).
 constexpr void set_message(build_summary& s, const text& t) {
   const std::string_view m = t.view();
@@ -89,6 +97,12 @@ constexpr message_chunk chunk_of(std::size_t k) {
   return c;
 }
 
+/// The first run's summary, as a variable of its own: its initializer is then a constant
+/// evaluation of its own, with its own constexpr step budget (a constexpr local in build() would
+/// be evaluated inside build()'s evaluation and share its budget).
+template <class F>
+inline constexpr build_summary summary_of = summarize<F>();
+
 /// Deliberately not constexpr: reaching it during constant evaluation makes the compiler print
 /// its template arguments, which are the message.
 template <message_chunk... Message>
@@ -104,16 +118,19 @@ constexpr void report_build_failure(std::index_sequence<K...>) {
 /// Runs `F` (a captureless lambda taking exec_builder&) at compile time and returns the verified
 /// program as a static_executable:
 ///   constexpr auto prog = relaxvm::build([](relaxvm::exec_builder& b) { ... });
+///
+/// The lambda runs twice, in two constant evaluations (each within the compiler's constexpr
+/// budget on its own): once to build, verify and measure the program, once more to fill arrays
+/// of the measured sizes. docs/compile_time.md has the cost and the limits.
 template <class F>
 consteval auto build(F) {
-  constexpr detail::build_summary s = detail::summarize<F>();
+  constexpr const detail::build_summary& s = detail::summary_of<F>;
   if constexpr (!s.ok) {
     detail::report_build_failure<s>(
         std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
     return static_executable<layout_sizes{}>{};
   } else {
-    build_output out = detail::run_builder<F>();
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(out.layout), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F>()), s.num_warnings};
   }
 }
 

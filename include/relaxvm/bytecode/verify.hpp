@@ -13,6 +13,7 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/text.hpp"
+#include "../base/trivial_vector.hpp"
 #include "instruction.hpp"
 #include "layout.hpp"
 #include "opcode.hpp"
@@ -124,12 +125,13 @@ class verifier {
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
       // One register table for all functions, as large as the largest register file (at most
-      // max_register_file_size bytes); each function clears only the entries it set, so that
+      // max_register_file_size entries). An entry holds the stamp of the last function that marked
+      // it (written, for registers past the inputs; read, for inputs), so no function clears it:
       // verification takes time in proportion to the code, not to declared register counts.
       std::int64_t largest = 0;
       for (const func_info& f : v_.funcs)
         if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
-      regs_ = filled<std::uint8_t>(static_cast<std::size_t>(largest), 0);
+      regs_.resize(static_cast<std::size_t>(largest), 0);  // 0: no function's stamp
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -400,9 +402,22 @@ class verifier {
     return true;
   }
 
+  // What reads a register, for messages: "argument 2", "ret", "the If condition". Made into text
+  // only when a check fails: a verifier that formats a name per argument costs a compile-time
+  // build of a large program most of its constexpr steps.
+  struct operand {
+    std::string_view what;
+    std::int64_t index = -1;  // the argument's index, or -1
+    friend constexpr text& operator<<(text& t, const operand& o) {
+      t << o.what;
+      if (o.index >= 0) t << ' ' << o.index;
+      return t;
+    }
+  };
+
   // Checks one register read; `allow_special` admits %void and %vm (call arguments).
   constexpr bool check_read(std::int64_t func, std::int64_t instr, std::int64_t r, bool allow_special,
-                            std::string_view what) {
+                            operand what) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
     if (r == void_register || r == vm_register) {
       if (allow_special) return true;
@@ -416,14 +431,17 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
+    if (r >= f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args) mark(r, reg_used);
+    if (r < f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
+      regs_[static_cast<std::size_t>(r)] = stamp_;
+      ++inputs_read_;
+    }
     return true;
   }
 
@@ -441,16 +459,11 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    // Leaves regs_ all clear for the next function, however this one ends.
-    struct clear_on_exit {
-      verifier& v;
-      constexpr ~clear_on_exit() {
-        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
-        v.touched_.clear();
-        v.inputs_read_ = 0;
-      }
-    } clear{*this};
+    stamp_ = func + 1;
+    inputs_read_ = 0;
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
+    const auto nc = static_cast<std::int64_t>(v_.constants.size());
+    std::int64_t* regs = regs_.data();
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
       switch (in.op) {
@@ -468,11 +481,21 @@ class verifier {
             return false;
           }
           for (std::int64_t k = 0; k < in.num_args; ++k) {
-            const arg a = in.arg_at(k);
-            text what = cat("argument ", k);
+            // The common cases first, in one condition (constexpr steps count statements): a
+            // register this function wrote earlier, an immediate, a constant in the pool.
+            const std::int64_t word = in.args[k];
+            const auto kind = static_cast<std::uint8_t>(static_cast<std::uint64_t>(word) >> arg_value_bits);
+            const std::int64_t value = static_cast<std::int64_t>(static_cast<std::uint64_t>(word) << 8) >> 8;
+            if (kind == static_cast<std::uint8_t>(arg_kind::reg)
+                    ? value >= f.num_args && value < f.register_file_size && regs[value] == stamp_
+                    : (kind == static_cast<std::uint8_t>(arg_kind::imm) && value >= arg_value_min) ||
+                          (kind == static_cast<std::uint8_t>(arg_kind::const_idx) && value >= 0 && value < nc))
+              continue;
+            const arg a = arg::from_data(word);
+            const operand what{"argument", k};
             switch (a.kind_byte()) {
               case static_cast<std::uint8_t>(arg_kind::reg):
-                if (!check_read(func, i, a.value(), true, what.view())) return false;
+                if (!check_read(func, i, a.value(), true, what)) return false;
                 break;
               case static_cast<std::uint8_t>(arg_kind::imm):
                 if (a.value() < arg_value_min) {
@@ -508,11 +531,11 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst != void_register) mark(in.dst, reg_defined);
+          if (in.dst >= f.num_args && in.dst != void_register) regs[in.dst] = stamp_;
           break;
         }
         case opcode::ret:
-          if (in.reg != void_register && !check_read(func, i, in.reg, false, "ret")) return false;
+          if (in.reg != void_register && !check_read(func, i, in.reg, false, {"ret"})) return false;
           break;
         case opcode::goto_:
           if (in.offset == 0) {
@@ -522,7 +545,7 @@ class verifier {
           if (!check_jump(func, i, in.offset, "goto")) return false;
           break;
         case opcode::if_:
-          if (!check_read(func, i, in.reg, false, "the If condition")) return false;
+          if (!check_read(func, i, in.reg, false, {"the If condition"})) return false;
           if (in.offset <= 1) {
             fail(verify_rule::bad_if_offset, func, i)
                 << "false offset " << in.offset
@@ -537,7 +560,7 @@ class verifier {
     // those it reports, then stops: its length follows the code, not the declared count.
     std::int64_t unused = f.num_args - inputs_read_;
     for (std::int64_t r = 0; unused > 0; ++r) {
-      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
+      if (regs_[static_cast<std::size_t>(r)] == stamp_) continue;
       if (report_.warnings.size() >= verify_report::max_warnings) {
         report_.warnings_dropped += unused;
         break;
@@ -552,34 +575,37 @@ class verifier {
   constexpr bool check_paths(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
     const std::int64_t n = f.end - f.start;
-    std::vector<std::uint8_t> seen = filled<std::uint8_t>(static_cast<std::size_t>(n), 0);
-    std::vector<std::int64_t> work{f.start};
+    trivial_vector<std::uint8_t> seen;
+    seen.resize(static_cast<std::size_t>(n), 0);
+    trivial_vector<std::int64_t> work{f.start};
     seen[0] = 1;
+    // check_body() has kept every jump inside the function; only a fall-through can leave it.
+    std::uint8_t* visited = seen.data();  // indexed by instruction - f.start
+    const std::int64_t* words = v_.instr_data.data();
+    const std::int64_t* offsets = v_.instr_offset.data();
     while (!work.empty()) {
-      const std::int64_t i = work.back();
+      std::int64_t i = work.back();
       work.pop_back();
-      const instruction in = decode(v_, i);
-      std::int64_t next[2] = {-1, -1};
-      switch (in.op) {
-        case opcode::call: next[0] = i + 1; break;
-        case opcode::ret: break;
-        case opcode::goto_: next[0] = i + in.offset; break;
-        case opcode::if_:
-          next[0] = i + 1;
-          next[1] = i + in.offset;
-          break;
-      }
-      for (std::int64_t t : next) {
-        if (t < 0) continue;
-        if (t >= f.end) {
+      // Follows one path until it returns or meets code already seen; the false targets of Ifs
+      // wait on `work`. (Straight-line code costs few constexpr steps this way.)
+      for (;;) {
+        const std::int64_t* w = words + offsets[i];
+        std::int64_t next = i + 1;
+        if (w[0] == static_cast<std::int64_t>(opcode::ret)) break;
+        if (w[0] == static_cast<std::int64_t>(opcode::goto_)) {
+          next = i + w[1];
+        } else if (w[0] == static_cast<std::int64_t>(opcode::if_) && !visited[i + w[2] - f.start]) {
+          visited[i + w[2] - f.start] = 1;
+          work.push_back(i + w[2]);
+        }
+        if (next >= f.end) {
           fail(verify_rule::falls_off_end, func, i)
               << "execution can run past the last instruction of the function; end every path with ret";
           return false;
         }
-        if (!seen[static_cast<std::size_t>(t - f.start)]) {
-          seen[static_cast<std::size_t>(t - f.start)] = 1;
-          work.push_back(t);
-        }
+        if (visited[next - f.start]) break;
+        visited[next - f.start] = 1;
+        i = next;
       }
     }
     for (std::int64_t k = 0; k < n; ++k)
@@ -591,21 +617,13 @@ class verifier {
     if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
     else ++report_.warnings_dropped;
   }
-  constexpr void mark(std::int64_t r, std::uint8_t bit) {
-    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
-    if (e & bit) return;
-    if (e == 0) touched_.push_back(r);
-    e = static_cast<std::uint8_t>(e | bit);
-    if (bit == reg_used) ++inputs_read_;
-  }
-
-  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
-  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  std::vector<std::uint8_t> regs_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
-  std::vector<std::int64_t> touched_;  // the entries of regs_ this function set
-  std::int64_t inputs_read_ = 0;       // this function's inputs with reg_used
+  // Per register: the stamp of the last function (index + 1) that wrote it (registers past the
+  // inputs) or read it (inputs).
+  trivial_vector<std::int64_t> regs_;
+  std::int64_t stamp_ = 0;        // the function being checked, plus one
+  std::int64_t inputs_read_ = 0;  // this function's inputs read
 };
 
 }  // namespace detail

@@ -418,7 +418,7 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
 }
 
 // A u64 count, then that many i64s.
-inline bool read_i64s(reader& r, std::vector<std::int64_t>& out) {
+inline bool read_i64s(reader& r, relaxvm::detail::trivial_vector<std::int64_t>& out) {
   std::uint64_t n = 0;
   if (!r.count(n, 8)) return false;
   out.reserve(static_cast<std::size_t>(n));

@@ -231,7 +231,7 @@ inline std::string as_cpp(const exec_view& v) {
     // Registers not in the order formalize() gives must keep their numbers.
     exec_layout copy = to_layout(v);
     formalize(copy);
-    if (copy.instr_data != std::vector<std::int64_t>(v.instr_data.begin(), v.instr_data.end()))
+    if (!std::equal(copy.instr_data.begin(), copy.instr_data.end(), v.instr_data.begin(), v.instr_data.end()))
       out << "  b.set_formalize(false);\n";
   }
   bool duplicates = false;

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// A bytecode program of a given number of instructions, written with exec_builder the way a
+// hand-written or generated program of real size is: tools/build_compile_time.py builds it with
+// relaxvm::build at compile time, and tests/compile_time/ checks that 1,000 instructions compile
+// at both compilers' default constexpr limits.
+//
+// For `instructions` = N: N / 100 vm functions (at least one) of about 100 instructions each.
+// Each takes two inputs and runs a chain of calls to 16 packed functions whose arguments mix
+// registers, immediates and constants (an int64 of 50 values, a shape new every 10 calls, one
+// of 8 strings, a dtype), a call of the previous vm function every 20 instructions, and an If
+// with both branches (If, call, goto, call) every 25, then returns. Constants: about N / 10
+// distinct shapes, 50 ints, 8 strings, 1 dtype.
+#ifndef RELAXVM_BENCH_BIG_PROGRAM_HPP
+#define RELAXVM_BENCH_BIG_PROGRAM_HPP
+
+#include <cstdint>
+#include <string_view>
+
+#include <relaxvm/bytecode/builder.hpp>
+
+namespace bench {
+
+/// Adds vm functions "f0", "f1", ... of `instructions` instructions in all to `b` (constexpr).
+constexpr void big_program(relaxvm::exec_builder& b, std::int64_t instructions) {
+  constexpr std::string_view packed[16] = {
+      "ops.add",        "ops.multiply", "ops.relu",     "ops.dense",   "ops.softmax",  "ops.sum",
+      "ops.reshape",    "ops.max",      "vm.builtin.copy", "vm.builtin.make_shape", "vm.builtin.match_shape",
+      "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple_getitem",
+      "vm.builtin.make_tuple", "vm.builtin.null_value"};
+  constexpr std::string_view names[8] = {"x", "weight", "bias", "ErrorContext(fn=main)", "hidden", "out",
+                                         "scale", "offset"};
+  const std::int64_t functions = instructions >= 200 ? instructions / 100 : 1;
+  std::int64_t left = instructions;
+  std::int64_t call_index = 0;
+  for (std::int64_t k = 0; k < functions; ++k) {
+    std::int64_t n = k + 1 == functions ? left : instructions / functions;
+    left -= n;
+    char name[24]{'f'};
+    std::int64_t len = 1;
+    {
+      char digits[20]{};
+      std::int64_t d = 0;
+      for (std::int64_t v = k; d == 0 || v != 0; v /= 10) digits[d++] = static_cast<char>('0' + v % 10);
+      while (d > 0) name[len++] = digits[--d];
+    }
+    const std::string_view fname(name, static_cast<std::size_t>(len));
+    char prev_name[24]{'f'};
+    std::int64_t prev_len = 1;
+    if (k > 0) {
+      char digits[20]{};
+      std::int64_t d = 0;
+      for (std::int64_t v = k - 1; d == 0 || v != 0; v /= 10) digits[d++] = static_cast<char>('0' + v % 10);
+      while (d > 0) prev_name[prev_len++] = digits[--d];
+    }
+    const std::string_view previous(prev_name, static_cast<std::size_t>(prev_len));
+
+    auto scope = b.function(fname, 2, {"x", "y"});
+    std::int64_t last = 0;      // the register the chain continues from
+    std::int64_t next_reg = 10;  // register numbers are free: formalization renumbers them
+    std::int64_t emitted = 0;
+    while (emitted < n - 1) {
+      const std::int64_t i = emitted;
+      if (i % 25 == 24 && n - 1 - emitted >= 4) {
+        // if (last) { r = a(last) } else { r = b(last) }
+        const std::int64_t r = next_reg++;
+        b.emit_if(b.r(last), 3);
+        b.emit_call(packed[call_index++ % 16], {b.r(last), b.imm(i)}, b.r(r));
+        b.emit_goto(2);
+        b.emit_call(packed[call_index++ % 16], {b.r(last), b.r(1)}, b.r(r));
+        last = r;
+        emitted += 4;
+        continue;
+      }
+      const std::int64_t dst = next_reg++;
+      if (k > 0 && i % 20 == 19) {
+        b.emit_call(previous, {b.r(last), b.r(1)}, b.r(dst));
+      } else {
+        switch (i % 5) {
+          case 0:
+            b.emit_call(packed[call_index++ % 16],
+                        {b.r(last), b.r(0), b.c(b.add_shape({i, 4, k + 1})), b.c(b.add_int(i % 50))}, b.r(dst));
+            break;
+          case 1: b.emit_call(packed[call_index++ % 16], {b.r(last), b.imm(i), b.vm_state()}, b.r(dst)); break;
+          case 2: b.emit_call(packed[call_index++ % 16], {b.r(last), b.c(b.add_string(names[i % 8]))}, b.r(dst)); break;
+          case 3:
+            b.emit_call(packed[call_index++ % 16], {b.r(last), b.c(b.add_dtype(relaxvm::dtype::float32()))},
+                        b.r(dst));
+            break;
+          default: b.emit_call(packed[call_index++ % 16], {b.r(last), b.r(1), b.r(0)}, b.r(dst)); break;
+        }
+      }
+      last = dst;
+      ++emitted;
+    }
+    b.emit_ret(b.r(last));
+  }
+}
+
+}  // namespace bench
+
+#endif  // RELAXVM_BENCH_BIG_PROGRAM_HPP

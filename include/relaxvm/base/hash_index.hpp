@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// A hash index usable in constant expressions: it maps a 64-bit hash to the positions (in some
+// table the caller owns) of the entries with that hash, so that finding a name or a constant
+// costs a hash and a comparison or two instead of a walk over the table. The builder finds
+// functions and equal constants through it, and formalize() renamed registers, which keeps
+// building a program of N instructions linear in N, at compile time too (constexpr steps).
+#ifndef RELAXVM_BASE_HASH_INDEX_HPP
+#define RELAXVM_BASE_HASH_INDEX_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "trivial_vector.hpp"
+
+namespace relaxvm::detail {
+
+/// FNV-1a, 64-bit, folded over further words by hash_mix.
+inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
+
+constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t word) {
+  // One multiply per word (not per byte): a word's bytes all reach the high bits through it, and
+  // the final xor-shift in hash_index brings them down to the bucket bits.
+  return (h ^ word) * 1099511628211ull;
+}
+
+constexpr std::uint64_t hash_chars(std::uint64_t h, std::string_view s) {
+  const char* p = s.data();
+  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
+
+/// a == b, in fewer constexpr steps than std::string_view's operator== (libstdc++ 12 compares
+/// through char_traits, a few calls per character).
+constexpr bool same_chars(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  for (std::size_t i = 0, n = a.size(); i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
+
+/// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
+/// most half full. find() takes the caller's equality test, since equal hashes need not mean
+/// equal entries.
+class hash_index {
+ public:
+  /// The first position with hash `h` for which `same(position)` is true, or -1.
+  template <class Same>
+  constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
+    if (slots_.empty()) return -1;
+    for (std::size_t i = bucket(h);; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (s.position < 0) return -1;
+      if (s.hash == h && same(s.position)) return s.position;
+    }
+  }
+  /// Records `position` under hash `h` (a position may be recorded once).
+  constexpr void insert(std::uint64_t h, std::int64_t position) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    place(h, position);
+    ++count_;
+  }
+  constexpr std::size_t size() const { return count_; }
+
+ private:
+  struct slot {
+    std::uint64_t hash = 0;
+    std::int64_t position = -1;  // -1: empty
+  };
+  constexpr std::size_t bucket(std::uint64_t h) const { return static_cast<std::size_t>(h ^ (h >> 29)) & mask_; }
+  constexpr void place(std::uint64_t h, std::int64_t position) {
+    std::size_t i = bucket(h);
+    while (slots_[i].position >= 0) i = (i + 1) & mask_;
+    slots_[i] = {h, position};
+  }
+  constexpr void grow() {
+    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
+    trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
+    slots_ = trivial_vector<slot>();
+    slots_.resize(n, slot{});
+    mask_ = n - 1;
+    for (const slot& s : old)
+      if (s.position >= 0) place(s.hash, s.position);
+  }
+
+  trivial_vector<slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t count_ = 0;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_HASH_INDEX_HPP
