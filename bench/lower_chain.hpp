@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The IR program that bench/lower.cpp lowers at run time and tools/lower_compile_time.py lowers at
-// compile time (ir::build_static): one function
+// The IR program that bench/lower.cpp lowers at run time and `tools/compile_time.py --program
+// lower` lowers at compile time (ir::build_static): one function
 //
 //   main(x: R.Tensor((n, 16), "float32"))   # n symbolic
 //

@@ -1064,7 +1064,218 @@ constexpr bool is_special_register(std::int64_t r) { return r >= begin_special_r
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <vector>
+
+// ---- begin relaxvm/base/trivial_vector.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// trivial_vector<T>: a growable array of trivially copyable elements, with the part of
+// std::vector's interface the executable's layout uses. It exists for constant evaluation: in
+// libstdc++ 12 a std::vector::push_back costs clang 16 about 45 constexpr steps (19 of them with
+// room reserved, the rest moving elements one by one through allocator_traits when it grows);
+// this one costs about 6: its blocks are arrays made with new[], whose elements are alive from the
+// start, so that a push is one assignment (std::allocator's storage would need a construct_at per
+// element). The builder pushes every word of a program into these pools at compile time, where
+// clang allows 1,048,576 steps in all by default. At run time it copies with memmove.
+#ifndef RELAXVM_BASE_TRIVIAL_VECTOR_HPP
+#define RELAXVM_BASE_TRIVIAL_VECTOR_HPP
+
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+namespace relaxvm::detail {
+
+template <class T>
+class trivial_vector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using difference_type = std::ptrdiff_t;
+  using reference = T&;
+  using const_reference = const T&;
+  using pointer = T*;
+  using const_pointer = const T*;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  constexpr trivial_vector() noexcept = default;
+  constexpr trivial_vector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
+  template <std::forward_iterator It>
+  constexpr trivial_vector(It first, It last) {
+    assign(first, last);
+  }
+  constexpr trivial_vector(const trivial_vector& o) { assign(o.begin(), o.end()); }
+  constexpr trivial_vector(trivial_vector&& o) noexcept
+      : data_(o.data_), size_(o.size_), capacity_(o.capacity_) {
+    o.data_ = nullptr;
+    o.size_ = o.capacity_ = 0;
+  }
+  constexpr trivial_vector& operator=(const trivial_vector& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
+  }
+  constexpr trivial_vector& operator=(trivial_vector&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = o.data_;
+      size_ = o.size_;
+      capacity_ = o.capacity_;
+      o.data_ = nullptr;
+      o.size_ = o.capacity_ = 0;
+    }
+    return *this;
+  }
+  constexpr trivial_vector& operator=(std::initializer_list<T> init) {
+    assign(init.begin(), init.end());
+    return *this;
+  }
+  constexpr ~trivial_vector() { release(); }
+
+  constexpr size_type size() const noexcept { return size_; }
+  constexpr size_type capacity() const noexcept { return capacity_; }
+  constexpr bool empty() const noexcept { return size_ == 0; }
+  constexpr T* data() noexcept { return data_; }
+  constexpr const T* data() const noexcept { return data_; }
+  constexpr T* begin() noexcept { return data_; }
+  constexpr const T* begin() const noexcept { return data_; }
+  constexpr T* end() noexcept { return data_ + size_; }
+  constexpr const T* end() const noexcept { return data_ + size_; }
+  constexpr T& operator[](size_type i) noexcept { return data_[i]; }
+  constexpr const T& operator[](size_type i) const noexcept { return data_[i]; }
+  constexpr T& front() noexcept { return data_[0]; }
+  constexpr const T& front() const noexcept { return data_[0]; }
+  constexpr T& back() noexcept { return data_[size_ - 1]; }
+  constexpr const T& back() const noexcept { return data_[size_ - 1]; }
+
+  constexpr void push_back(const T& v) {
+    if (size_ == capacity_) {
+      const T copy = v;  // v may live in this vector
+      grow_to(size_ + 1);
+      data_[size_++] = copy;
+      return;
+    }
+    data_[size_++] = v;
+  }
+  /// Appends the n elements at `first` (which must not point into this vector).
+  constexpr void append(const T* first, size_type n) {
+    if (size_ + n > capacity_) grow_to(size_ + n);
+    append_n(first, n);
+  }
+  constexpr void pop_back() noexcept { --size_; }
+  constexpr void clear() noexcept { size_ = 0; }
+  constexpr void reserve(size_type n) {
+    if (n > capacity_) reallocate(n);
+  }
+  /// New elements are value-initialized (zero for the layout's types).
+  constexpr void resize(size_type n) { resize(n, T{}); }
+  constexpr void resize(size_type n, const T& v) {
+    if (n > size_) {
+      const T copy = v;
+      if (n > capacity_) grow_to(n);
+      for (size_type i = size_; i < n; ++i) data_[i] = copy;
+    }
+    size_ = n;
+  }
+  template <std::forward_iterator It>
+  constexpr void assign(It first, It last) {
+    const auto n = static_cast<size_type>(std::distance(first, last));
+    if (n > capacity_) {
+      // The source may be this vector's own elements: copy before the old block goes.
+      trivial_vector fresh;
+      fresh.reallocate(n);
+      fresh.append_n(first, n);
+      *this = static_cast<trivial_vector&&>(fresh);
+      return;
+    }
+    size_ = 0;
+    append_n(first, n);
+  }
+  /// Inserts [first, last) before `pos`; returns an iterator to the first inserted element.
+  template <std::forward_iterator It>
+  constexpr T* insert(const T* pos, It first, It last) {
+    const auto at = static_cast<size_type>(pos - data_);
+    const auto n = static_cast<size_type>(std::distance(first, last));
+    if (n == 0) return data_ + at;
+    if (at == size_ && size_ + n <= capacity_) {  // appending into room: the common case
+      append_n(first, n);
+      return data_ + at;
+    }
+    trivial_vector out;  // a fresh block, so that [first, last) may point into this vector
+    out.reallocate(grown(size_ + n > 2 * capacity_ ? size_ + n : 2 * capacity_));
+    out.append_n(data_, at);
+    out.append_n(first, n);
+    out.append_n(data_ + at, size_ - at);
+    *this = static_cast<trivial_vector&&>(out);
+    return data_ + at;
+  }
+  constexpr T* insert(const T* pos, const T& v) { return insert(pos, &v, &v + 1); }
+  constexpr T* erase(const T* first, const T* last) {
+    const auto at = static_cast<size_type>(first - data_);
+    const auto n = static_cast<size_type>(last - first);
+    for (size_type i = at; i + n < size_; ++i) data_[i] = data_[i + n];
+    size_ -= n;
+    return data_ + at;
+  }
+  constexpr T* erase(const T* pos) { return erase(pos, pos + 1); }
+
+  friend constexpr bool operator==(const trivial_vector& a, const trivial_vector& b) {
+    if (a.size_ != b.size_) return false;
+    for (size_type i = 0; i < a.size_; ++i)
+      if (!(a.data_[i] == b.data_[i])) return false;
+    return true;
+  }
+
+ private:
+  static constexpr size_type grown(size_type need) { return need < 16 ? 16 : need; }
+  // Room for `need` elements at least, doubling so that pushes cost O(1) amortized.
+  constexpr void grow_to(size_type need) {
+    const size_type twice = 2 * capacity_;
+    reallocate(grown(need > twice ? need : twice));
+  }
+  constexpr void reallocate(size_type n) {
+    T* fresh = new T[n];
+    copy_into(fresh, data_, size_);
+    release();
+    data_ = fresh;
+    capacity_ = n;
+  }
+  constexpr void release() noexcept {
+    delete[] data_;
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  template <class It>
+  constexpr void append_n(It first, size_type n) {
+    copy_into(data_ + size_, first, n);
+    size_ += n;
+  }
+  // Copies n elements from `first` to `out` (room for them is there).
+  // (The source may overlap the destination when a vector is assigned part of itself.)
+  template <class It>
+  static constexpr void copy_into(T* out, It first, size_type n) {
+    if constexpr (std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, T>) {
+      if (!std::is_constant_evaluated()) {
+        if (n > 0) std::memmove(static_cast<void*>(out), static_cast<const void*>(std::to_address(first)), n * sizeof(T));
+        return;
+      }
+    }
+    for (size_type i = 0; i < n; ++i, ++first) out[i] = *first;
+  }
+
+  T* data_ = nullptr;
+  size_type size_ = 0;
+  size_type capacity_ = 0;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_TRIVIAL_VECTOR_HPP
+// ---- end relaxvm/base/trivial_vector.hpp ----
 
 namespace relaxvm {
 
@@ -1174,16 +1385,18 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
   return true;
 }
 
-/// A layout in vectors: what the builder makes and the loader reads.
+/// A layout in vectors: what the builder makes and the loader reads. The vectors are
+/// trivial_vector, which the builder fills at compile time for a fraction of std::vector's
+/// constexpr steps.
 struct exec_layout {
-  std::vector<func_info> funcs;
-  std::vector<str_ref> param_names;
-  std::vector<char> chars;
-  std::vector<const_info> constants;
-  std::vector<std::int64_t> i64s;
-  std::vector<std::uint8_t> bytes;
-  std::vector<std::int64_t> instr_offset;
-  std::vector<std::int64_t> instr_data;
+  detail::trivial_vector<func_info> funcs;
+  detail::trivial_vector<str_ref> param_names;
+  detail::trivial_vector<char> chars;
+  detail::trivial_vector<const_info> constants;
+  detail::trivial_vector<std::int64_t> i64s;
+  detail::trivial_vector<std::uint8_t> bytes;
+  detail::trivial_vector<std::int64_t> instr_offset;
+  detail::trivial_vector<std::int64_t> instr_data;
 
   constexpr exec_view view() const {
     return {funcs, param_names, chars, constants, i64s, bytes, instr_offset, instr_data};
@@ -1226,7 +1439,7 @@ struct static_layout {
 
 namespace detail {
 template <class T, std::size_t N>
-constexpr void copy_into(std::array<T, N>& out, const std::vector<T>& in) {
+constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T>& in) {
   for (std::size_t i = 0; i < N; ++i) out[i] = in[i];
 }
 }  // namespace detail
@@ -1579,12 +1792,13 @@ class verifier {
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
       // One register table for all functions, as large as the largest register file (at most
-      // max_register_file_size bytes); each function clears only the entries it set, so that
+      // max_register_file_size entries). An entry holds the stamp of the last function that marked
+      // it (written, for registers past the inputs; read, for inputs), so no function clears it:
       // verification takes time in proportion to the code, not to declared register counts.
       std::int64_t largest = 0;
       for (const func_info& f : v_.funcs)
         if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
-      regs_ = filled<std::uint8_t>(static_cast<std::size_t>(largest), 0);
+      regs_.resize(static_cast<std::size_t>(largest), 0);  // 0: no function's stamp
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -1855,9 +2069,22 @@ class verifier {
     return true;
   }
 
+  // What reads a register, for messages: "argument 2", "ret", "the If condition". Made into text
+  // only when a check fails: a verifier that formats a name per argument costs a compile-time
+  // build of a large program most of its constexpr steps.
+  struct operand {
+    const char* what;  // not a string_view: see in_function() in builder.hpp
+    std::int64_t index = -1;  // the argument's index, or -1
+    friend constexpr text& operator<<(text& t, const operand& o) {
+      t << o.what;
+      if (o.index >= 0) t << ' ' << o.index;
+      return t;
+    }
+  };
+
   // Checks one register read; `allow_special` admits %void and %vm (call arguments).
   constexpr bool check_read(std::int64_t func, std::int64_t instr, std::int64_t r, bool allow_special,
-                            std::string_view what) {
+                            operand what) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
     if (r == void_register || r == vm_register) {
       if (allow_special) return true;
@@ -1871,14 +2098,17 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
+    if (r >= f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args) mark(r, reg_used);
+    if (r < f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
+      regs_[static_cast<std::size_t>(r)] = stamp_;
+      ++inputs_read_;
+    }
     return true;
   }
 
@@ -1896,16 +2126,11 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    // Leaves regs_ all clear for the next function, however this one ends.
-    struct clear_on_exit {
-      verifier& v;
-      constexpr ~clear_on_exit() {
-        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
-        v.touched_.clear();
-        v.inputs_read_ = 0;
-      }
-    } clear{*this};
+    stamp_ = func + 1;
+    inputs_read_ = 0;
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
+    const auto nc = static_cast<std::int64_t>(v_.constants.size());
+    std::int64_t* regs = regs_.data();
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
       switch (in.op) {
@@ -1923,11 +2148,21 @@ class verifier {
             return false;
           }
           for (std::int64_t k = 0; k < in.num_args; ++k) {
-            const arg a = in.arg_at(k);
-            text what = cat("argument ", k);
+            // The common cases first, in one condition (constexpr steps count statements): a
+            // register this function wrote earlier, an immediate, a constant in the pool.
+            const std::int64_t word = in.args[k];
+            const auto kind = static_cast<std::uint8_t>(static_cast<std::uint64_t>(word) >> arg_value_bits);
+            const std::int64_t value = static_cast<std::int64_t>(static_cast<std::uint64_t>(word) << 8) >> 8;
+            if (kind == static_cast<std::uint8_t>(arg_kind::reg)
+                    ? value >= f.num_args && value < f.register_file_size && regs[value] == stamp_
+                    : (kind == static_cast<std::uint8_t>(arg_kind::imm) && value >= arg_value_min) ||
+                          (kind == static_cast<std::uint8_t>(arg_kind::const_idx) && value >= 0 && value < nc))
+              continue;
+            const arg a = arg::from_data(word);
+            const operand what{"argument", k};
             switch (a.kind_byte()) {
               case static_cast<std::uint8_t>(arg_kind::reg):
-                if (!check_read(func, i, a.value(), true, what.view())) return false;
+                if (!check_read(func, i, a.value(), true, what)) return false;
                 break;
               case static_cast<std::uint8_t>(arg_kind::imm):
                 if (a.value() < arg_value_min) {
@@ -1963,11 +2198,11 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst != void_register) mark(in.dst, reg_defined);
+          if (in.dst >= f.num_args && in.dst != void_register) regs[in.dst] = stamp_;
           break;
         }
         case opcode::ret:
-          if (in.reg != void_register && !check_read(func, i, in.reg, false, "ret")) return false;
+          if (in.reg != void_register && !check_read(func, i, in.reg, false, {"ret"})) return false;
           break;
         case opcode::goto_:
           if (in.offset == 0) {
@@ -1977,7 +2212,7 @@ class verifier {
           if (!check_jump(func, i, in.offset, "goto")) return false;
           break;
         case opcode::if_:
-          if (!check_read(func, i, in.reg, false, "the If condition")) return false;
+          if (!check_read(func, i, in.reg, false, {"the If condition"})) return false;
           if (in.offset <= 1) {
             fail(verify_rule::bad_if_offset, func, i)
                 << "false offset " << in.offset
@@ -1992,7 +2227,7 @@ class verifier {
     // those it reports, then stops: its length follows the code, not the declared count.
     std::int64_t unused = f.num_args - inputs_read_;
     for (std::int64_t r = 0; unused > 0; ++r) {
-      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
+      if (regs_[static_cast<std::size_t>(r)] == stamp_) continue;
       if (report_.warnings.size() >= verify_report::max_warnings) {
         report_.warnings_dropped += unused;
         break;
@@ -2007,34 +2242,37 @@ class verifier {
   constexpr bool check_paths(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
     const std::int64_t n = f.end - f.start;
-    std::vector<std::uint8_t> seen = filled<std::uint8_t>(static_cast<std::size_t>(n), 0);
-    std::vector<std::int64_t> work{f.start};
+    trivial_vector<std::uint8_t> seen;
+    seen.resize(static_cast<std::size_t>(n), 0);
+    trivial_vector<std::int64_t> work{f.start};
     seen[0] = 1;
+    // check_body() has kept every jump inside the function; only a fall-through can leave it.
+    std::uint8_t* visited = seen.data();  // indexed by instruction - f.start
+    const std::int64_t* words = v_.instr_data.data();
+    const std::int64_t* offsets = v_.instr_offset.data();
     while (!work.empty()) {
-      const std::int64_t i = work.back();
+      std::int64_t i = work.back();
       work.pop_back();
-      const instruction in = decode(v_, i);
-      std::int64_t next[2] = {-1, -1};
-      switch (in.op) {
-        case opcode::call: next[0] = i + 1; break;
-        case opcode::ret: break;
-        case opcode::goto_: next[0] = i + in.offset; break;
-        case opcode::if_:
-          next[0] = i + 1;
-          next[1] = i + in.offset;
-          break;
-      }
-      for (std::int64_t t : next) {
-        if (t < 0) continue;
-        if (t >= f.end) {
+      // Follows one path until it returns or meets code already seen; the false targets of Ifs
+      // wait on `work`. (Straight-line code costs few constexpr steps this way.)
+      for (;;) {
+        const std::int64_t* w = words + offsets[i];
+        std::int64_t next = i + 1;
+        if (w[0] == static_cast<std::int64_t>(opcode::ret)) break;
+        if (w[0] == static_cast<std::int64_t>(opcode::goto_)) {
+          next = i + w[1];
+        } else if (w[0] == static_cast<std::int64_t>(opcode::if_) && !visited[i + w[2] - f.start]) {
+          visited[i + w[2] - f.start] = 1;
+          work.push_back(i + w[2]);
+        }
+        if (next >= f.end) {
           fail(verify_rule::falls_off_end, func, i)
               << "execution can run past the last instruction of the function; end every path with ret";
           return false;
         }
-        if (!seen[static_cast<std::size_t>(t - f.start)]) {
-          seen[static_cast<std::size_t>(t - f.start)] = 1;
-          work.push_back(t);
-        }
+        if (visited[next - f.start]) break;
+        visited[next - f.start] = 1;
+        i = next;
       }
     }
     for (std::int64_t k = 0; k < n; ++k)
@@ -2046,21 +2284,13 @@ class verifier {
     if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
     else ++report_.warnings_dropped;
   }
-  constexpr void mark(std::int64_t r, std::uint8_t bit) {
-    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
-    if (e & bit) return;
-    if (e == 0) touched_.push_back(r);
-    e = static_cast<std::uint8_t>(e | bit);
-    if (bit == reg_used) ++inputs_read_;
-  }
-
-  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
-  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  std::vector<std::uint8_t> regs_;  // not vector<bool>: clang 16 cannot evaluate it with libstdc++ 12
-  std::vector<std::int64_t> touched_;  // the entries of regs_ this function set
-  std::int64_t inputs_read_ = 0;       // this function's inputs with reg_used
+  // Per register: the stamp of the last function (index + 1) that wrote it (registers past the
+  // inputs) or read it (inputs).
+  trivial_vector<std::int64_t> regs_;
+  std::int64_t stamp_ = 0;        // the function being checked, plus one
+  std::int64_t inputs_read_ = 0;  // this function's inputs read
 };
 
 }  // namespace detail
@@ -2084,6 +2314,102 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 #include <utility>
 #include <vector>
 
+// ---- begin relaxvm/base/hash_index.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// A hash index usable in constant expressions: it maps a 64-bit hash to the positions (in some
+// table the caller owns) of the entries with that hash, so that finding a name or a constant
+// costs a hash and a comparison or two instead of a walk over the table. The builder finds
+// functions and equal constants through it, and formalize() renamed registers, which keeps
+// building a program of N instructions linear in N, at compile time too (constexpr steps).
+#ifndef RELAXVM_BASE_HASH_INDEX_HPP
+#define RELAXVM_BASE_HASH_INDEX_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+
+namespace relaxvm::detail {
+
+/// FNV-1a, 64-bit, folded over further words by hash_mix.
+inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
+
+constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t word) {
+  // One multiply per word (not per byte): a word's bytes all reach the high bits through it, and
+  // the final xor-shift in hash_index brings them down to the bucket bits.
+  return (h ^ word) * 1099511628211ull;
+}
+
+constexpr std::uint64_t hash_chars(std::uint64_t h, std::string_view s) {
+  const char* p = s.data();
+  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
+
+/// a == b, in fewer constexpr steps than std::string_view's operator== (libstdc++ 12 compares
+/// through char_traits, a few calls per character).
+constexpr bool same_chars(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  for (std::size_t i = 0, n = a.size(); i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
+
+/// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
+/// most half full. find() takes the caller's equality test, since equal hashes need not mean
+/// equal entries.
+class hash_index {
+ public:
+  /// The first position with hash `h` for which `same(position)` is true, or -1.
+  template <class Same>
+  constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
+    if (slots_.empty()) return -1;
+    for (std::size_t i = bucket(h);; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (s.position < 0) return -1;
+      if (s.hash == h && same(s.position)) return s.position;
+    }
+  }
+  /// Records `position` under hash `h` (a position may be recorded once).
+  constexpr void insert(std::uint64_t h, std::int64_t position) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    place(h, position);
+    ++count_;
+  }
+  constexpr std::size_t size() const { return count_; }
+
+ private:
+  struct slot {
+    std::uint64_t hash = 0;
+    std::int64_t position = -1;  // -1: empty
+  };
+  constexpr std::size_t bucket(std::uint64_t h) const { return static_cast<std::size_t>(h ^ (h >> 29)) & mask_; }
+  constexpr void place(std::uint64_t h, std::int64_t position) {
+    std::size_t i = bucket(h);
+    while (slots_[i].position >= 0) i = (i + 1) & mask_;
+    slots_[i] = {h, position};
+  }
+  constexpr void grow() {
+    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
+    trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
+    slots_ = trivial_vector<slot>();
+    slots_.resize(n, slot{});
+    mask_ = n - 1;
+    for (const slot& s : old)
+      if (s.position >= 0) place(s.hash, s.position);
+  }
+
+  trivial_vector<slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t count_ = 0;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_HASH_INDEX_HPP
+// ---- end relaxvm/base/hash_index.hpp ----
 
 namespace relaxvm {
 
@@ -2123,21 +2449,25 @@ constexpr std::int64_t used_register_file_size(const exec_view& v, const func_in
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;
-    std::vector<std::pair<std::int64_t, std::int64_t>> renamed;  // sorted by old number
+    // renamed[k] is the register that became number num_args + k. A register's new number is
+    // found in `near` (indexed by r - num_args) when it is below num_args + near.size(), as
+    // programs' registers mostly are, and through `far` (a hash of r -> k) otherwise.
+    detail::trivial_vector<std::int64_t> renamed;
+    detail::trivial_vector<std::int64_t> near;
+    near.resize(static_cast<std::size_t>(2 * (f.end - f.start) + 16), -1);
+    const auto near_size = static_cast<std::int64_t>(near.size());
+    detail::hash_index far;
     struct unresolved {
       std::int64_t* word;
       bool is_arg;
       std::int64_t reg;
     };
     std::vector<unresolved> early;  // reads before any definition
-    std::int64_t next = f.num_args;
-    auto find = [&](std::int64_t r) {
-      return std::lower_bound(renamed.begin(), renamed.end(), std::pair{r, std::int64_t{0}},
-                              [](const auto& a, const auto& b) { return a.first < b.first; });
-    };
+    auto hash = [](std::int64_t r) { return detail::hash_mix(detail::hash_seed, static_cast<std::uint64_t>(r)); };
     auto lookup = [&](std::int64_t r) -> std::int64_t {
-      auto it = find(r);
-      return (it != renamed.end() && it->first == r) ? it->second : -1;
+      if (r - f.num_args < near_size) return near[static_cast<std::size_t>(r - f.num_args)];
+      const std::int64_t k = far.find(hash(r), [&](std::int64_t p) { return renamed[static_cast<std::size_t>(p)] == r; });
+      return k < 0 ? -1 : f.num_args + k;
     };
     auto rename_read = [&](std::int64_t* word, bool is_arg) {
       const std::int64_t r = is_arg ? arg::from_data(*word).value() : *word;
@@ -2156,8 +2486,10 @@ constexpr void formalize(exec_layout& l) {
           if (dst >= f.num_args && !is_special_register(dst)) {
             std::int64_t m = lookup(dst);
             if (m < 0) {
-              m = next++;
-              renamed.insert(find(dst), {dst, m});
+              m = f.num_args + static_cast<std::int64_t>(renamed.size());
+              if (dst - f.num_args < near_size) near[static_cast<std::size_t>(dst - f.num_args)] = m;
+              else far.insert(hash(dst), static_cast<std::int64_t>(renamed.size()));
+              renamed.push_back(dst);
             }
             dst = m;
           }
@@ -2170,10 +2502,9 @@ constexpr void formalize(exec_layout& l) {
     }
     // An early read collides when renaming gave its number to another register; it moves past all
     // of them. Others stay.
+    const std::int64_t next = f.num_args + static_cast<std::int64_t>(renamed.size());
     auto collides = [&](std::int64_t r) {
-      for (const auto& [from, to] : renamed)
-        if (to == r && from != r) return true;
-      return false;
+      return r >= f.num_args && r < next && renamed[static_cast<std::size_t>(r - f.num_args)] != r;
     };
     std::int64_t size = next;
     for (const unresolved& u : early)
@@ -2275,7 +2606,7 @@ class exec_builder {
 
   constexpr void begin_function(std::string_view name, std::int64_t num_inputs,
                                 std::span<const std::string_view> param_names = {}) {
-    if (!error_.empty()) return;
+    if (failed_) return;
     if (current_ >= 0) {
       fail() << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
              << "' is still open; end it first (its scope object ends it)";
@@ -2315,7 +2646,7 @@ class exec_builder {
   }
 
   constexpr void end_function() {
-    if (!error_.empty()) return;
+    if (failed_) return;
     if (current_ < 0) {
       fail() << "end_function() without an open function";
       return;
@@ -2332,7 +2663,7 @@ class exec_builder {
   /// Declares a function without defining it; packed functions are resolved by name from the
   /// registry when a VM is made. Returns its index in the function table.
   constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed) {
-    if (!error_.empty()) return 0;
+    if (failed_) return 0;
     std::int64_t idx = find_function(name);
     if (kind == func_kind::vm) return idx >= 0 ? idx : add_entry(name, entry_state::referenced);
     if (idx < 0) return add_entry(name, entry_state::packed);
@@ -2398,6 +2729,8 @@ class exec_builder {
     if (!in_function("emit_call")) return;
     emit_call(f(func), args, dst);
   }
+  // (The instruction words go in with one append and a push per argument: at compile time every
+  // step counts, and clang's default budget is 1,048,576 for the whole program.)
   constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
     emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
   }
@@ -2411,12 +2744,11 @@ class exec_builder {
       fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
-    begin_instruction();
-    push(static_cast<std::int64_t>(opcode::call));
-    push(dst.value());
-    push(func.value());
-    push(static_cast<std::int64_t>(args.size()));
-    for (const arg& a : args) push(a.data);
+    const std::int64_t header[4] = {static_cast<std::int64_t>(opcode::call), dst.value(), func.value(),
+                                    static_cast<std::int64_t>(args.size())};
+    layout_.instr_offset.push_back(static_cast<std::int64_t>(layout_.instr_data.size()));
+    layout_.instr_data.append(header, 4);
+    for (const arg& a : args) layout_.instr_data.push_back(a.data);
   }
   /// ret result
   constexpr void emit_ret(arg result) {
@@ -2511,7 +2843,7 @@ class exec_builder {
 
   /// A tensor constant from raw little-endian bytes; bytes.size() must match shape and dtype.
   constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes) {
-    if (!error_.empty()) return 0;
+    if (failed_) return 0;
     std::int64_t numel = 1;
     for (std::int64_t d : shape) {
       if (d < 0 || !detail::checked_mul(numel, d, numel)) {
@@ -2605,7 +2937,7 @@ class exec_builder {
   /// Formalizes and verifies a copy of what was built.
   constexpr build_output finish() const {
     build_output out;
-    if (!error_.empty()) {
+    if (failed_) {
       out.message << "exec_builder: " << error_;
       return out;
     }
@@ -2614,19 +2946,26 @@ class exec_builder {
                   << "' is still open; end it (its scope object does) before finishing";
       return out;
     }
-    out.layout = layout_;
-    if (formalize_) {
-      formalize(out.layout);
-    } else {
-      for (func_info& f : out.layout.funcs)
-        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(out.layout.view(), f);
-    }
-    for (std::size_t i = 0; i < out.layout.funcs.size(); ++i)
-      if (reserved_registers_[i] > out.layout.funcs[i].register_file_size)
-        out.layout.funcs[i].register_file_size = reserved_registers_[i];
+    out.layout = formalized();
     out.report = verify(out.layout.view());
     if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
     return out;
+  }
+
+  /// What finish() verifies: a formalized copy of what was built, with register file sizes set,
+  /// and no checks. build() takes its second run of a builder lambda from here, since the first
+  /// verified the same program (each check costs compile time).
+  constexpr exec_layout formalized() const {
+    exec_layout l = layout_;
+    if (formalize_) {
+      formalize(l);
+    } else {
+      for (func_info& f : l.funcs)
+        if (f.kind == func_kind::vm) f.register_file_size = used_register_file_size(l.view(), f);
+    }
+    for (std::size_t i = 0; i < l.funcs.size(); ++i)
+      if (reserved_registers_[i] > l.funcs[i].register_file_size) l.funcs[i].register_file_size = reserved_registers_[i];
+    return l;
   }
 
   /// The finished executable; throws relaxvm::error (kind value) when building or verification
@@ -2644,7 +2983,7 @@ class exec_builder {
   }
 
   /// False once a builder call has failed; finish() reports the first failure.
-  constexpr bool ok() const { return error_.empty(); }
+  constexpr bool ok() const { return !failed_; }
   /// What was built so far, before formalization.
   constexpr const exec_layout& layout() const { return layout_; }
 
@@ -2655,7 +2994,10 @@ class exec_builder {
 
   // The first failure is kept; later ones are written to a scratch text and dropped.
   constexpr detail::text& fail() {
-    if (error_.empty()) return error_;
+    if (!failed_) {
+      failed_ = true;
+      return error_;
+    }
     dropped_.clear();
     return dropped_;
   }
@@ -2665,8 +3007,10 @@ class exec_builder {
     t << "function '" << layout_.view().name(current_u()) << "', instruction " << next_instruction() << ": ";
     return t;
   }
-  constexpr bool in_function(std::string_view what) {
-    if (!error_.empty()) return false;
+  // (`what` is a const char*, not a string_view: making a string_view of a literal counts its
+  // characters, a few constexpr steps each, on every instruction emitted.)
+  constexpr bool in_function(const char* what) {
+    if (failed_) return false;
     if (current_ < 0) {
       fail() << what << " outside a function; open one with function(name, num_inputs) first";
       return false;
@@ -2674,14 +3018,23 @@ class exec_builder {
     return true;
   }
 
-  constexpr std::int64_t find_function(std::string_view name) const { return layout_.view().find(name); }
+  constexpr std::string_view chars_of(str_ref r) const {
+    return std::string_view(layout_.chars.data() + r.offset, static_cast<std::size_t>(r.size));
+  }
+  constexpr std::int64_t find_function(std::string_view name) const {
+    return functions_.find(detail::hash_chars(detail::hash_seed, name), [&](std::int64_t i) {
+      return detail::same_chars(chars_of(layout_.funcs[static_cast<std::size_t>(i)].name), name);
+    });
+  }
   constexpr std::int64_t add_entry(std::string_view name, entry_state s) {
     func_info f;
     f.name = layout_.add_chars(name);
     layout_.funcs.push_back(f);
     state_.push_back(s);
     reserved_registers_.push_back(0);
-    return static_cast<std::int64_t>(layout_.funcs.size()) - 1;
+    const auto idx = static_cast<std::int64_t>(layout_.funcs.size()) - 1;
+    functions_.insert(detail::hash_chars(detail::hash_seed, name), idx);
+    return idx;
   }
 
   constexpr void begin_instruction() {
@@ -2689,10 +3042,7 @@ class exec_builder {
   }
   constexpr void push(std::int64_t w) { layout_.instr_data.push_back(w); }
 
-  constexpr std::int64_t push_constant(const const_info& c) {
-    layout_.constants.push_back(c);
-    return static_cast<std::int64_t>(layout_.constants.size()) - 1;
-  }
+
   constexpr std::int64_t add_scalar(const_kind k, std::int64_t v) {
     const_info c{k};
     c.scalar = v;
@@ -2702,21 +3052,50 @@ class exec_builder {
     std::size_t chars, i64s, bytes;
   };
   constexpr pool_marks marks() const { return {layout_.chars.size(), layout_.i64s.size(), layout_.bytes.size()}; }
+  // A hash of what same_constant() compares.
+  constexpr std::uint64_t hash_of(const const_info& c) const {
+    std::uint64_t h = detail::hash_mix(detail::hash_seed, static_cast<std::uint64_t>(c.kind));
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(c.scalar));
+    if (c.ndim == 0 && c.data_size == 0) return h;  // scalars
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(c.ndim));
+    const std::int64_t* i64s = layout_.i64s.data();
+    for (std::int64_t k = 0; k < c.ndim; ++k) h = detail::hash_mix(h, static_cast<std::uint64_t>(i64s[c.dims_offset + k]));
+    if (c.kind == const_kind::string) return detail::hash_chars(h, chars_of({c.data_offset, c.data_size}));
+    const std::uint8_t* bytes = layout_.bytes.data();
+    for (std::int64_t k = 0; k < c.data_size; ++k) h = detail::hash_mix(h, bytes[c.data_offset + k]);
+    return h;
+  }
   // Adds `c`, whose data was just appended to the pools after `m`; if an equal constant exists,
   // the pools go back to `m` and the existing index is returned.
+  // same_constant() within this layout.
+  constexpr bool same_as(const const_info& a, const const_info& b) const {
+    if (a.kind != b.kind || a.scalar != b.scalar || a.ndim != b.ndim || a.data_size != b.data_size) return false;
+    const std::int64_t* i64s = layout_.i64s.data();
+    for (std::int64_t k = 0; k < a.ndim; ++k)
+      if (i64s[a.dims_offset + k] != i64s[b.dims_offset + k]) return false;
+    if (a.kind == const_kind::string)
+      return detail::same_chars(chars_of({a.data_offset, a.data_size}), chars_of({b.data_offset, b.data_size}));
+    const std::uint8_t* bytes = layout_.bytes.data();
+    for (std::int64_t k = 0; k < a.data_size; ++k)
+      if (bytes[a.data_offset + k] != bytes[b.data_offset + k]) return false;
+    return true;
+  }
   constexpr std::int64_t intern(const const_info& c, pool_marks m) {
+    const std::uint64_t h = hash_of(c);
     if (dedup_) {
-      const exec_view v = layout_.view();
-      for (std::size_t i = 0; i < layout_.constants.size(); ++i) {
-        if (same_constant(v, layout_.constants[i], v, c)) {
-          layout_.chars.resize(m.chars);
-          layout_.i64s.resize(m.i64s);
-          layout_.bytes.resize(m.bytes);
-          return static_cast<std::int64_t>(i);
-        }
+      const std::int64_t i = constants_.find(
+          h, [&](std::int64_t k) { return same_as(layout_.constants[static_cast<std::size_t>(k)], c); });
+      if (i >= 0) {
+        layout_.chars.resize(m.chars);
+        layout_.i64s.resize(m.i64s);
+        layout_.bytes.resize(m.bytes);
+        return i;
       }
     }
-    return push_constant(c);
+    layout_.constants.push_back(c);
+    const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
+    constants_.insert(h, i);
+    return i;
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
     const auto off = static_cast<std::int64_t>(layout_.i64s.size());
@@ -2726,10 +3105,13 @@ class exec_builder {
   exec_layout layout_;
   std::vector<entry_state> state_;              // parallel to layout_.funcs
   std::vector<std::int64_t> reserved_registers_;  // parallel to layout_.funcs
+  detail::hash_index functions_;                 // layout_.funcs by name
+  detail::hash_index constants_;                 // layout_.constants by value
   bool dedup_ = true;
   bool formalize_ = true;
   std::int64_t current_ = -1;       // the open function, or -1
-  detail::text error_;              // the first failure, or empty
+  bool failed_ = false;             // a call has failed (error_ says how): a flag, as text::empty() costs constexpr steps
+  detail::text error_;              // the first failure
   detail::text dropped_;            // later failures
 };
 
@@ -2816,6 +3198,14 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
+/// The second run: the program the first run verified, formalized.
+template <class F>
+constexpr exec_layout rerun_builder() {
+  exec_builder b;
+  F{}(b);
+  return b.formalized();
+}
+
 /// Marks `s` failed with message `t` (cut at max_build_message characters).
 constexpr void set_message(build_summary& s, const text& t) {
   const std::string_view m = t.view();
@@ -2861,6 +3251,12 @@ constexpr message_chunk chunk_of(std::size_t k) {
   return c;
 }
 
+/// The first run's summary, as a variable of its own: its initializer is then a constant
+/// evaluation of its own, with its own constexpr step budget (a constexpr local in build() would
+/// be evaluated inside build()'s evaluation and share its budget).
+template <class F>
+inline constexpr build_summary summary_of = summarize<F>();
+
 /// Deliberately not constexpr: reaching it during constant evaluation makes the compiler print
 /// its template arguments, which are the message.
 template <message_chunk... Message>
@@ -2876,16 +3272,19 @@ constexpr void report_build_failure(std::index_sequence<K...>) {
 /// Runs `F` (a captureless lambda taking exec_builder&) at compile time and returns the verified
 /// program as a static_executable:
 ///   constexpr auto prog = relaxvm::build([](relaxvm::exec_builder& b) { ... });
+///
+/// The lambda runs twice, in two constant evaluations (each within the compiler's constexpr
+/// budget on its own): once to build, verify and measure the program, once more to fill arrays
+/// of the measured sizes. bench/README.md ("Compile time") has the cost and the limits.
 template <class F>
 consteval auto build(F) {
-  constexpr detail::build_summary s = detail::summarize<F>();
+  constexpr const detail::build_summary& s = detail::summary_of<F>;
   if constexpr (!s.ok) {
     detail::report_build_failure<s>(
         std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
     return static_executable<layout_sizes{}>{};
   } else {
-    build_output out = detail::run_builder<F>();
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(out.layout), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F>()), s.num_warnings};
   }
 }
 
@@ -3309,7 +3708,7 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
 }
 
 // A u64 count, then that many i64s.
-inline bool read_i64s(reader& r, std::vector<std::int64_t>& out) {
+inline bool read_i64s(reader& r, relaxvm::detail::trivial_vector<std::int64_t>& out) {
   std::uint64_t n = 0;
   if (!r.count(n, 8)) return false;
   out.reserve(static_cast<std::size_t>(n));
@@ -3670,7 +4069,7 @@ inline std::string as_cpp(const exec_view& v) {
     // Registers not in the order formalize() gives must keep their numbers.
     exec_layout copy = to_layout(v);
     formalize(copy);
-    if (copy.instr_data != std::vector<std::int64_t>(v.instr_data.begin(), v.instr_data.end()))
+    if (!std::equal(copy.instr_data.begin(), copy.instr_data.end(), v.instr_data.begin(), v.instr_data.end()))
       out << "  b.set_formalize(false);\n";
   }
   bool duplicates = false;

@@ -3,7 +3,8 @@
 
     tools/compile_time.py [--program build|lower] [--sizes 0,10,30,100,300,1000]
                           [--compilers g++,clang++-16] [--timeout 600] [--exact-up-to 30]
-                          [--precision 0.005] [--guess LIMIT] [--max-memory 16] [--keep DIR]
+                          [--precision 0.005] [--guess LIMIT] [--search-all] [--max-memory 16]
+                          [--keep DIR]
 
 For each N, writes a C++ file holding, with --program build (the default),
 
@@ -25,6 +26,9 @@ bound constant evaluation:
     compiles that fail with "constexpr evaluation hit maximum step limit";
   - g++: -fconstexpr-ops-limit (default 33554432): the same, when the default is not enough
     ("'constexpr' evaluation operation count exceeds limit").
+
+With --search-all it also finds the smallest limit for N that compile at the default, which shows
+the room left under it.
 
 The time and memory are those of a compile with a limit high enough (4294967295 for clang, the
 largest it accepts; 2^40 for g++) when the default is not, the median of --repeat compiles (one
@@ -183,6 +187,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="timed compiles per N when one takes under 30 s")
     ap.add_argument("--guess", type=int, help="where the search for the first N past the default starts "
                     "(default: 4 times the default limit; later N scale the last limit found)")
+    ap.add_argument("--search-all", action="store_true",
+                    help="find the smallest limit also for N that compile at the default (the margin left)")
     ap.add_argument("--max-memory", type=float, default=16, help="GiB of address space per compile")
     ap.add_argument("--keep", help="write the generated files here (default: a temporary directory)")
     args = ap.parse_args()
@@ -225,6 +231,7 @@ def main():
                 big = CLANG_MAX_STEPS if is_clang(compiler) else GCC_BIG_OPS
                 if d.ok:
                     r["limit"] = "default"
+                    r["default_ok"] = True
                     timed_limit = None
                 else:
                     # 2. The time and memory, with a limit high enough.
@@ -248,18 +255,18 @@ def main():
                 timings.sort()
                 r["seconds"], r["kib"] = timings[len(timings) // 2]
                 r["runs"] = len(timings)
-                # 3. The smallest limit.
-                if not d.ok:
+                # 3. The smallest limit (with --search-all, also when the default is enough).
+                if not d.ok or args.search_all:
                     default = CLANG_DEFAULT_STEPS if is_clang(compiler) else GCC_DEFAULT_OPS
                     if prev is not None:
                         guess = int(prev[1] * max(1, n) / max(1, prev[0]))
                     else:
-                        guess = args.guess or default * 4
+                        guess = args.guess or (default * 4 if not d.ok else default // 2)
                     precision = 0 if n <= args.exact_up_to else args.precision
                     log(f"  N = {n}: searching the smallest limit from {guess}")
                     try:
-                        lo, hi, compiles = smallest_limit(compiler, source, guess, default, args.timeout, precision,
-                                                          log)
+                        lo, hi, compiles = smallest_limit(compiler, source, guess, default if not d.ok else 1,
+                                                          args.timeout, precision, log)
                     except RuntimeError as e:
                         r["limit"] = f"search failed: {e}"
                     else:
@@ -282,7 +289,8 @@ def main():
         if lim is None:
             return "—"
         if isinstance(lim, int):
-            return str(lim) if r.get("exact") else f"{lim} (> {r['limit_lo']})"
+            text = str(lim) if r.get("exact") else f"{lim} (> {r['limit_lo']})"
+            return text + (" (default suffices)" if r.get("default_ok") else "")
         return lim
 
     header = "| N | " + " | ".join(f"{c} s | {c} MiB | {c} limit" for c in compilers) + " |"

@@ -24,17 +24,15 @@ import relaxvm
 PROGRAM = os.environ.get("RELAXVM_TEST_PROGRAM") or os.path.join(
     os.path.dirname(os.path.abspath(relaxvm.__file__)), "test_program.rvx")
 
-# The README's Python example, run as it is written there (the path aside) by test_readme_example.
-README_EXAMPLE = '''\
-import numpy as np
-import relaxvm
+# The README's Python example (its one ```python block), run as it is written there, the path
+# aside, by test_readme_example.
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
-exe = relaxvm.Executable.load("build/python/test_program.rvx")
-vm = relaxvm.VirtualMachine(exe, functions={"py.scale": lambda x, k: x.numpy() * k})
-x = np.arange(4, dtype=np.float32)
-y = vm["scale_py"](x)      # py.scale(x, 2.0) + x: a relaxvm.Tensor
-print(np.from_dlpack(y))   # [0. 3. 6. 9.], a view of y's memory
-'''
+
+def readme_example():
+    text = README.read_text(encoding="utf-8")
+    start = text.index("```python\n") + len("```python\n")
+    return text[start:text.index("```\n", start)]
 
 
 def load():
@@ -52,8 +50,9 @@ def f32(*values):
 
 class ReadmeTest(unittest.TestCase):
     def test_readme_example(self):
-        code = README_EXAMPLE.replace('"build/python/test_program.rvx"', repr(PROGRAM))
-        self.assertNotEqual(code, README_EXAMPLE)
+        example = readme_example()
+        code = example.replace('"build/python/test_program.rvx"', repr(PROGRAM))
+        self.assertNotEqual(code, example)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(compile(code, "README", "exec"), {})

@@ -484,7 +484,9 @@ class exec_builder {
     t << "function '" << layout_.view().name(current_u()) << "', instruction " << next_instruction() << ": ";
     return t;
   }
-  constexpr bool in_function(std::string_view what) {
+  // (`what` is a const char*, not a string_view: making a string_view of a literal counts its
+  // characters, a few constexpr steps each, on every instruction emitted.)
+  constexpr bool in_function(const char* what) {
     if (failed_) return false;
     if (current_ < 0) {
       fail() << what << " outside a function; open one with function(name, num_inputs) first";

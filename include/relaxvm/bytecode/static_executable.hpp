@@ -121,7 +121,7 @@ constexpr void report_build_failure(std::index_sequence<K...>) {
 ///
 /// The lambda runs twice, in two constant evaluations (each within the compiler's constexpr
 /// budget on its own): once to build, verify and measure the program, once more to fill arrays
-/// of the measured sizes. docs/compile_time.md has the cost and the limits.
+/// of the measured sizes. bench/README.md ("Compile time") has the cost and the limits.
 template <class F>
 consteval auto build(F) {
   constexpr const detail::build_summary& s = detail::summary_of<F>;

@@ -406,7 +406,7 @@ class verifier {
   // only when a check fails: a verifier that formats a name per argument costs a compile-time
   // build of a large program most of its constexpr steps.
   struct operand {
-    std::string_view what;
+    const char* what;  // not a string_view: see in_function() in builder.hpp
     std::int64_t index = -1;  // the argument's index, or -1
     friend constexpr text& operator<<(text& t, const operand& o) {
       t << o.what;
