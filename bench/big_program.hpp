@@ -13,20 +13,38 @@
 #ifndef RELAXVM_BENCH_BIG_PROGRAM_HPP
 #define RELAXVM_BENCH_BIG_PROGRAM_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#if __has_include(<relaxvm/bytecode/builder.hpp>)
 #include <relaxvm/bytecode/builder.hpp>
+#else
+#include <relaxvm.hpp>  // the single header (tests/ builds static_build.cpp against it too)
+#endif
 
 namespace bench {
+
+/// "f<k>", written into `buf`.
+constexpr std::string_view function_name(std::int64_t k, char (&buf)[24]) {
+  char digits[20]{};
+  std::int64_t d = 0;
+  for (std::int64_t v = k < 0 ? 0 : k; d == 0 || v != 0; v /= 10) digits[d++] = static_cast<char>('0' + v % 10);
+  buf[0] = 'f';
+  std::size_t len = 1;
+  while (d > 0) buf[len++] = digits[--d];
+  return std::string_view(buf, len);
+}
 
 /// Adds vm functions "f0", "f1", ... of `instructions` instructions in all to `b` (constexpr).
 constexpr void big_program(relaxvm::exec_builder& b, std::int64_t instructions) {
   constexpr std::string_view packed[16] = {
-      "ops.add",        "ops.multiply", "ops.relu",     "ops.dense",   "ops.softmax",  "ops.sum",
-      "ops.reshape",    "ops.max",      "vm.builtin.copy", "vm.builtin.make_shape", "vm.builtin.match_shape",
-      "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple_getitem",
-      "vm.builtin.make_tuple", "vm.builtin.null_value"};
+      "ops.add",          "ops.multiply",           "ops.relu",
+      "ops.dense",        "ops.softmax",            "ops.sum",
+      "ops.reshape",      "ops.max",                "vm.builtin.copy",
+      "vm.builtin.make_shape", "vm.builtin.match_shape", "vm.builtin.alloc_storage",
+      "vm.builtin.alloc_tensor", "vm.builtin.tuple_getitem", "vm.builtin.make_tuple",
+      "vm.builtin.null_value"};
   constexpr std::string_view names[8] = {"x", "weight", "bias", "ErrorContext(fn=main)", "hidden", "out",
                                          "scale", "offset"};
   const std::int64_t functions = instructions >= 200 ? instructions / 100 : 1;
@@ -35,24 +53,9 @@ constexpr void big_program(relaxvm::exec_builder& b, std::int64_t instructions) 
   for (std::int64_t k = 0; k < functions; ++k) {
     std::int64_t n = k + 1 == functions ? left : instructions / functions;
     left -= n;
-    char name[24]{'f'};
-    std::int64_t len = 1;
-    {
-      char digits[20]{};
-      std::int64_t d = 0;
-      for (std::int64_t v = k; d == 0 || v != 0; v /= 10) digits[d++] = static_cast<char>('0' + v % 10);
-      while (d > 0) name[len++] = digits[--d];
-    }
-    const std::string_view fname(name, static_cast<std::size_t>(len));
-    char prev_name[24]{'f'};
-    std::int64_t prev_len = 1;
-    if (k > 0) {
-      char digits[20]{};
-      std::int64_t d = 0;
-      for (std::int64_t v = k - 1; d == 0 || v != 0; v /= 10) digits[d++] = static_cast<char>('0' + v % 10);
-      while (d > 0) prev_name[prev_len++] = digits[--d];
-    }
-    const std::string_view previous(prev_name, static_cast<std::size_t>(prev_len));
+    char name[24]{}, prev_name[24]{};
+    const std::string_view fname = function_name(k, name);
+    const std::string_view previous = function_name(k - 1, prev_name);  // used when k > 0
 
     auto scope = b.function(fname, 2, {"x", "y"});
     std::int64_t last = 0;      // the register the chain continues from

@@ -1075,6 +1075,10 @@ constexpr bool is_special_register(std::int64_t r) { return r >= begin_special_r
 // start, so that a push is one assignment (std::allocator's storage would need a construct_at per
 // element). The builder pushes every word of a program into these pools at compile time, where
 // clang allows 1,048,576 steps in all by default. At run time it copies with memmove.
+//
+// The price: since every element up to capacity() is alive, constant evaluation does not reject
+// a read past size() as it does with std::vector; the layout's readers check their indexes (the
+// verifier) instead.
 #ifndef RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 #define RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 
@@ -1792,13 +1796,13 @@ class verifier {
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
       // One register table for all functions, as large as the largest register file (at most
-      // max_register_file_size entries). An entry holds the stamp of the last function that marked
-      // it (written, for registers past the inputs; read, for inputs), so no function clears it:
-      // verification takes time in proportion to the code, not to declared register counts.
+      // max_register_file_size bytes: docs/security.md counts it); each function clears only the
+      // entries it set, so that verification takes time in proportion to the code, not to
+      // declared register counts.
       std::int64_t largest = 0;
       for (const func_info& f : v_.funcs)
         if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
-      regs_.resize(static_cast<std::size_t>(largest), 0);  // 0: no function's stamp
+      regs_.resize(static_cast<std::size_t>(largest), 0);
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -2098,17 +2102,14 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (r >= f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
+    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
-      regs_[static_cast<std::size_t>(r)] = stamp_;
-      ++inputs_read_;
-    }
+    if (r < f.num_args) mark(r, reg_used);
     return true;
   }
 
@@ -2126,11 +2127,18 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    stamp_ = func + 1;
-    inputs_read_ = 0;
+    // Leaves regs_ all clear for the next function, however this one ends.
+    struct clear_on_exit {
+      verifier& v;
+      constexpr ~clear_on_exit() {
+        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
+        v.touched_.clear();
+        v.inputs_read_ = 0;
+      }
+    } clear{*this};
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
     const auto nc = static_cast<std::int64_t>(v_.constants.size());
-    std::int64_t* regs = regs_.data();
+    const std::uint8_t* regs = regs_.data();
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
       switch (in.op) {
@@ -2154,7 +2162,7 @@ class verifier {
             const auto kind = static_cast<std::uint8_t>(static_cast<std::uint64_t>(word) >> arg_value_bits);
             const std::int64_t value = static_cast<std::int64_t>(static_cast<std::uint64_t>(word) << 8) >> 8;
             if (kind == static_cast<std::uint8_t>(arg_kind::reg)
-                    ? value >= f.num_args && value < f.register_file_size && regs[value] == stamp_
+                    ? value >= f.num_args && value < f.register_file_size && (regs[value] & reg_defined)
                     : (kind == static_cast<std::uint8_t>(arg_kind::imm) && value >= arg_value_min) ||
                           (kind == static_cast<std::uint8_t>(arg_kind::const_idx) && value >= 0 && value < nc))
               continue;
@@ -2198,7 +2206,7 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst >= f.num_args && in.dst != void_register) regs[in.dst] = stamp_;
+          if (in.dst != void_register) mark(in.dst, reg_defined);
           break;
         }
         case opcode::ret:
@@ -2227,7 +2235,7 @@ class verifier {
     // those it reports, then stops: its length follows the code, not the declared count.
     std::int64_t unused = f.num_args - inputs_read_;
     for (std::int64_t r = 0; unused > 0; ++r) {
-      if (regs_[static_cast<std::size_t>(r)] == stamp_) continue;
+      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
       if (report_.warnings.size() >= verify_report::max_warnings) {
         report_.warnings_dropped += unused;
         break;
@@ -2284,13 +2292,21 @@ class verifier {
     if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
     else ++report_.warnings_dropped;
   }
+  constexpr void mark(std::int64_t r, std::uint8_t bit) {
+    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
+    if (e & bit) return;
+    if (e == 0) touched_.push_back(r);
+    e = static_cast<std::uint8_t>(e | bit);
+    if (bit == reg_used) ++inputs_read_;
+  }
+
+  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
+  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  // Per register: the stamp of the last function (index + 1) that wrote it (registers past the
-  // inputs) or read it (inputs).
-  trivial_vector<std::int64_t> regs_;
-  std::int64_t stamp_ = 0;        // the function being checked, plus one
-  std::int64_t inputs_read_ = 0;  // this function's inputs read
+  trivial_vector<std::uint8_t> regs_;     // one byte per register: reg_defined | reg_used
+  trivial_vector<std::int64_t> touched_;  // the entries of regs_ this function set
+  std::int64_t inputs_read_ = 0;          // this function's inputs with reg_used
 };
 
 }  // namespace detail
@@ -2327,6 +2343,7 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 
 namespace relaxvm::detail {
@@ -2357,12 +2374,23 @@ constexpr bool same_chars(std::string_view a, std::string_view b) {
   return true;
 }
 
+/// Its address moves with the program's load address (ASLR): part of hash_index's salt.
+inline constexpr char hash_salt_anchor = 0;
+
 /// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
 /// most half full. find() takes the caller's equality test, since equal hashes need not mean
 /// equal entries.
+///
+/// Hashes are computed from the program, and a loader's program comes from a file: at run time
+/// each index mixes its hashes with a salt of its own (from addresses, which ASLR moves) before
+/// choosing buckets, so that a file cannot be made whose keys all fall in one run of buckets.
+/// (During constant evaluation the salt is 0: those programs are the programmer's own.) What an
+/// index finds never depends on the salt, only how fast it finds it.
 class hash_index {
  public:
-  /// The first position with hash `h` for which `same(position)` is true, or -1.
+  constexpr hash_index() : salt_(make_salt()) {}
+
+  /// A position with hash `h` for which `same(position)` is true, or -1.
   template <class Same>
   constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
     if (slots_.empty()) return -1;
@@ -2385,7 +2413,18 @@ class hash_index {
     std::uint64_t hash = 0;
     std::int64_t position = -1;  // -1: empty
   };
-  constexpr std::size_t bucket(std::uint64_t h) const { return static_cast<std::size_t>(h ^ (h >> 29)) & mask_; }
+  // The murmur3 finalizer: every bit of h (and of the salt) reaches the bucket bits.
+  constexpr std::size_t bucket(std::uint64_t h) const {
+    h ^= salt_;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return static_cast<std::size_t>(h ^ (h >> 33)) & mask_;
+  }
+  constexpr std::uint64_t make_salt() const {
+    if (std::is_constant_evaluated()) return 0;
+    return hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(this)),
+                    reinterpret_cast<std::uintptr_t>(&hash_salt_anchor));
+  }
   constexpr void place(std::uint64_t h, std::int64_t position) {
     std::size_t i = bucket(h);
     while (slots_[i].position >= 0) i = (i + 1) & mask_;
@@ -2402,6 +2441,7 @@ class hash_index {
   }
 
   trivial_vector<slot> slots_;
+  std::uint64_t salt_ = 0;
   std::size_t mask_ = 0;
   std::size_t count_ = 0;
 };
@@ -3027,13 +3067,15 @@ class exec_builder {
     });
   }
   constexpr std::int64_t add_entry(std::string_view name, entry_state s) {
+    // Hashed first: `name` may point into the character pool, which add_chars() may move.
+    const std::uint64_t h = detail::hash_chars(detail::hash_seed, name);
     func_info f;
     f.name = layout_.add_chars(name);
     layout_.funcs.push_back(f);
     state_.push_back(s);
     reserved_registers_.push_back(0);
     const auto idx = static_cast<std::int64_t>(layout_.funcs.size()) - 1;
-    functions_.insert(detail::hash_chars(detail::hash_seed, name), idx);
+    functions_.insert(h, idx);
     return idx;
   }
 
@@ -3198,12 +3240,18 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
-/// The second run: the program the first run verified, formalized.
-template <class F>
+/// Deliberately not constexpr: reached only when a builder lambda built something else the second
+/// time (it cannot, being captureless and run the same way twice; this makes sure).
+inline void relaxvm_program_differs_between_runs() {}
+
+/// The second run: the program the first run verified (as summarized in S), formalized.
+template <class F, layout_sizes S>
 constexpr exec_layout rerun_builder() {
   exec_builder b;
   F{}(b);
-  return b.formalized();
+  exec_layout l = b.formalized();
+  if (!b.ok() || sizes_of(l) != S) relaxvm_program_differs_between_runs();
+  return l;
 }
 
 /// Marks `s` failed with message `t` (cut at max_build_message characters).
@@ -3284,7 +3332,7 @@ consteval auto build(F) {
         std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F>()), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
   }
 }
 
@@ -4294,7 +4342,7 @@ class executable {
     s->bytes.reset(static_cast<std::uint8_t*>(
         ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
     if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
-    layout.bytes = {};
+    layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
     for (const verify_warning& w : report.warnings) {
       detail::text t;

@@ -291,3 +291,17 @@ TEST_CASE("a register read before any definition never aliases a renamed one") {
   }
   CHECK(std::string(c.try_get().error().message()).find("reads register %9 before") != std::string::npos);
 }
+
+TEST_CASE("a name taken from the builder's own character pool is added correctly") {
+  // add_entry hashes the name before adding it to the pool, which may move (reallocate) the
+  // characters the name points into; the sanitized build would report a use after free.
+  rv::exec_builder b;
+  b.declare_function("vm.builtin.copy");
+  for (int i = 0; i < 40; ++i) {  // enough names for the pool to grow more than once
+    const std::string_view pool(b.layout().chars.data(), b.layout().chars.size());
+    b.declare_function(pool.substr(static_cast<std::size_t>(i), 3));
+  }
+  const std::string_view first(b.layout().chars.data(), 3);
+  CHECK(first == "vm.");
+  CHECK(b.declare_function("vm.") == 1);  // found again, not added twice
+}

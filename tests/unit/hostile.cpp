@@ -433,6 +433,31 @@ TEST_CASE("loading a file and making a VM for it take memory in proportion to it
   }
 }
 
+TEST_CASE("a small file that declares the largest register file loads within the same bound") {
+  // The verifier's register table takes one byte per register of the largest register file, which
+  // the bound's 2 MiB covers (docs/security.md). It took 8 bytes per register for a while, 8 MiB
+  // for this 469-byte file, and the 1 MiB files above hid it.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.reserve_registers(rv::max_register_file_size);
+    b.emit_call("vm.builtin.copy", {b.imm(1)}, b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  const std::vector<std::byte> bytes = b.get().save();
+  const long before = relaxvm_test::heap_live_bytes();
+  relaxvm_test::reset_heap_peak();
+  {
+    rv::result<rv::executable> exe = rv::executable::try_load(bytes);
+    REQUIRE(exe.ok());
+    CHECK(exe->view().funcs[0].register_file_size == rv::max_register_file_size);
+  }
+  const long peak = relaxvm_test::heap_peak_bytes() - before;
+  CAPTURE(bytes.size());
+  CAPTURE(peak);
+  CHECK(peak <= 32 * static_cast<long>(bytes.size()) + (2L << 20));
+}
+
 TEST_CASE("a tuple holding the same tuple twice, over and over, prints and copies in time linear in its objects") {
   // t = (t, t) 40 times: 40 tuples, 2^40 leaves. Before: printing it never ended (the structure-
   // aware fuzzer's finding), and set_input copied every leaf.

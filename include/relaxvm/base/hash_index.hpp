@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "trivial_vector.hpp"
 
@@ -41,12 +42,23 @@ constexpr bool same_chars(std::string_view a, std::string_view b) {
   return true;
 }
 
+/// Its address moves with the program's load address (ASLR): part of hash_index's salt.
+inline constexpr char hash_salt_anchor = 0;
+
 /// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
 /// most half full. find() takes the caller's equality test, since equal hashes need not mean
 /// equal entries.
+///
+/// Hashes are computed from the program, and a loader's program comes from a file: at run time
+/// each index mixes its hashes with a salt of its own (from addresses, which ASLR moves) before
+/// choosing buckets, so that a file cannot be made whose keys all fall in one run of buckets.
+/// (During constant evaluation the salt is 0: those programs are the programmer's own.) What an
+/// index finds never depends on the salt, only how fast it finds it.
 class hash_index {
  public:
-  /// The first position with hash `h` for which `same(position)` is true, or -1.
+  constexpr hash_index() : salt_(make_salt()) {}
+
+  /// A position with hash `h` for which `same(position)` is true, or -1.
   template <class Same>
   constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
     if (slots_.empty()) return -1;
@@ -69,7 +81,18 @@ class hash_index {
     std::uint64_t hash = 0;
     std::int64_t position = -1;  // -1: empty
   };
-  constexpr std::size_t bucket(std::uint64_t h) const { return static_cast<std::size_t>(h ^ (h >> 29)) & mask_; }
+  // The murmur3 finalizer: every bit of h (and of the salt) reaches the bucket bits.
+  constexpr std::size_t bucket(std::uint64_t h) const {
+    h ^= salt_;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return static_cast<std::size_t>(h ^ (h >> 33)) & mask_;
+  }
+  constexpr std::uint64_t make_salt() const {
+    if (std::is_constant_evaluated()) return 0;
+    return hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(this)),
+                    reinterpret_cast<std::uintptr_t>(&hash_salt_anchor));
+  }
   constexpr void place(std::uint64_t h, std::int64_t position) {
     std::size_t i = bucket(h);
     while (slots_[i].position >= 0) i = (i + 1) & mask_;
@@ -86,6 +109,7 @@ class hash_index {
   }
 
   trivial_vector<slot> slots_;
+  std::uint64_t salt_ = 0;
   std::size_t mask_ = 0;
   std::size_t count_ = 0;
 };

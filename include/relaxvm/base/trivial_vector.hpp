@@ -7,6 +7,10 @@
 // start, so that a push is one assignment (std::allocator's storage would need a construct_at per
 // element). The builder pushes every word of a program into these pools at compile time, where
 // clang allows 1,048,576 steps in all by default. At run time it copies with memmove.
+//
+// The price: since every element up to capacity() is alive, constant evaluation does not reject
+// a read past size() as it does with std::vector; the layout's readers check their indexes (the
+// verifier) instead.
 #ifndef RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 #define RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 

@@ -504,13 +504,15 @@ class exec_builder {
     });
   }
   constexpr std::int64_t add_entry(std::string_view name, entry_state s) {
+    // Hashed first: `name` may point into the character pool, which add_chars() may move.
+    const std::uint64_t h = detail::hash_chars(detail::hash_seed, name);
     func_info f;
     f.name = layout_.add_chars(name);
     layout_.funcs.push_back(f);
     state_.push_back(s);
     reserved_registers_.push_back(0);
     const auto idx = static_cast<std::int64_t>(layout_.funcs.size()) - 1;
-    functions_.insert(detail::hash_chars(detail::hash_seed, name), idx);
+    functions_.insert(h, idx);
     return idx;
   }
 

@@ -44,12 +44,18 @@ constexpr build_output run_builder() {
   return b.finish();
 }
 
-/// The second run: the program the first run verified, formalized.
-template <class F>
+/// Deliberately not constexpr: reached only when a builder lambda built something else the second
+/// time (it cannot, being captureless and run the same way twice; this makes sure).
+inline void relaxvm_program_differs_between_runs() {}
+
+/// The second run: the program the first run verified (as summarized in S), formalized.
+template <class F, layout_sizes S>
 constexpr exec_layout rerun_builder() {
   exec_builder b;
   F{}(b);
-  return b.formalized();
+  exec_layout l = b.formalized();
+  if (!b.ok() || sizes_of(l) != S) relaxvm_program_differs_between_runs();
+  return l;
 }
 
 /// Marks `s` failed with message `t` (cut at max_build_message characters).
@@ -130,7 +136,7 @@ consteval auto build(F) {
         std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F>()), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
   }
 }
 

@@ -125,13 +125,13 @@ class verifier {
   constexpr verify_report run() {
     if (check_functions() && check_stream() && check_constants()) {
       // One register table for all functions, as large as the largest register file (at most
-      // max_register_file_size entries). An entry holds the stamp of the last function that marked
-      // it (written, for registers past the inputs; read, for inputs), so no function clears it:
-      // verification takes time in proportion to the code, not to declared register counts.
+      // max_register_file_size bytes: docs/security.md counts it); each function clears only the
+      // entries it set, so that verification takes time in proportion to the code, not to
+      // declared register counts.
       std::int64_t largest = 0;
       for (const func_info& f : v_.funcs)
         if (f.kind == func_kind::vm && f.register_file_size > largest) largest = f.register_file_size;
-      regs_.resize(static_cast<std::size_t>(largest), 0);  // 0: no function's stamp
+      regs_.resize(static_cast<std::size_t>(largest), 0);
       for (std::size_t f = 0; f < v_.funcs.size(); ++f) {
         if (v_.funcs[f].kind != func_kind::vm) continue;
         if (!check_body(static_cast<std::int64_t>(f)) || !check_paths(static_cast<std::int64_t>(f))) break;
@@ -431,17 +431,14 @@ class verifier {
           << " registers (%0 to %" << (f.register_file_size - 1) << ')';
       return false;
     }
-    if (r >= f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
+    if (r >= f.num_args && !(regs_[static_cast<std::size_t>(r)] & reg_defined)) {
       fail(verify_rule::undefined_register, func, instr)
           << what << " reads register %" << r
           << " before any instruction writes it; registers past the inputs must be written (as a call "
              "destination) earlier in the function";
       return false;
     }
-    if (r < f.num_args && regs_[static_cast<std::size_t>(r)] != stamp_) {
-      regs_[static_cast<std::size_t>(r)] = stamp_;
-      ++inputs_read_;
-    }
+    if (r < f.num_args) mark(r, reg_used);
     return true;
   }
 
@@ -459,11 +456,18 @@ class verifier {
 
   constexpr bool check_body(std::int64_t func) {
     const func_info& f = v_.funcs[static_cast<std::size_t>(func)];
-    stamp_ = func + 1;
-    inputs_read_ = 0;
+    // Leaves regs_ all clear for the next function, however this one ends.
+    struct clear_on_exit {
+      verifier& v;
+      constexpr ~clear_on_exit() {
+        for (std::int64_t r : v.touched_) v.regs_[static_cast<std::size_t>(r)] = 0;
+        v.touched_.clear();
+        v.inputs_read_ = 0;
+      }
+    } clear{*this};
     const auto nf = static_cast<std::int64_t>(v_.funcs.size());
     const auto nc = static_cast<std::int64_t>(v_.constants.size());
-    std::int64_t* regs = regs_.data();
+    const std::uint8_t* regs = regs_.data();
     for (std::int64_t i = f.start; i < f.end; ++i) {
       const instruction in = decode(v_, i);
       switch (in.op) {
@@ -487,7 +491,7 @@ class verifier {
             const auto kind = static_cast<std::uint8_t>(static_cast<std::uint64_t>(word) >> arg_value_bits);
             const std::int64_t value = static_cast<std::int64_t>(static_cast<std::uint64_t>(word) << 8) >> 8;
             if (kind == static_cast<std::uint8_t>(arg_kind::reg)
-                    ? value >= f.num_args && value < f.register_file_size && regs[value] == stamp_
+                    ? value >= f.num_args && value < f.register_file_size && (regs[value] & reg_defined)
                     : (kind == static_cast<std::uint8_t>(arg_kind::imm) && value >= arg_value_min) ||
                           (kind == static_cast<std::uint8_t>(arg_kind::const_idx) && value >= 0 && value < nc))
               continue;
@@ -531,7 +535,7 @@ class verifier {
                 << " registers; a destination is a register or %void";
             return false;
           }
-          if (in.dst >= f.num_args && in.dst != void_register) regs[in.dst] = stamp_;
+          if (in.dst != void_register) mark(in.dst, reg_defined);
           break;
         }
         case opcode::ret:
@@ -560,7 +564,7 @@ class verifier {
     // those it reports, then stops: its length follows the code, not the declared count.
     std::int64_t unused = f.num_args - inputs_read_;
     for (std::int64_t r = 0; unused > 0; ++r) {
-      if (regs_[static_cast<std::size_t>(r)] == stamp_) continue;
+      if (regs_[static_cast<std::size_t>(r)] & reg_used) continue;
       if (report_.warnings.size() >= verify_report::max_warnings) {
         report_.warnings_dropped += unused;
         break;
@@ -617,13 +621,21 @@ class verifier {
     if (report_.warnings.size() < verify_report::max_warnings) report_.warnings.push_back(w);
     else ++report_.warnings_dropped;
   }
+  constexpr void mark(std::int64_t r, std::uint8_t bit) {
+    std::uint8_t& e = regs_[static_cast<std::size_t>(r)];
+    if (e & bit) return;
+    if (e == 0) touched_.push_back(r);
+    e = static_cast<std::uint8_t>(e | bit);
+    if (bit == reg_used) ++inputs_read_;
+  }
+
+  static constexpr std::uint8_t reg_defined = 1;  // written by an earlier call of this function
+  static constexpr std::uint8_t reg_used = 2;     // an input read by this function
   const exec_view& v_;
   verify_report report_;
-  // Per register: the stamp of the last function (index + 1) that wrote it (registers past the
-  // inputs) or read it (inputs).
-  trivial_vector<std::int64_t> regs_;
-  std::int64_t stamp_ = 0;        // the function being checked, plus one
-  std::int64_t inputs_read_ = 0;  // this function's inputs read
+  trivial_vector<std::uint8_t> regs_;     // one byte per register: reg_defined | reg_used
+  trivial_vector<std::int64_t> touched_;  // the entries of regs_ this function set
+  std::int64_t inputs_read_ = 0;          // this function's inputs with reg_used
 };
 
 }  // namespace detail

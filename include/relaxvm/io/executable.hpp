@@ -148,7 +148,7 @@ class executable {
     s->bytes.reset(static_cast<std::uint8_t*>(
         ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
     if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
-    layout.bytes = {};
+    layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
     for (const verify_warning& w : report.warnings) {
       detail::text t;
