@@ -331,17 +331,6 @@ inline void append_double(text& out, double v) {
 inline void append_float(text& out, float v) { append_double(out, static_cast<double>(v)); }
 #endif
 
-/// A vector of n copies of `value`. Use this instead of vector(n, value), resize() or assign(n, v)
-/// in constexpr code: libstdc++ 12 fills those by assigning to elements not yet constructed,
-/// which clang 16 rejects during constant evaluation.
-template <class T>
-constexpr std::vector<T> filled(std::size_t n, const T& value) {
-  std::vector<T> v;
-  v.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) v.push_back(value);
-  return v;
-}
-
 /// Concatenates the arguments into a text: cat("expected ", 3, " arguments").
 template <class... Args>
 constexpr text cat(const Args&... args) {
@@ -2769,8 +2758,6 @@ class exec_builder {
     if (!in_function("emit_call")) return;
     emit_call(f(func), args, dst);
   }
-  // (The instruction words go in with one append and a push per argument: at compile time every
-  // step counts, and clang's default budget is 1,048,576 for the whole program.)
   constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
     emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
   }
@@ -2784,6 +2771,8 @@ class exec_builder {
       fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
+    // One append for the header and a push per argument: at compile time every constexpr step
+    // counts (clang's default budget, 1,048,576, is for the whole program).
     const std::int64_t header[4] = {static_cast<std::int64_t>(opcode::call), dst.value(), func.value(),
                                     static_cast<std::int64_t>(args.size())};
     layout_.instr_offset.push_back(static_cast<std::int64_t>(layout_.instr_data.size()));

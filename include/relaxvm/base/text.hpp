@@ -202,17 +202,6 @@ inline void append_double(text& out, double v) {
 inline void append_float(text& out, float v) { append_double(out, static_cast<double>(v)); }
 #endif
 
-/// A vector of n copies of `value`. Use this instead of vector(n, value), resize() or assign(n, v)
-/// in constexpr code: libstdc++ 12 fills those by assigning to elements not yet constructed,
-/// which clang 16 rejects during constant evaluation.
-template <class T>
-constexpr std::vector<T> filled(std::size_t n, const T& value) {
-  std::vector<T> v;
-  v.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) v.push_back(value);
-  return v;
-}
-
 /// Concatenates the arguments into a text: cat("expected ", 3, " arguments").
 template <class... Args>
 constexpr text cat(const Args&... args) {

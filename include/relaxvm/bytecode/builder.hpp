@@ -206,8 +206,6 @@ class exec_builder {
     if (!in_function("emit_call")) return;
     emit_call(f(func), args, dst);
   }
-  // (The instruction words go in with one append and a push per argument: at compile time every
-  // step counts, and clang's default budget is 1,048,576 for the whole program.)
   constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
     emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
   }
@@ -221,6 +219,8 @@ class exec_builder {
       fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
+    // One append for the header and a push per argument: at compile time every constexpr step
+    // counts (clang's default budget, 1,048,576, is for the whole program).
     const std::int64_t header[4] = {static_cast<std::int64_t>(opcode::call), dst.value(), func.value(),
                                     static_cast<std::int64_t>(args.size())};
     layout_.instr_offset.push_back(static_cast<std::int64_t>(layout_.instr_data.size()));
