@@ -2337,18 +2337,20 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 
 namespace relaxvm::detail {
 
-/// FNV-1a, 64-bit, folded over further words by hash_mix.
+/// FNV-1a, 64-bit (its offset basis and prime), folded over further words by hash_mix.
 inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
+inline constexpr std::uint64_t hash_prime = 1099511628211ull;
 
 constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t word) {
   // One multiply per word (not per byte): a word's bytes all reach the high bits through it, and
   // the final xor-shift in hash_index brings them down to the bucket bits.
-  return (h ^ word) * 1099511628211ull;
+  return (h ^ word) * hash_prime;
 }
 
 constexpr std::uint64_t hash_chars(std::uint64_t h, std::string_view s) {
+  // The FNV step written out rather than a hash_mix call per character: fewer constexpr steps.
   const char* p = s.data();
-  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * hash_prime;
   return h;
 }
 
@@ -2395,7 +2397,6 @@ class hash_index {
     place(h, position);
     ++count_;
   }
-  constexpr std::size_t size() const { return count_; }
 
  private:
   struct slot {
