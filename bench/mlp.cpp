@@ -58,8 +58,9 @@ rv::status dense_out(const rv::tensor& x, const rv::tensor& w, const rv::tensor&
 }
 rv::status relu_out(const rv::tensor& x, const rv::tensor& out) { return rv::ops::relu_out(x, out); }
 
-// Both lowered programs make each shape once (ir::plan_options::reuse_shapes).
-constexpr relaxvm::ir::plan_options plan{.reuse_shapes = true};
+// Both lowered programs make each shape once (ir::plan_options::reuse_shapes) and do not check
+// the returned tensor, which they allocate with its annotated shape (elide_proven_return_check).
+constexpr relaxvm::ir::plan_options plan{.reuse_shapes = true, .elide_proven_return_check = true};
 constexpr auto static_program = relaxvm::ir::build_static<plan>(mlp::weights_as_params<>);
 constexpr auto table = rv::make_table(rv::fn<"ops.dense_out">(&dense_out), rv::fn<"ops.relu_out">(&relu_out),
                                       rv::builtins::core_table, rv::builtins::shape_table, rv::builtins::memory_table);

@@ -6087,6 +6087,9 @@ struct closure_object;
 
 using packed_invoke = bool (*)(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                std::optional<error>& err);
+/// A packed function's invoke for one call site of a program, chosen once when a VM is made (see
+/// closure_object::prepare).
+using packed_prepare = packed_invoke (*)(const value* args, std::uint32_t nargs, std::uint64_t fixed);
 
 struct closure_object : object {
   static constexpr std::string_view type_name = "relaxvm.closure";
@@ -6111,6 +6114,13 @@ struct closure_object : object {
   /// Packed functions: `invoke` reads every argument before it writes `ret`, so `ret` may alias
   /// one of them (true for make_typed; raw functions may interleave, so false for them).
   bool result_after_args = false;
+  /// Packed functions, optional: called once for each call site when a VM is made, with the
+  /// call's arguments as they will be passed, those the program fixes (immediates, constants,
+  /// %vm: bit k of `fixed` for argument k) in place and the others null. It returns an invoke for
+  /// that site, which may take the fixed arguments as already checked, or nullptr to keep
+  /// `invoke`. The invoke it returns must give exactly the results and errors of `invoke` (the
+  /// builtins' call `invoke` for anything but their common case).
+  packed_prepare prepare = nullptr;
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
   /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
@@ -6121,6 +6131,21 @@ struct closure_object : object {
   std::span<value> bound;
 };
 static_assert(sizeof(closure_object) % alignof(value) == 0);
+
+namespace detail {
+/// For prepare functions: whether argument k is fixed, and whether arguments [from, nargs) all are.
+constexpr bool is_fixed(std::uint64_t fixed, std::uint32_t k) noexcept { return (fixed >> k) & 1u; }
+constexpr bool all_fixed(std::uint64_t fixed, std::uint32_t nargs, std::uint32_t from) noexcept {
+  for (std::uint32_t k = from; k < nargs; ++k)
+    if (!is_fixed(fixed, k)) return false;
+  return true;
+}
+/// For prepared invokes: the packed function's own invoke, for what they do not serve.
+inline bool invoke_general(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                           std::optional<error>& err) {
+  return self.invoke(self, args, nargs, ret, err);
+}
+}  // namespace detail
 
 namespace detail {
 // The cold half of invoke_packed: joins the arguments and the captured values.
@@ -7040,7 +7065,7 @@ class vm_context {
   /// made in it and hand it out again on the next run when nothing else holds it any more (see
   /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
   /// calling anything that may run VM code.
-  virtual value* instruction_slot() noexcept { return nullptr; }
+  value* instruction_slot() const noexcept { return slot_; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -7051,6 +7076,9 @@ class vm_context {
   vm_context(const vm_context&) = default;
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
+
+  /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
+  value* slot_ = nullptr;
 };
 
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
@@ -7200,6 +7228,8 @@ struct table_entry {
   static constexpr bool raw = Raw;
 
   F f;
+  /// An invoke for each call site, chosen when a VM is made (closure_object::prepare), or null.
+  packed_prepare prepare = nullptr;
 
   bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
     return invoker::run([] { return name; }, f, args, nargs, ret, err);
@@ -7207,14 +7237,15 @@ struct table_entry {
 };
 
 /// A typed function: fn<"vm.add">(&add), or a captureless lambda.
+/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare).
 template <fixed_string Name, class F>
-constexpr table_entry<Name, F, false> fn(F f) {
-  return {f};
+constexpr table_entry<Name, F, false> fn(F f, packed_prepare prepare = nullptr) {
+  return {f, prepare};
 }
 /// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
 template <fixed_string Name, class F>
-constexpr table_entry<Name, F, true> packed(F f) {
-  return {f};
+constexpr table_entry<Name, F, true> packed(F f, packed_prepare prepare = nullptr) {
+  return {f, prepare};
 }
 
 template <class... E>
@@ -7398,8 +7429,11 @@ class basic_registry {
  private:
   template <class Entry>
   void add_entry(const Entry& e) {
-    if constexpr (Entry::raw) def_packed(Entry::name, e.f);
-    else def(Entry::name, e.f);
+    closure c;
+    if constexpr (Entry::raw) c = make_packed(Entry::name, e.f);
+    else c = make_typed(Entry::name, e.f);
+    c.get()->prepare = e.prepare;
+    try_add(Entry::name, std::move(c)).value();
   }
 
   std::map<std::string, closure, std::less<>> funcs_;
@@ -8062,6 +8096,11 @@ struct vm_options {
   /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
   /// everything it does not return.
   bool reuse_allocations = true;
+  /// Ask each packed function that can (closure_object::prepare; the shape and memory builtins
+  /// do) for a version of each of its call sites that takes the program's fixed arguments
+  /// (immediates, constants) as checked, once, when the VM is made. Results and errors are the
+  /// same either way; false runs every call through the general path (for tests and comparisons).
+  bool prepare_calls = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -8120,6 +8159,7 @@ class vm_impl final : public vm_context {
     std::int64_t b = 0;      ///< call: the function index; if: the offset when false
     std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
     mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
     /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
@@ -8172,9 +8212,6 @@ class vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
-  value* instruction_slot() noexcept override {
-    return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
-  }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
   ~vm_impl() { release_kept(); }
   void release_kept() noexcept {
@@ -8418,9 +8455,19 @@ class vm_impl final : public vm_context {
           blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
         }
       }
+      // The callee's version for this site (its register arguments are still null here).
+      o.invoke = o.callee->invoke;
+      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= 64) {
+        std::uint64_t fixed = 0;
+        for (std::uint32_t k = 0; k < o.num_args; ++k)
+          if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
+        if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed)) o.invoke = p;
+      }
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
+  // What instruction_slot() gives while `o` runs.
+  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
   step call_step(const op& o) const {
     if (!o.callee || instrument_) return step::call;
@@ -8555,7 +8602,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     const running_scope scope(this);
-    current_ = nullptr;  // called from C++: no instruction keeps anything
+    slot_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -8692,9 +8739,9 @@ class vm_impl final : public vm_context {
               break;
             }
             if (callee.kind == func_kind::packed) {
-              current_ = &o;
+              slot_ = slot_of(o);
               const bool ok = call_with_bound(callee, args, *scratch);
-              current_ = nullptr;
+              slot_ = nullptr;
               if (!ok) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
@@ -8703,9 +8750,9 @@ class vm_impl final : public vm_context {
               break;
             }
           } else if (callee.kind == func_kind::packed) {
-            current_ = &o;
+            slot_ = slot_of(o);
             const bool ok = call_with_bound(callee, args, *scratch);
-            current_ = nullptr;
+            slot_ = nullptr;
             if (RELAXVM_UNLIKELY(!ok)) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
@@ -8773,11 +8820,11 @@ class vm_impl final : public vm_context {
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
       for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
-      current_ = &o;
+      slot_ = slot_of(o);
       o.busy = true;
-      const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
+      const bool ok = o.invoke(*o.callee, o.block, o.num_args, ret, err_);
       o.busy = false;
-      current_ = nullptr;  // a callee's slot is its own, only during its call
+      slot_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
@@ -8794,9 +8841,9 @@ class vm_impl final : public vm_context {
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
     // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
-    current_ = o.busy ? nullptr : &o;
+    slot_ = o.busy ? nullptr : slot_of(o);
     const bool ok = o.callee->invoke(*o.callee, args, o.num_args, ret, err_);
-    current_ = nullptr;
+    slot_ = nullptr;
     if (RELAXVM_UNLIKELY(!ok)) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
@@ -8842,7 +8889,6 @@ class vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
-  const op* current_ = nullptr;  // the Call running now, for instruction_slot()
 };
 
 }  // namespace detail
@@ -10211,10 +10257,43 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
   return value_traits<std::string_view>::get(v);
 }
 
+/// Where a make_shape instruction keeps its shape: its slot in the running VM, or null (outside
+/// a VM, and in static_vm, which keeps nothing).
+RELAXVM_HOT_INLINE value* make_shape_slot() noexcept {
+  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;
+  return ctx != nullptr ? ctx->instruction_slot() : nullptr;
+}
+/// How many leading dimensions of the shape kept in `kept` equal dim(0), dim(1), ... (n when it
+/// is that shape), or -1 when no shape of n dimensions is kept there.
+template <class Dim>
+RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const value* kept, std::size_t n, const Dim& dim) {
+  if (kept == nullptr || kept->kind() != value_kind::shape || kept->raw_object() == nullptr) return -1;
+  const auto* k = static_cast<const shape_object*>(kept->raw_object());
+  if (k->size != static_cast<std::int64_t>(n)) return -1;
+  std::size_t i = 0;
+  while (i < n && k->dims()[i] == dim(i)) ++i;
+  return static_cast<std::int64_t>(i);
+}
+
 /// The heap argument: a tensor, or null when only immediates are used.
 RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
+}
+
+/// Where an alloc_shape_heap instruction keeps its heap: its slot in VM `ctx`, or null.
+RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
+  return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
+}
+/// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
+RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
+  tensor_object* k = kept_exclusive<tensor_object>(kept);
+  if (k == nullptr || k->dl.ndim != 1 || k->dims[0] != size || k->dl.dtype.code != kDLInt || k->dl.dtype.bits != 64 ||
+      k->dl.device.device_type != kDLCPU || k->read_only || k->dl.byte_offset != 0 || !k->strides.empty() ||
+      !k->owner || k->owner->use_count() != 1)
+    return false;
+  if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
+  return true;
 }
 
 }  // namespace detail
@@ -10234,15 +10313,8 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
-  if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
-                                                              k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
-                                                              k->dl.device.device_type == kDLCPU && !k->read_only && k->dl.byte_offset == 0 &&
-                                                              k->strides.empty() &&
-                                                              k->owner && k->owner->use_count() == 1) {
-    if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
-    return *kept;
-  }
+  value* kept = detail::heap_slot(ctx);
+  if (detail::reuse_kept_heap(kept, size)) return *kept;
   if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
@@ -10359,18 +10431,13 @@ inline result<shape> make_shape(std::span<const value> args) {
   };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;  // static_vm keeps nothing
-  value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
-  if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
+  value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
+  if (const std::int64_t same = detail::kept_shape_prefix(kept, static_cast<std::size_t>(n), dim); same >= 0) {
     auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (k->size == n) {
-      std::size_t i = 0;
-      while (i < static_cast<std::size_t>(n) && k->dims()[i] == dim(i)) ++i;
-      if (i == static_cast<std::size_t>(n)) return value_traits<shape>::get(*kept);
-      if (k->use_count() == 1) {
-        for (; i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
-        return value_traits<shape>::get(*kept);
-      }
+    if (same == n) return value_traits<shape>::get(*kept);
+    if (k->use_count() == 1) {
+      for (auto i = static_cast<std::size_t>(same); i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
+      return value_traits<shape>::get(*kept);
     }
   }
   std::int64_t* dims = nullptr;
@@ -10528,6 +10595,45 @@ inline std::string_view op_symbol(arith_op op) {
   }
   return "?";
 }
+
+enum class arith_outcome : std::uint8_t { ok, overflows, divides_by_zero, unknown_op };
+/// r = a op b.
+RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t b, std::int64_t& r) noexcept {
+  bool ok = true;
+  switch (op) {
+    case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
+    case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
+    case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
+    case arith_op::floordiv:
+    case arith_op::floormod: {
+      if (b == 0) return arith_outcome::divides_by_zero;
+      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+        ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
+        r = 0;
+        break;
+      }
+      std::int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) {
+        q -= 1;
+        m += b;
+      }
+      r = op == arith_op::floordiv ? q : m;
+      break;
+    }
+    case arith_op::min: r = a < b ? a : b; break;
+    case arith_op::max: r = a < b ? b : a; break;
+    case arith_op::eq: r = a == b; break;
+    case arith_op::ne: r = a != b; break;
+    case arith_op::lt: r = a < b; break;
+    case arith_op::le: r = a <= b; break;
+    case arith_op::gt: r = a > b; break;
+    case arith_op::ge: r = a >= b; break;
+    case arith_op::and_: r = a != 0 && b != 0; break;
+    case arith_op::or_: r = a != 0 || b != 0; break;
+    default: return arith_outcome::unknown_op;
+  }
+  return ok ? arith_outcome::ok : arith_outcome::overflows;
+}
 }  // namespace detail
 
 inline status shape_arith(std::span<const value> args) {
@@ -10557,41 +10663,15 @@ inline status shape_arith(std::span<const value> args) {
     const auto op = static_cast<arith_op>(w[0]);
     const std::int64_t a = operand[0], b = operand[1];
     std::int64_t r = 0;
-    bool ok = true;
-    switch (op) {
-      case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
-      case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
-      case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
-      case arith_op::floordiv:
-      case arith_op::floormod: {
-        if (b == 0) return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
-        if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
-          ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
-          r = 0;
-          break;
-        }
-        std::int64_t q = a / b, m = a % b;
-        if (m != 0 && ((m < 0) != (b < 0))) {
-          q -= 1;
-          m += b;
-        }
-        r = op == arith_op::floordiv ? q : m;
-        break;
-      }
-      case arith_op::min: r = a < b ? a : b; break;
-      case arith_op::max: r = a < b ? b : a; break;
-      case arith_op::eq: r = a == b; break;
-      case arith_op::ne: r = a != b; break;
-      case arith_op::lt: r = a < b; break;
-      case arith_op::le: r = a <= b; break;
-      case arith_op::gt: r = a > b; break;
-      case arith_op::ge: r = a >= b; break;
-      case arith_op::and_: r = a != 0 && b != 0; break;
-      case arith_op::or_: r = a != 0 || b != 0; break;
-      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
+    switch (detail::apply(op, a, b, r)) {
+      case detail::arith_outcome::ok: break;
+      case detail::arith_outcome::divides_by_zero:
+        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
+      case detail::arith_outcome::overflows:
+        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
+      case detail::arith_outcome::unknown_op:
+        return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
     }
-    if (!ok)
-      return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
     heap.slots[w[1]] = r;
   }
   return {};
@@ -10644,15 +10724,213 @@ inline result<tensor> shape_to_tensor(const shape& s) {
 
 inline shape shape_of(const tensor& t) { return t.shape(); }
 
+// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
+// A VM asks once per call site; the version it gets takes the site's fixed arguments (counts,
+// codes, slots, error contexts) as checked, and goes to the general function for anything but the
+// common case, so results and errors are the general function's.
+namespace detail {
+using relaxvm::detail::all_fixed;
+using relaxvm::detail::invoke_general;
+inline bool int_ok(const value& v) { return v.kind() == value_kind::int64 || v.kind() == value_kind::boolean; }
+inline bool context_ok(const value& v) { return v.is_null() || v.kind() == value_kind::string; }
+
+inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                      std::optional<error>& err) {
+  value* kept = heap_slot(args[0].raw_context());
+  if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
+    ret = *kept;
+    return true;
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// alloc_shape_heap(%vm, size), both fixed, the size valid.
+inline packed_invoke prepare_alloc_shape_heap(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (!RELAXVM_HEAP || nargs != 2 || fixed != 3 || args[0].kind() != value_kind::context ||
+      args[1].kind() != value_kind::int64 || args[1].raw_int() < 0)
+    return nullptr;
+  return &alloc_shape_heap_prepared;
+}
+
+inline bool match_shape_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                 std::optional<error>& err) {
+  const auto n = static_cast<std::size_t>(args[2].raw_int());
+  const std::int64_t* dims = nullptr;
+  std::size_t ndims = 0;
+  if (args[0].kind() == value_kind::tensor) {
+    const auto d = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
+    dims = d.data();
+    ndims = d.size();
+  } else if (args[0].kind() == value_kind::shape && args[0].raw_object() != nullptr) {
+    const auto* o = static_cast<const shape_object*>(args[0].raw_object());
+    dims = o->dims();
+    ndims = static_cast<std::size_t>(o->size);
+  } else {
+    return invoke_general(self, args, nargs, ret, err);
+  }
+  heap_view heap;
+  if (ndims != n || (!args[1].is_null() && !try_open_heap(args[1], true, heap))) return invoke_general(self, args, nargs, ret, err);
+  // A mismatch goes to the general function, which repeats what this did so far (stores of the
+  // same values: prepare_match_shape allows no store to a slot this call has named before) and
+  // fails where this stopped.
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t v = args[4 + 2 * i].raw_int();
+    const bool in_heap = heap.slots != nullptr && v >= 0 && v < heap.size;  // for stores and loads
+    switch (static_cast<match_code>(args[3 + 2 * i].raw_int())) {
+      case match_code::assert_equal_to_imm:
+        if (dims[i] != v) return invoke_general(self, args, nargs, ret, err);
+        break;
+      case match_code::store_to_heap:
+        if (!in_heap) return invoke_general(self, args, nargs, ret, err);
+        heap.slots[v] = dims[i];
+        break;
+      case match_code::no_op: break;
+      case match_code::assert_equal_to_load:
+        if (!in_heap || dims[i] != heap.slots[v]) return invoke_general(self, args, nargs, ret, err);
+        break;
+    }
+  }
+  ret.reset();
+  return true;
+}
+// match_shape(input, heap, n, code, value, ..., [err_ctx]): all but the input and the heap fixed
+// and valid, and no store to a slot named earlier in the same call.
+inline packed_invoke prepare_match_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 3 || !all_fixed(fixed, nargs, 2) || args[2].kind() != value_kind::int64 || args[2].raw_int() < 0 ||
+      args[2].raw_int() > 32)
+    return nullptr;
+  const auto n = static_cast<std::uint32_t>(args[2].raw_int());
+  if (nargs != 3 + 2 * n && !(nargs == 4 + 2 * n && context_ok(args[nargs - 1]))) return nullptr;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const value &code = args[3 + 2 * i], &v = args[4 + 2 * i];
+    if (!int_ok(code) || !int_ok(v) || code.raw_int() < 0 || code.raw_int() > 3) return nullptr;
+    const auto names_slot = [&](std::uint32_t j) {
+      const std::int64_t c = args[3 + 2 * j].raw_int();
+      return c == static_cast<std::int64_t>(match_code::store_to_heap) ||
+             c == static_cast<std::int64_t>(match_code::assert_equal_to_load);
+    };
+    if (code.raw_int() == static_cast<std::int64_t>(match_code::store_to_heap))
+      for (std::uint32_t j = 0; j < i; ++j)
+        if (names_slot(j) && args[4 + 2 * j].raw_int() == v.raw_int()) return nullptr;
+  }
+  return &match_shape_prepared;
+}
+
+inline bool make_shape_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                std::optional<error>& err) {
+  heap_view heap;
+  if (!args[0].is_null() && !try_open_heap(args[0], false, heap)) return invoke_general(self, args, nargs, ret, err);
+  const std::size_t n = (nargs - 2) / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    if (args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::load_shape) &&
+        !(heap.slots != nullptr && v >= 0 && v < heap.size))
+      return invoke_general(self, args, nargs, ret, err);
+  }
+  const auto dim = [&](std::size_t i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  };
+  value* kept = make_shape_slot();
+  if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
+    ret = *kept;
+    return true;
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// make_shape(heap, n, code, value, ...): all but the heap fixed and valid, n > 0.
+inline packed_invoke prepare_make_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || nargs % 2 != 0 || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) ||
+      args[1].raw_int() != static_cast<std::int64_t>((nargs - 2) / 2))
+    return nullptr;
+  for (std::uint32_t k = 2; k < nargs; k += 2)
+    if (!int_ok(args[k]) || !int_ok(args[k + 1]) ||
+        (args[k].raw_int() != static_cast<std::int64_t>(make_code::use_imm) &&
+         args[k].raw_int() != static_cast<std::int64_t>(make_code::load_shape)))
+      return nullptr;
+  return &make_shape_prepared;
+}
+
+inline bool shape_arith_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                 std::optional<error>& err) {
+  heap_view heap;
+  if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
+  const auto in_heap = [&](std::int64_t slot) { return slot >= 0 && slot < heap.size; };
+  // Anything unusual goes to the general function, which repeats the groups done so far with the
+  // same results (prepare_shape_arith allows no group to read a slot that it or a later group
+  // writes) and fails where this stopped.
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    const value* w = args + g;
+    std::int64_t operand[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::int64_t v = w[3 + 2 * k].raw_int();
+      if (w[2 + 2 * k].raw_int() == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+      } else {
+        if (!in_heap(v)) return invoke_general(self, args, nargs, ret, err);
+        operand[k] = heap.slots[v];
+      }
+    }
+    std::int64_t r = 0;
+    const std::int64_t dst = w[1].raw_int();
+    if (!in_heap(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
+      return invoke_general(self, args, nargs, ret, err);
+    heap.slots[dst] = r;
+  }
+  ret.reset();
+  return true;
+}
+// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and no
+// group reads a slot that it or a later group writes.
+inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 7 || (nargs - 1) % 6 != 0 || !all_fixed(fixed, nargs, 1)) return nullptr;
+  for (std::uint32_t k = 1; k < nargs; ++k)
+    if (!int_ok(args[k])) return nullptr;
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    if (args[g].raw_int() < 0 || args[g].raw_int() > static_cast<std::int64_t>(arith_op::or_)) return nullptr;
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const std::int64_t code = args[g + 2 + 2 * k].raw_int();
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) continue;
+      if (code != static_cast<std::int64_t>(make_code::load_shape)) return nullptr;
+      for (std::uint32_t later = g; later < nargs; later += 6)
+        if (args[later + 1].raw_int() == args[g + 3 + 2 * k].raw_int()) return nullptr;
+    }
+  }
+  return &shape_arith_prepared;
+}
+
+inline bool check_tensor_info_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                       std::optional<error>& err) {
+  if (args[0].kind() == value_kind::tensor) {
+    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    const std::int64_t ndim = args[1].raw_int();
+    const dtype want = nargs == 4 ? args[2].as<dtype>() : dtype::void_();
+    if ((ndim == -1 || dl.ndim == ndim) && (want.is_void() || want == dtype(dl.dtype))) {
+      ret.reset();
+      return true;
+    }
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// check_tensor_info(x, ndim, [dtype,] err_ctx): all but x fixed and valid.
+inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if ((nargs != 3 && nargs != 4) || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) || !context_ok(args[nargs - 1]) ||
+      (nargs == 4 && args[2].kind() != value_kind::dtype))
+    return nullptr;
+  return &check_tensor_info_prepared;
+}
+}  // namespace detail
+
 inline constexpr auto shape_table = make_table(
-    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap), fn<"vm.builtin.shape_of">(&shape_of),
-    fn<"vm.builtin.store_shape">(&store_shape), fn<"vm.builtin.load_shape">(&load_shape),
-    packed<"vm.builtin.match_shape">(&match_shape), packed<"vm.builtin.make_shape">(&make_shape),
+    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
+    fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
+    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape">(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.make_shape">(&make_shape, detail::prepare_make_shape),
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
-    packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
+    packed<"vm.builtin.check_tensor_info">(&check_tensor_info, detail::prepare_check_tensor_info),
+    fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
     fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
-    packed<"vm.builtin.shape_arith">(&shape_arith),
+    packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
@@ -10698,6 +10976,25 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};
 }
+#if RELAXVM_HEAP
+// Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
+// what it would allocate now: `size` bytes from device allocator `d`.
+RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const device_allocator& d) noexcept {
+  const storage_object* k = kept_free_storage(kept);
+  return k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
+         k->alloc.get() == d.allocator.get();
+}
+// Whether the view an alloc_tensor instruction kept is free again and is the view it would make
+// now: the same view of the same storage (whose size and data never change), checked when it
+// was made, so valid now.
+RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, std::int64_t offset, const shape& s,
+                                       dtype t) noexcept {
+  const tensor_object* k = kept_exclusive<tensor_object>(kept);
+  return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
+         k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
+         k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims()));
+}
+#endif
 }  // namespace detail
 
 inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
@@ -10722,10 +11019,7 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   // exactly; otherwise it goes back to its allocator before the new one is made.
 #if RELAXVM_HEAP
   value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (const storage_object* k = kept_free_storage(kept);
-      k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
-      k->alloc.get() == d.allocator.get())
-    return *kept;
+  if (detail::kept_storage_fits(kept, size, d)) return *kept;
   if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
@@ -10748,11 +11042,7 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
   // Nothing is kept over an arena's storage (it would hold the arena's memory past its run).
   vm_context* ctx = st->alloc.reuses_any_order() ? running_context() : nullptr;
   if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
-    if (tensor_object* k = kept_exclusive<tensor_object>(kept);
-        k != nullptr && k->owner.get() == st.get() && k->dl.data == st->data && offset >= 0 &&
-        k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
-        k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims())))
-      return value_traits<tensor>::get(*kept);
+    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(*kept);
     RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
     keep_view(*kept, made, *st.get(), ctx);
     return made;
@@ -10760,6 +11050,78 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
 #endif
   return view_storage(st, offset, s, t, fn);
 }
+
+// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
+// A VM asks once per call site; the version it gets takes the site's fixed arguments as checked
+// and serves the common case of a program run again with the same shapes (what the instruction
+// kept fits); anything else goes to the general function, so results and errors are its own.
+namespace detail {
+using relaxvm::detail::is_fixed;
+// The arguments from `from` on are fixed and a valid optional scope.
+inline bool fixed_scope_ok(const value* args, std::uint32_t nargs, std::uint64_t fixed, std::uint32_t from) {
+  return relaxvm::detail::all_fixed(fixed, nargs, from) &&
+         check_scope("", std::span<const value>(args + from, nargs - from)).ok();
+}
+
+#if RELAXVM_HEAP
+inline bool alloc_storage_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                   std::optional<error>& err) {
+  if (RELAXVM_LIKELY(args[0].kind() == value_kind::context && args[1].kind() == value_kind::shape)) {
+    vm_context& ctx = *args[0].raw_context();
+    const auto devices = ctx.devices();
+    std::int64_t index = value_traits<std::int64_t>::get(args[2]);
+    if (index == -1) index = static_cast<std::int64_t>(devices.size()) - 1;
+    const borrowed<shape> s(args[1].raw_object());
+    const dtype t = value_traits<dtype>::get(args[3]);
+    std::int64_t numel = 0, nbytes = 0;
+    if (index >= 0 && index < static_cast<std::int64_t>(devices.size()) && s.get().numel(numel) &&
+        relaxvm::detail::checked_mul(numel, t.bytes(), nbytes) && nbytes >= 0 &&
+        static_cast<std::uint64_t>(nbytes) <= allocator::max_request) {
+      const device_allocator& d = devices[static_cast<std::size_t>(index)];
+      value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      if (kept_storage_fits(kept, static_cast<std::size_t>(nbytes), d)) {
+        ret = *kept;
+        return true;
+      }
+    }
+  }
+  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+}
+// alloc_storage(ctx, shape, device_index, dtype_hint, [scope]): the last three fixed and valid.
+inline packed_invoke prepare_alloc_storage(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || !is_fixed(fixed, 2) || !is_fixed(fixed, 3) || !value_traits<std::int64_t>::check(args[2]) ||
+      !value_traits<dtype>::check(args[3]) || !value_traits<dtype>::get(args[3]).valid_for_tensor() ||
+      !fixed_scope_ok(args, nargs, fixed, 4))
+    return nullptr;
+  return &alloc_storage_prepared;
+}
+
+inline bool alloc_tensor_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                  std::optional<error>& err) {
+  if (RELAXVM_LIKELY(value_traits<object_ref<storage_object>>::check(args[0]) && args[2].kind() == value_kind::shape)) {
+    const auto& st = *static_cast<const storage_object*>(args[0].raw_object());
+    vm_context* ctx = st.alloc.reuses_any_order() ? running_context() : nullptr;
+    if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
+        kept_view_fits(kept, st, value_traits<std::int64_t>::get(args[1]), borrowed<shape>(args[2].raw_object()).get(),
+                       value_traits<dtype>::get(args[3]))) {
+      ret = *kept;
+      return true;
+    }
+  }
+  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+}
+// alloc_tensor(storage, offset, shape, dtype, [scope]): offset, dtype and scope fixed and valid.
+inline packed_invoke prepare_alloc_tensor(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || !is_fixed(fixed, 1) || !is_fixed(fixed, 3) || !value_traits<std::int64_t>::check(args[1]) ||
+      !value_traits<dtype>::check(args[3]) || !fixed_scope_ok(args, nargs, fixed, 4))
+    return nullptr;
+  return &alloc_tensor_prepared;
+}
+#else
+inline constexpr packed_prepare prepare_alloc_storage = nullptr;  // nothing is kept: nothing to serve
+inline constexpr packed_prepare prepare_alloc_tensor = nullptr;
+#endif
+}  // namespace detail
 
 /// A view with another shape; the source must be compact, and the view no larger (as in the
 /// reference, where a smaller view of a larger buffer is allowed).
@@ -10838,7 +11200,8 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
 }
 
 inline constexpr auto memory_table = make_table(
-    fn<"vm.builtin.alloc_storage">(&alloc_storage), fn<"vm.builtin.alloc_tensor">(&alloc_tensor),
+    fn<"vm.builtin.alloc_storage">(&alloc_storage, detail::prepare_alloc_storage),
+    fn<"vm.builtin.alloc_tensor">(&alloc_tensor, detail::prepare_alloc_tensor),
     fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
@@ -13916,6 +14279,10 @@ struct plan_options {
   /// the shape heap is next written, instead of one vm.builtin.make_shape per use (the MLP makes
   /// 4 shapes instead of 8). Off by default, so that dumps match the reference's.
   bool reuse_shapes = false;
+  /// Leave out the check of a function's return value (vm.builtin.match_shape at its end) when
+  /// the value is a tensor the function allocated itself with exactly the annotated shape and
+  /// dtype, where the check cannot fail. Off by default, so that dumps match the reference's.
+  bool elide_proven_return_check = false;
 };
 
 namespace detail {
@@ -14262,8 +14629,9 @@ namespace detail {
 
 class shape_lowerer {
  public:
-  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false)
-      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes) {}
+  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false,
+                          bool elide_proven_return = false)
+      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes), elide_proven_return_(elide_proven_return) {}
 
   constexpr void run() {
     collect();
@@ -14291,7 +14659,7 @@ class shape_lowerer {
     lower_seq(body);
     if (!ok()) return;
     // The return value: checks, then one round (everything must be known by now).
-    if (f_.has_ret_info) {
+    if (f_.has_ret_info && !(elide_proven_return_ && proven_return(body.result))) {
       relaxvm::detail::text ctx;
       ctx << "ErrorContext(fn=" << f_.nm.view() << ", loc=return, annotation=";
       print_info(ctx, m_.syms, f_.ret_info);
@@ -14741,13 +15109,34 @@ class shape_lowerer {
     return -1;
   }
 
+  // Whether the return annotation holds for `result` by construction: a tensor this function's
+  // body allocated (R.vm.alloc_tensor, in the function's own sequence) with exactly the annotated
+  // shape and dtype. Its shape's variables were known at the allocation, and a variable's slot is
+  // written once, so the return check would compare each dimension with itself.
+  constexpr bool proven_return(const leaf& result) const {
+    const struct_info& want = f_.ret_info;
+    if (result.kind != leaf_kind::var || want.kind != info_kind::tensor || !want.known) return false;
+    for (const allocated& a : allocated_) {
+      if (a.var != result.index) continue;
+      if (a.dims.size() != want.dims.size() || !(want.dt.is_void() || want.dt == a.dt)) return false;
+      for (std::size_t i = 0; i < a.dims.size(); ++i)
+        if (!m_.syms.equal(a.dims[i], want.dims[i])) return false;
+      return true;
+    }
+    return false;
+  }
+
   constexpr void lower_seq(seq& s) {
     std::vector<binding> out;
     std::vector<binding>* saved = out_;
     out_ = &out;
+    ++depth_;
     for (block& blk : s.blocks)
       for (binding& b : blk.bindings) {
         if (!ok()) return;
+        if (elide_proven_return_ && depth_ == 1 && b.value.kind == expr_kind::vm_alloc_tensor && b.value.args.size() == 4 &&
+            b.value.args[2].kind == leaf_kind::shape && b.value.args[3].kind == leaf_kind::dtype)
+          allocated_.push_back(allocated{b.var, b.value.args[2].dims, b.value.args[3].dt});
         expr made;
         if (b.value.kind == expr_kind::leaf && !b.match_cast && make_value(b.value.args[0], made)) {
           b.value = static_cast<expr&&>(made);  // the binding itself becomes the call
@@ -14786,6 +15175,7 @@ class shape_lowerer {
     s.blocks.clear();
     s.blocks.push_back(block{false, static_cast<std::vector<binding>&&>(out)});
     out_ = saved;
+    --depth_;
   }
 
   // Round 1, the upper-bound checks of the variables it stored, computation of what became known,
@@ -14815,6 +15205,15 @@ class shape_lowerer {
   static constexpr std::size_t max_made_shapes = 32;
   bool reuse_shapes_ = false;
   std::vector<made_shape> made_;
+  // elide_proven_return: the tensors the function's own sequence allocates, with their shapes.
+  struct allocated {
+    std::int32_t var = -1;
+    std::vector<sym_ref> dims;
+    relaxvm::dtype dt;
+  };
+  bool elide_proven_return_ = false;
+  std::vector<allocated> allocated_;
+  int depth_ = 0;  // of lower_seq: 1 in the function's own sequence
 };
 
 }  // namespace detail
@@ -14822,18 +15221,19 @@ class shape_lowerer {
 namespace pass {
 
 /// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file. With reuse_shapes,
-/// a symbolic shape is made once where the reference makes it at each use (plan_options).
-constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false) {
+/// a symbolic shape is made once where the reference makes it at each use; with
+/// elide_proven_return, a return value allocated with its annotation is not checked (plan_options).
+constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false, bool elide_proven_return = false) {
   pass_output res;
   for (function& f : m.funcs) {
-    detail::shape_lowerer(m, f, res.message, reuse_shapes).run();
+    detail::shape_lowerer(m, f, res.message, reuse_shapes, elide_proven_return).run();
     if (!res.ok()) return res;
   }
   res.mod = static_cast<module&&>(m);
   return res;
 }
-inline module shape_lower(module m, bool reuse_shapes = false) {
-  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes)).value();
+inline module shape_lower(module m, bool reuse_shapes = false, bool elide_proven_return = false) {
+  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes, elide_proven_return)).value();
 }
 
 }  // namespace pass
@@ -15100,7 +15500,7 @@ constexpr pass_output try_lower(module m, plan_options opt = {}) {
   if (!out.ok()) return out;
   out = pass::try_lower_runtime_builtin(pass::kill_after_last_use(static_cast<module&&>(out.mod)));
   if (!out.ok()) return out;
-  return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes);
+  return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes, opt.elide_proven_return_check);
 }
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
@@ -15229,7 +15629,7 @@ constexpr memory_need planned_memory(module m, std::string_view fn, plan_options
     return need;
   }
   pass_output lowered = pass::try_lower_runtime_builtin(pass::kill_after_last_use(planned.mod));
-  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod), opt.reuse_shapes);
+  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod), opt.reuse_shapes, opt.elide_proven_return_check);
   if (!lowered.ok()) {
     need.message << lowered.message;
     return need;

@@ -262,6 +262,55 @@ TEST_CASE("return check: the annotation is matched against the returned value") 
   CHECK(contains(e.message(), ctx + "expect Tensor with ndim 2 but get 3"));
 }
 
+TEST_CASE("elide_proven_return_check: a returned tensor the function allocated with its annotation is not checked") {
+  ir::module_builder m;
+  {
+    const auto t = ir::tensor_info({m.sym("n"), 4}, f32);
+    auto f = m.function("made", {{"x", t}});  // allocates what it returns
+    auto df = f.dataflow();
+    const ir::var y = f.call_dps("test.twice", {f.param(0)}, t);
+    df.output(y);
+    df.end();
+    f.ret(y, t);
+  }
+  {
+    const auto t = ir::tensor_info({m.sym("n"), 4}, f32);
+    auto f = m.function("passed", {{"x", t}, {"y", ir::object_info()}});  // returns what it was given
+    f.ret(f.param(1), t);
+  }
+  {
+    const auto t = ir::tensor_info({m.sym("n"), 4}, f32);
+    auto f = m.function("called", {{"x", t}});  // returns what a packed function claims
+    f.ret(f.call_packed("test.echo", {f.param(0)}, t), t);
+  }
+  const ir::module mod = m.get();
+  rv::registry reg;
+  reg.def("test.twice", [](const rv::tensor& x, const rv::tensor& out) {
+    for (std::int64_t i = 0; i < x.numel(); ++i) out.data<float>()[i] = 2 * x.data<const float>()[i];
+  });
+  reg.def("test.echo", [](const rv::tensor& x) { return rv::tensor::from<float>({1.0f}, {1, 1}); (void)x; });
+  const auto matches = [](const rv::executable& e, std::string_view fn) {
+    const std::string text = e.as_text();
+    const std::size_t begin = text.find("@" + std::string(fn) + ":"), end = text.find("\n\n", begin);
+    std::size_t count = 0;
+    for (std::size_t i = text.find("match_shape", begin); i < end; i = text.find("match_shape", i + 1)) ++count;
+    return count;
+  };
+  const rv::executable reference = ir::build(mod), elided = ir::build(mod, {.elide_proven_return_check = true});
+  CHECK(matches(reference, "made") == 2);  // the parameter's and the return value's
+  CHECK(matches(elided, "made") == 1);
+  for (std::string_view fn : {"passed", "called"}) {
+    CAPTURE(fn);
+    CHECK(matches(reference, fn) == matches(elided, fn));
+  }
+  rv::virtual_machine vm(elided, reg);
+  const rv::tensor x = rv::tensor::from<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4});
+  RELAXVM_CHECK_EQUAL(vm["made"](x).as<rv::tensor>(), rv::tensor::from<float>({2, 4, 6, 8, 10, 12, 14, 16}, {2, 4}));
+  // The checks that are kept still fail.
+  CHECK(contains(failure(vm, "passed", {x, rv::tensor::from<float>({1}, {1, 1})}).message(), "loc=return"));
+  CHECK(contains(failure(vm, "called", {x}).message(), "loc=return"));
+}
+
 TEST_CASE("symbolic arithmetic in returned shapes, from a match_cast and from a shape parameter") {
   ir::module_builder m;
   const ir::sym n = m.sym("n"), mm = m.sym("m"), a = m.sym("a"), b = m.sym("b");

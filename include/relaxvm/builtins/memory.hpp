@@ -42,6 +42,25 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
     return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
   return {};
 }
+#if RELAXVM_HEAP
+// Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
+// what it would allocate now: `size` bytes from device allocator `d`.
+RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const device_allocator& d) noexcept {
+  const storage_object* k = kept_free_storage(kept);
+  return k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
+         k->alloc.get() == d.allocator.get();
+}
+// Whether the view an alloc_tensor instruction kept is free again and is the view it would make
+// now: the same view of the same storage (whose size and data never change), checked when it
+// was made, so valid now.
+RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, std::int64_t offset, const shape& s,
+                                       dtype t) noexcept {
+  const tensor_object* k = kept_exclusive<tensor_object>(kept);
+  return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
+         k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
+         k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims()));
+}
+#endif
 }  // namespace detail
 
 inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
@@ -66,10 +85,7 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   // exactly; otherwise it goes back to its allocator before the new one is made.
 #if RELAXVM_HEAP
   value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (const storage_object* k = kept_free_storage(kept);
-      k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
-      k->alloc.get() == d.allocator.get())
-    return *kept;
+  if (detail::kept_storage_fits(kept, size, d)) return *kept;
   if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
@@ -92,11 +108,7 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
   // Nothing is kept over an arena's storage (it would hold the arena's memory past its run).
   vm_context* ctx = st->alloc.reuses_any_order() ? running_context() : nullptr;
   if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
-    if (tensor_object* k = kept_exclusive<tensor_object>(kept);
-        k != nullptr && k->owner.get() == st.get() && k->dl.data == st->data && offset >= 0 &&
-        k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
-        k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims())))
-      return value_traits<tensor>::get(*kept);
+    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(*kept);
     RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
     keep_view(*kept, made, *st.get(), ctx);
     return made;
@@ -104,6 +116,78 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
 #endif
   return view_storage(st, offset, s, t, fn);
 }
+
+// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
+// A VM asks once per call site; the version it gets takes the site's fixed arguments as checked
+// and serves the common case of a program run again with the same shapes (what the instruction
+// kept fits); anything else goes to the general function, so results and errors are its own.
+namespace detail {
+using relaxvm::detail::is_fixed;
+// The arguments from `from` on are fixed and a valid optional scope.
+inline bool fixed_scope_ok(const value* args, std::uint32_t nargs, std::uint64_t fixed, std::uint32_t from) {
+  return relaxvm::detail::all_fixed(fixed, nargs, from) &&
+         check_scope("", std::span<const value>(args + from, nargs - from)).ok();
+}
+
+#if RELAXVM_HEAP
+inline bool alloc_storage_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                   std::optional<error>& err) {
+  if (RELAXVM_LIKELY(args[0].kind() == value_kind::context && args[1].kind() == value_kind::shape)) {
+    vm_context& ctx = *args[0].raw_context();
+    const auto devices = ctx.devices();
+    std::int64_t index = value_traits<std::int64_t>::get(args[2]);
+    if (index == -1) index = static_cast<std::int64_t>(devices.size()) - 1;
+    const borrowed<shape> s(args[1].raw_object());
+    const dtype t = value_traits<dtype>::get(args[3]);
+    std::int64_t numel = 0, nbytes = 0;
+    if (index >= 0 && index < static_cast<std::int64_t>(devices.size()) && s.get().numel(numel) &&
+        relaxvm::detail::checked_mul(numel, t.bytes(), nbytes) && nbytes >= 0 &&
+        static_cast<std::uint64_t>(nbytes) <= allocator::max_request) {
+      const device_allocator& d = devices[static_cast<std::size_t>(index)];
+      value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      if (kept_storage_fits(kept, static_cast<std::size_t>(nbytes), d)) {
+        ret = *kept;
+        return true;
+      }
+    }
+  }
+  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+}
+// alloc_storage(ctx, shape, device_index, dtype_hint, [scope]): the last three fixed and valid.
+inline packed_invoke prepare_alloc_storage(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || !is_fixed(fixed, 2) || !is_fixed(fixed, 3) || !value_traits<std::int64_t>::check(args[2]) ||
+      !value_traits<dtype>::check(args[3]) || !value_traits<dtype>::get(args[3]).valid_for_tensor() ||
+      !fixed_scope_ok(args, nargs, fixed, 4))
+    return nullptr;
+  return &alloc_storage_prepared;
+}
+
+inline bool alloc_tensor_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                  std::optional<error>& err) {
+  if (RELAXVM_LIKELY(value_traits<object_ref<storage_object>>::check(args[0]) && args[2].kind() == value_kind::shape)) {
+    const auto& st = *static_cast<const storage_object*>(args[0].raw_object());
+    vm_context* ctx = st.alloc.reuses_any_order() ? running_context() : nullptr;
+    if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
+        kept_view_fits(kept, st, value_traits<std::int64_t>::get(args[1]), borrowed<shape>(args[2].raw_object()).get(),
+                       value_traits<dtype>::get(args[3]))) {
+      ret = *kept;
+      return true;
+    }
+  }
+  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+}
+// alloc_tensor(storage, offset, shape, dtype, [scope]): offset, dtype and scope fixed and valid.
+inline packed_invoke prepare_alloc_tensor(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || !is_fixed(fixed, 1) || !is_fixed(fixed, 3) || !value_traits<std::int64_t>::check(args[1]) ||
+      !value_traits<dtype>::check(args[3]) || !fixed_scope_ok(args, nargs, fixed, 4))
+    return nullptr;
+  return &alloc_tensor_prepared;
+}
+#else
+inline constexpr packed_prepare prepare_alloc_storage = nullptr;  // nothing is kept: nothing to serve
+inline constexpr packed_prepare prepare_alloc_tensor = nullptr;
+#endif
+}  // namespace detail
 
 /// A view with another shape; the source must be compact, and the view no larger (as in the
 /// reference, where a smaller view of a larger buffer is allowed).
@@ -182,7 +266,8 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
 }
 
 inline constexpr auto memory_table = make_table(
-    fn<"vm.builtin.alloc_storage">(&alloc_storage), fn<"vm.builtin.alloc_tensor">(&alloc_tensor),
+    fn<"vm.builtin.alloc_storage">(&alloc_storage, detail::prepare_alloc_storage),
+    fn<"vm.builtin.alloc_tensor">(&alloc_tensor, detail::prepare_alloc_tensor),
     fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));

@@ -142,10 +142,43 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
   return value_traits<std::string_view>::get(v);
 }
 
+/// Where a make_shape instruction keeps its shape: its slot in the running VM, or null (outside
+/// a VM, and in static_vm, which keeps nothing).
+RELAXVM_HOT_INLINE value* make_shape_slot() noexcept {
+  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;
+  return ctx != nullptr ? ctx->instruction_slot() : nullptr;
+}
+/// How many leading dimensions of the shape kept in `kept` equal dim(0), dim(1), ... (n when it
+/// is that shape), or -1 when no shape of n dimensions is kept there.
+template <class Dim>
+RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const value* kept, std::size_t n, const Dim& dim) {
+  if (kept == nullptr || kept->kind() != value_kind::shape || kept->raw_object() == nullptr) return -1;
+  const auto* k = static_cast<const shape_object*>(kept->raw_object());
+  if (k->size != static_cast<std::int64_t>(n)) return -1;
+  std::size_t i = 0;
+  while (i < n && k->dims()[i] == dim(i)) ++i;
+  return static_cast<std::int64_t>(i);
+}
+
 /// The heap argument: a tensor, or null when only immediates are used.
 RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& v, bool write) {
   if (v.is_null()) return heap_view{};
   return open_heap(fn, v, write);
+}
+
+/// Where an alloc_shape_heap instruction keeps its heap: its slot in VM `ctx`, or null.
+RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
+  return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
+}
+/// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
+RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
+  tensor_object* k = kept_exclusive<tensor_object>(kept);
+  if (k == nullptr || k->dl.ndim != 1 || k->dims[0] != size || k->dl.dtype.code != kDLInt || k->dl.dtype.bits != 64 ||
+      k->dl.device.device_type != kDLCPU || k->read_only || k->dl.byte_offset != 0 || !k->strides.empty() ||
+      !k->owner || k->owner->use_count() != 1)
+    return false;
+  if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
+  return true;
 }
 
 }  // namespace detail
@@ -165,15 +198,8 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
-  if (tensor_object* k = kept_exclusive<tensor_object>(kept); k != nullptr && k->dl.ndim == 1 && k->dims[0] == size &&
-                                                              k->dl.dtype.code == kDLInt && k->dl.dtype.bits == 64 &&
-                                                              k->dl.device.device_type == kDLCPU && !k->read_only && k->dl.byte_offset == 0 &&
-                                                              k->strides.empty() &&
-                                                              k->owner && k->owner->use_count() == 1) {
-    if (size > 0) std::memset(k->dl.data, 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
-    return *kept;
-  }
+  value* kept = detail::heap_slot(ctx);
+  if (detail::reuse_kept_heap(kept, size)) return *kept;
   if (kept != nullptr) kept->reset();
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
   tensor heap;
@@ -290,18 +316,13 @@ inline result<shape> make_shape(std::span<const value> args) {
   };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;  // static_vm keeps nothing
-  value* kept = ctx != nullptr && n > 0 ? ctx->instruction_slot() : nullptr;
-  if (kept != nullptr && kept->kind() == value_kind::shape && kept->raw_object() != nullptr) {
+  value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
+  if (const std::int64_t same = detail::kept_shape_prefix(kept, static_cast<std::size_t>(n), dim); same >= 0) {
     auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (k->size == n) {
-      std::size_t i = 0;
-      while (i < static_cast<std::size_t>(n) && k->dims()[i] == dim(i)) ++i;
-      if (i == static_cast<std::size_t>(n)) return value_traits<shape>::get(*kept);
-      if (k->use_count() == 1) {
-        for (; i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
-        return value_traits<shape>::get(*kept);
-      }
+    if (same == n) return value_traits<shape>::get(*kept);
+    if (k->use_count() == 1) {
+      for (auto i = static_cast<std::size_t>(same); i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
+      return value_traits<shape>::get(*kept);
     }
   }
   std::int64_t* dims = nullptr;
@@ -459,6 +480,45 @@ inline std::string_view op_symbol(arith_op op) {
   }
   return "?";
 }
+
+enum class arith_outcome : std::uint8_t { ok, overflows, divides_by_zero, unknown_op };
+/// r = a op b.
+RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t b, std::int64_t& r) noexcept {
+  bool ok = true;
+  switch (op) {
+    case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
+    case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
+    case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
+    case arith_op::floordiv:
+    case arith_op::floormod: {
+      if (b == 0) return arith_outcome::divides_by_zero;
+      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+        ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
+        r = 0;
+        break;
+      }
+      std::int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) {
+        q -= 1;
+        m += b;
+      }
+      r = op == arith_op::floordiv ? q : m;
+      break;
+    }
+    case arith_op::min: r = a < b ? a : b; break;
+    case arith_op::max: r = a < b ? b : a; break;
+    case arith_op::eq: r = a == b; break;
+    case arith_op::ne: r = a != b; break;
+    case arith_op::lt: r = a < b; break;
+    case arith_op::le: r = a <= b; break;
+    case arith_op::gt: r = a > b; break;
+    case arith_op::ge: r = a >= b; break;
+    case arith_op::and_: r = a != 0 && b != 0; break;
+    case arith_op::or_: r = a != 0 || b != 0; break;
+    default: return arith_outcome::unknown_op;
+  }
+  return ok ? arith_outcome::ok : arith_outcome::overflows;
+}
 }  // namespace detail
 
 inline status shape_arith(std::span<const value> args) {
@@ -488,41 +548,15 @@ inline status shape_arith(std::span<const value> args) {
     const auto op = static_cast<arith_op>(w[0]);
     const std::int64_t a = operand[0], b = operand[1];
     std::int64_t r = 0;
-    bool ok = true;
-    switch (op) {
-      case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
-      case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
-      case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
-      case arith_op::floordiv:
-      case arith_op::floormod: {
-        if (b == 0) return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
-        if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
-          ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
-          r = 0;
-          break;
-        }
-        std::int64_t q = a / b, m = a % b;
-        if (m != 0 && ((m < 0) != (b < 0))) {
-          q -= 1;
-          m += b;
-        }
-        r = op == arith_op::floordiv ? q : m;
-        break;
-      }
-      case arith_op::min: r = a < b ? a : b; break;
-      case arith_op::max: r = a < b ? b : a; break;
-      case arith_op::eq: r = a == b; break;
-      case arith_op::ne: r = a != b; break;
-      case arith_op::lt: r = a < b; break;
-      case arith_op::le: r = a <= b; break;
-      case arith_op::gt: r = a > b; break;
-      case arith_op::ge: r = a >= b; break;
-      case arith_op::and_: r = a != 0 && b != 0; break;
-      case arith_op::or_: r = a != 0 || b != 0; break;
-      default: return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
+    switch (detail::apply(op, a, b, r)) {
+      case detail::arith_outcome::ok: break;
+      case detail::arith_outcome::divides_by_zero:
+        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
+      case detail::arith_outcome::overflows:
+        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
+      case detail::arith_outcome::unknown_op:
+        return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
     }
-    if (!ok)
-      return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
     heap.slots[w[1]] = r;
   }
   return {};
@@ -575,15 +609,213 @@ inline result<tensor> shape_to_tensor(const shape& s) {
 
 inline shape shape_of(const tensor& t) { return t.shape(); }
 
+// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
+// A VM asks once per call site; the version it gets takes the site's fixed arguments (counts,
+// codes, slots, error contexts) as checked, and goes to the general function for anything but the
+// common case, so results and errors are the general function's.
+namespace detail {
+using relaxvm::detail::all_fixed;
+using relaxvm::detail::invoke_general;
+inline bool int_ok(const value& v) { return v.kind() == value_kind::int64 || v.kind() == value_kind::boolean; }
+inline bool context_ok(const value& v) { return v.is_null() || v.kind() == value_kind::string; }
+
+inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                      std::optional<error>& err) {
+  value* kept = heap_slot(args[0].raw_context());
+  if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
+    ret = *kept;
+    return true;
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// alloc_shape_heap(%vm, size), both fixed, the size valid.
+inline packed_invoke prepare_alloc_shape_heap(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (!RELAXVM_HEAP || nargs != 2 || fixed != 3 || args[0].kind() != value_kind::context ||
+      args[1].kind() != value_kind::int64 || args[1].raw_int() < 0)
+    return nullptr;
+  return &alloc_shape_heap_prepared;
+}
+
+inline bool match_shape_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                 std::optional<error>& err) {
+  const auto n = static_cast<std::size_t>(args[2].raw_int());
+  const std::int64_t* dims = nullptr;
+  std::size_t ndims = 0;
+  if (args[0].kind() == value_kind::tensor) {
+    const auto d = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
+    dims = d.data();
+    ndims = d.size();
+  } else if (args[0].kind() == value_kind::shape && args[0].raw_object() != nullptr) {
+    const auto* o = static_cast<const shape_object*>(args[0].raw_object());
+    dims = o->dims();
+    ndims = static_cast<std::size_t>(o->size);
+  } else {
+    return invoke_general(self, args, nargs, ret, err);
+  }
+  heap_view heap;
+  if (ndims != n || (!args[1].is_null() && !try_open_heap(args[1], true, heap))) return invoke_general(self, args, nargs, ret, err);
+  // A mismatch goes to the general function, which repeats what this did so far (stores of the
+  // same values: prepare_match_shape allows no store to a slot this call has named before) and
+  // fails where this stopped.
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t v = args[4 + 2 * i].raw_int();
+    const bool in_heap = heap.slots != nullptr && v >= 0 && v < heap.size;  // for stores and loads
+    switch (static_cast<match_code>(args[3 + 2 * i].raw_int())) {
+      case match_code::assert_equal_to_imm:
+        if (dims[i] != v) return invoke_general(self, args, nargs, ret, err);
+        break;
+      case match_code::store_to_heap:
+        if (!in_heap) return invoke_general(self, args, nargs, ret, err);
+        heap.slots[v] = dims[i];
+        break;
+      case match_code::no_op: break;
+      case match_code::assert_equal_to_load:
+        if (!in_heap || dims[i] != heap.slots[v]) return invoke_general(self, args, nargs, ret, err);
+        break;
+    }
+  }
+  ret.reset();
+  return true;
+}
+// match_shape(input, heap, n, code, value, ..., [err_ctx]): all but the input and the heap fixed
+// and valid, and no store to a slot named earlier in the same call.
+inline packed_invoke prepare_match_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 3 || !all_fixed(fixed, nargs, 2) || args[2].kind() != value_kind::int64 || args[2].raw_int() < 0 ||
+      args[2].raw_int() > 32)
+    return nullptr;
+  const auto n = static_cast<std::uint32_t>(args[2].raw_int());
+  if (nargs != 3 + 2 * n && !(nargs == 4 + 2 * n && context_ok(args[nargs - 1]))) return nullptr;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const value &code = args[3 + 2 * i], &v = args[4 + 2 * i];
+    if (!int_ok(code) || !int_ok(v) || code.raw_int() < 0 || code.raw_int() > 3) return nullptr;
+    const auto names_slot = [&](std::uint32_t j) {
+      const std::int64_t c = args[3 + 2 * j].raw_int();
+      return c == static_cast<std::int64_t>(match_code::store_to_heap) ||
+             c == static_cast<std::int64_t>(match_code::assert_equal_to_load);
+    };
+    if (code.raw_int() == static_cast<std::int64_t>(match_code::store_to_heap))
+      for (std::uint32_t j = 0; j < i; ++j)
+        if (names_slot(j) && args[4 + 2 * j].raw_int() == v.raw_int()) return nullptr;
+  }
+  return &match_shape_prepared;
+}
+
+inline bool make_shape_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                std::optional<error>& err) {
+  heap_view heap;
+  if (!args[0].is_null() && !try_open_heap(args[0], false, heap)) return invoke_general(self, args, nargs, ret, err);
+  const std::size_t n = (nargs - 2) / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    if (args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::load_shape) &&
+        !(heap.slots != nullptr && v >= 0 && v < heap.size))
+      return invoke_general(self, args, nargs, ret, err);
+  }
+  const auto dim = [&](std::size_t i) {
+    const std::int64_t v = args[3 + 2 * i].raw_int();
+    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
+  };
+  value* kept = make_shape_slot();
+  if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
+    ret = *kept;
+    return true;
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// make_shape(heap, n, code, value, ...): all but the heap fixed and valid, n > 0.
+inline packed_invoke prepare_make_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 4 || nargs % 2 != 0 || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) ||
+      args[1].raw_int() != static_cast<std::int64_t>((nargs - 2) / 2))
+    return nullptr;
+  for (std::uint32_t k = 2; k < nargs; k += 2)
+    if (!int_ok(args[k]) || !int_ok(args[k + 1]) ||
+        (args[k].raw_int() != static_cast<std::int64_t>(make_code::use_imm) &&
+         args[k].raw_int() != static_cast<std::int64_t>(make_code::load_shape)))
+      return nullptr;
+  return &make_shape_prepared;
+}
+
+inline bool shape_arith_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                 std::optional<error>& err) {
+  heap_view heap;
+  if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
+  const auto in_heap = [&](std::int64_t slot) { return slot >= 0 && slot < heap.size; };
+  // Anything unusual goes to the general function, which repeats the groups done so far with the
+  // same results (prepare_shape_arith allows no group to read a slot that it or a later group
+  // writes) and fails where this stopped.
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    const value* w = args + g;
+    std::int64_t operand[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::int64_t v = w[3 + 2 * k].raw_int();
+      if (w[2 + 2 * k].raw_int() == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+      } else {
+        if (!in_heap(v)) return invoke_general(self, args, nargs, ret, err);
+        operand[k] = heap.slots[v];
+      }
+    }
+    std::int64_t r = 0;
+    const std::int64_t dst = w[1].raw_int();
+    if (!in_heap(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
+      return invoke_general(self, args, nargs, ret, err);
+    heap.slots[dst] = r;
+  }
+  ret.reset();
+  return true;
+}
+// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and no
+// group reads a slot that it or a later group writes.
+inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 7 || (nargs - 1) % 6 != 0 || !all_fixed(fixed, nargs, 1)) return nullptr;
+  for (std::uint32_t k = 1; k < nargs; ++k)
+    if (!int_ok(args[k])) return nullptr;
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    if (args[g].raw_int() < 0 || args[g].raw_int() > static_cast<std::int64_t>(arith_op::or_)) return nullptr;
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const std::int64_t code = args[g + 2 + 2 * k].raw_int();
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) continue;
+      if (code != static_cast<std::int64_t>(make_code::load_shape)) return nullptr;
+      for (std::uint32_t later = g; later < nargs; later += 6)
+        if (args[later + 1].raw_int() == args[g + 3 + 2 * k].raw_int()) return nullptr;
+    }
+  }
+  return &shape_arith_prepared;
+}
+
+inline bool check_tensor_info_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                       std::optional<error>& err) {
+  if (args[0].kind() == value_kind::tensor) {
+    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    const std::int64_t ndim = args[1].raw_int();
+    const dtype want = nargs == 4 ? args[2].as<dtype>() : dtype::void_();
+    if ((ndim == -1 || dl.ndim == ndim) && (want.is_void() || want == dtype(dl.dtype))) {
+      ret.reset();
+      return true;
+    }
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// check_tensor_info(x, ndim, [dtype,] err_ctx): all but x fixed and valid.
+inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if ((nargs != 3 && nargs != 4) || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) || !context_ok(args[nargs - 1]) ||
+      (nargs == 4 && args[2].kind() != value_kind::dtype))
+    return nullptr;
+  return &check_tensor_info_prepared;
+}
+}  // namespace detail
+
 inline constexpr auto shape_table = make_table(
-    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap), fn<"vm.builtin.shape_of">(&shape_of),
-    fn<"vm.builtin.store_shape">(&store_shape), fn<"vm.builtin.load_shape">(&load_shape),
-    packed<"vm.builtin.match_shape">(&match_shape), packed<"vm.builtin.make_shape">(&make_shape),
+    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
+    fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
+    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape">(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.make_shape">(&make_shape, detail::prepare_make_shape),
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
-    packed<"vm.builtin.check_tensor_info">(&check_tensor_info), fn<"vm.builtin.check_shape_info">(&check_shape_info),
+    packed<"vm.builtin.check_tensor_info">(&check_tensor_info, detail::prepare_check_tensor_info),
+    fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
     fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
-    packed<"vm.builtin.shape_arith">(&shape_arith),
+    packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }

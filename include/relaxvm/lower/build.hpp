@@ -44,7 +44,7 @@ constexpr pass_output try_lower(module m, plan_options opt = {}) {
   if (!out.ok()) return out;
   out = pass::try_lower_runtime_builtin(pass::kill_after_last_use(static_cast<module&&>(out.mod)));
   if (!out.ok()) return out;
-  return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes);
+  return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes, opt.elide_proven_return_check);
 }
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
@@ -173,7 +173,7 @@ constexpr memory_need planned_memory(module m, std::string_view fn, plan_options
     return need;
   }
   pass_output lowered = pass::try_lower_runtime_builtin(pass::kill_after_last_use(planned.mod));
-  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod), opt.reuse_shapes);
+  if (lowered.ok()) lowered = pass::try_shape_lower(static_cast<module&&>(lowered.mod), opt.reuse_shapes, opt.elide_proven_return_check);
   if (!lowered.ok()) {
     need.message << lowered.message;
     return need;

@@ -51,6 +51,10 @@ struct plan_options {
   /// the shape heap is next written, instead of one vm.builtin.make_shape per use (the MLP makes
   /// 4 shapes instead of 8). Off by default, so that dumps match the reference's.
   bool reuse_shapes = false;
+  /// Leave out the check of a function's return value (vm.builtin.match_shape at its end) when
+  /// the value is a tensor the function allocated itself with exactly the annotated shape and
+  /// dtype, where the check cannot fail. Off by default, so that dumps match the reference's.
+  bool elide_proven_return_check = false;
 };
 
 namespace detail {

@@ -36,8 +36,9 @@ namespace detail {
 
 class shape_lowerer {
  public:
-  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false)
-      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes) {}
+  constexpr shape_lowerer(module& m, function& f, relaxvm::detail::text& err, bool reuse_shapes = false,
+                          bool elide_proven_return = false)
+      : m_(m), f_(f), err_(err), reuse_shapes_(reuse_shapes), elide_proven_return_(elide_proven_return) {}
 
   constexpr void run() {
     collect();
@@ -65,7 +66,7 @@ class shape_lowerer {
     lower_seq(body);
     if (!ok()) return;
     // The return value: checks, then one round (everything must be known by now).
-    if (f_.has_ret_info) {
+    if (f_.has_ret_info && !(elide_proven_return_ && proven_return(body.result))) {
       relaxvm::detail::text ctx;
       ctx << "ErrorContext(fn=" << f_.nm.view() << ", loc=return, annotation=";
       print_info(ctx, m_.syms, f_.ret_info);
@@ -515,13 +516,34 @@ class shape_lowerer {
     return -1;
   }
 
+  // Whether the return annotation holds for `result` by construction: a tensor this function's
+  // body allocated (R.vm.alloc_tensor, in the function's own sequence) with exactly the annotated
+  // shape and dtype. Its shape's variables were known at the allocation, and a variable's slot is
+  // written once, so the return check would compare each dimension with itself.
+  constexpr bool proven_return(const leaf& result) const {
+    const struct_info& want = f_.ret_info;
+    if (result.kind != leaf_kind::var || want.kind != info_kind::tensor || !want.known) return false;
+    for (const allocated& a : allocated_) {
+      if (a.var != result.index) continue;
+      if (a.dims.size() != want.dims.size() || !(want.dt.is_void() || want.dt == a.dt)) return false;
+      for (std::size_t i = 0; i < a.dims.size(); ++i)
+        if (!m_.syms.equal(a.dims[i], want.dims[i])) return false;
+      return true;
+    }
+    return false;
+  }
+
   constexpr void lower_seq(seq& s) {
     std::vector<binding> out;
     std::vector<binding>* saved = out_;
     out_ = &out;
+    ++depth_;
     for (block& blk : s.blocks)
       for (binding& b : blk.bindings) {
         if (!ok()) return;
+        if (elide_proven_return_ && depth_ == 1 && b.value.kind == expr_kind::vm_alloc_tensor && b.value.args.size() == 4 &&
+            b.value.args[2].kind == leaf_kind::shape && b.value.args[3].kind == leaf_kind::dtype)
+          allocated_.push_back(allocated{b.var, b.value.args[2].dims, b.value.args[3].dt});
         expr made;
         if (b.value.kind == expr_kind::leaf && !b.match_cast && make_value(b.value.args[0], made)) {
           b.value = static_cast<expr&&>(made);  // the binding itself becomes the call
@@ -560,6 +582,7 @@ class shape_lowerer {
     s.blocks.clear();
     s.blocks.push_back(block{false, static_cast<std::vector<binding>&&>(out)});
     out_ = saved;
+    --depth_;
   }
 
   // Round 1, the upper-bound checks of the variables it stored, computation of what became known,
@@ -589,6 +612,15 @@ class shape_lowerer {
   static constexpr std::size_t max_made_shapes = 32;
   bool reuse_shapes_ = false;
   std::vector<made_shape> made_;
+  // elide_proven_return: the tensors the function's own sequence allocates, with their shapes.
+  struct allocated {
+    std::int32_t var = -1;
+    std::vector<sym_ref> dims;
+    relaxvm::dtype dt;
+  };
+  bool elide_proven_return_ = false;
+  std::vector<allocated> allocated_;
+  int depth_ = 0;  // of lower_seq: 1 in the function's own sequence
 };
 
 }  // namespace detail
@@ -596,18 +628,19 @@ class shape_lowerer {
 namespace pass {
 
 /// ShapeLower (VMShapeLower + ComputePrimValue); see the top of this file. With reuse_shapes,
-/// a symbolic shape is made once where the reference makes it at each use (plan_options).
-constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false) {
+/// a symbolic shape is made once where the reference makes it at each use; with
+/// elide_proven_return, a return value allocated with its annotation is not checked (plan_options).
+constexpr pass_output try_shape_lower(module m, bool reuse_shapes = false, bool elide_proven_return = false) {
   pass_output res;
   for (function& f : m.funcs) {
-    detail::shape_lowerer(m, f, res.message, reuse_shapes).run();
+    detail::shape_lowerer(m, f, res.message, reuse_shapes, elide_proven_return).run();
     if (!res.ok()) return res;
   }
   res.mod = static_cast<module&&>(m);
   return res;
 }
-inline module shape_lower(module m, bool reuse_shapes = false) {
-  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes)).value();
+inline module shape_lower(module m, bool reuse_shapes = false, bool elide_proven_return = false) {
+  return detail::to_result(try_shape_lower(static_cast<module&&>(m), reuse_shapes, elide_proven_return)).value();
 }
 
 }  // namespace pass

@@ -37,7 +37,7 @@ class vm_context {
   /// made in it and hand it out again on the next run when nothing else holds it any more (see
   /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
   /// calling anything that may run VM code.
-  virtual value* instruction_slot() noexcept { return nullptr; }
+  value* instruction_slot() const noexcept { return slot_; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -48,6 +48,9 @@ class vm_context {
   vm_context(const vm_context&) = default;
   vm_context& operator=(const vm_context&) = default;
   ~vm_context() = default;
+
+  /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
+  value* slot_ = nullptr;
 };
 
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing

@@ -37,6 +37,9 @@ struct closure_object;
 
 using packed_invoke = bool (*)(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                std::optional<error>& err);
+/// A packed function's invoke for one call site of a program, chosen once when a VM is made (see
+/// closure_object::prepare).
+using packed_prepare = packed_invoke (*)(const value* args, std::uint32_t nargs, std::uint64_t fixed);
 
 struct closure_object : object {
   static constexpr std::string_view type_name = "relaxvm.closure";
@@ -61,6 +64,13 @@ struct closure_object : object {
   /// Packed functions: `invoke` reads every argument before it writes `ret`, so `ret` may alias
   /// one of them (true for make_typed; raw functions may interleave, so false for them).
   bool result_after_args = false;
+  /// Packed functions, optional: called once for each call site when a VM is made, with the
+  /// call's arguments as they will be passed, those the program fixes (immediates, constants,
+  /// %vm: bit k of `fixed` for argument k) in place and the others null. It returns an invoke for
+  /// that site, which may take the fixed arguments as already checked, or nullptr to keep
+  /// `invoke`. The invoke it returns must give exactly the results and errors of `invoke` (the
+  /// builtins' call `invoke` for anything but their common case).
+  packed_prepare prepare = nullptr;
   object_ref<closure_object> target;   ///< packed functions with bound arguments: what they call
   std::int64_t func_index = -1;        ///< vm functions: index in the function table
   /// vm functions: the executable they belong to, kept alive, so that a closure cannot outlive
@@ -71,6 +81,21 @@ struct closure_object : object {
   std::span<value> bound;
 };
 static_assert(sizeof(closure_object) % alignof(value) == 0);
+
+namespace detail {
+/// For prepare functions: whether argument k is fixed, and whether arguments [from, nargs) all are.
+constexpr bool is_fixed(std::uint64_t fixed, std::uint32_t k) noexcept { return (fixed >> k) & 1u; }
+constexpr bool all_fixed(std::uint64_t fixed, std::uint32_t nargs, std::uint32_t from) noexcept {
+  for (std::uint32_t k = from; k < nargs; ++k)
+    if (!is_fixed(fixed, k)) return false;
+  return true;
+}
+/// For prepared invokes: the packed function's own invoke, for what they do not serve.
+inline bool invoke_general(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                           std::optional<error>& err) {
+  return self.invoke(self, args, nargs, ret, err);
+}
+}  // namespace detail
 
 namespace detail {
 // The cold half of invoke_packed: joins the arguments and the captured values.

@@ -87,8 +87,11 @@ class basic_registry {
  private:
   template <class Entry>
   void add_entry(const Entry& e) {
-    if constexpr (Entry::raw) def_packed(Entry::name, e.f);
-    else def(Entry::name, e.f);
+    closure c;
+    if constexpr (Entry::raw) c = make_packed(Entry::name, e.f);
+    else c = make_typed(Entry::name, e.f);
+    c.get()->prepare = e.prepare;
+    try_add(Entry::name, std::move(c)).value();
   }
 
   std::map<std::string, closure, std::less<>> funcs_;

@@ -44,6 +44,8 @@ struct table_entry {
   static constexpr bool raw = Raw;
 
   F f;
+  /// An invoke for each call site, chosen when a VM is made (closure_object::prepare), or null.
+  packed_prepare prepare = nullptr;
 
   bool call(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) const {
     return invoker::run([] { return name; }, f, args, nargs, ret, err);
@@ -51,14 +53,15 @@ struct table_entry {
 };
 
 /// A typed function: fn<"vm.add">(&add), or a captureless lambda.
+/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare).
 template <fixed_string Name, class F>
-constexpr table_entry<Name, F, false> fn(F f) {
-  return {f};
+constexpr table_entry<Name, F, false> fn(F f, packed_prepare prepare = nullptr) {
+  return {f, prepare};
 }
 /// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
 template <fixed_string Name, class F>
-constexpr table_entry<Name, F, true> packed(F f) {
-  return {f};
+constexpr table_entry<Name, F, true> packed(F f, packed_prepare prepare = nullptr) {
+  return {f, prepare};
 }
 
 template <class... E>

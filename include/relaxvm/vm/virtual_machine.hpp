@@ -83,6 +83,11 @@ struct vm_options {
   /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
   /// everything it does not return.
   bool reuse_allocations = true;
+  /// Ask each packed function that can (closure_object::prepare; the shape and memory builtins
+  /// do) for a version of each of its call sites that takes the program's fixed arguments
+  /// (immediates, constants) as checked, once, when the VM is made. Results and errors are the
+  /// same either way; false runs every call through the general path (for tests and comparisons).
+  bool prepare_calls = true;
   /// Where vm.builtin.print writes; standard output when empty.
   std::function<void(std::string_view)> print;
   /// The devices, each with its allocator; the last is the host (shape heaps live there), the
@@ -141,6 +146,7 @@ class vm_impl final : public vm_context {
     std::int64_t b = 0;      ///< call: the function index; if: the offset when false
     std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
     mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
     /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
@@ -193,9 +199,6 @@ class vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
-  value* instruction_slot() noexcept override {
-    return current_ != nullptr && opts_.reuse_allocations ? &current_->kept : nullptr;
-  }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
   ~vm_impl() { release_kept(); }
   void release_kept() noexcept {
@@ -439,9 +442,19 @@ class vm_impl final : public vm_context {
           blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
         }
       }
+      // The callee's version for this site (its register arguments are still null here).
+      o.invoke = o.callee->invoke;
+      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= 64) {
+        std::uint64_t fixed = 0;
+        for (std::uint32_t k = 0; k < o.num_args; ++k)
+          if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
+        if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed)) o.invoke = p;
+      }
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
+  // What instruction_slot() gives while `o` runs.
+  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
   step call_step(const op& o) const {
     if (!o.callee || instrument_) return step::call;
@@ -576,7 +589,7 @@ class vm_impl final : public vm_context {
 
   result<value> call_packed(const closure_object& fn, std::span<const value> args, std::span<const value> bound) {
     const running_scope scope(this);
-    current_ = nullptr;  // called from C++: no instruction keeps anything
+    slot_ = nullptr;  // called from C++: no instruction keeps anything
     value ret;
     if (!invoke_packed(fn, args, bound, ret, err_)) return take_error();
     return ret;
@@ -713,9 +726,9 @@ class vm_impl final : public vm_context {
               break;
             }
             if (callee.kind == func_kind::packed) {
-              current_ = &o;
+              slot_ = slot_of(o);
               const bool ok = call_with_bound(callee, args, *scratch);
-              current_ = nullptr;
+              slot_ = nullptr;
               if (!ok) return fail(take_error(), pc, base);
               if (!instrument(event(frames_.back(), pc, fi, false, args, scratch), action))
                 return fail(take_error(), pc, base);
@@ -724,9 +737,9 @@ class vm_impl final : public vm_context {
               break;
             }
           } else if (callee.kind == func_kind::packed) {
-            current_ = &o;
+            slot_ = slot_of(o);
             const bool ok = call_with_bound(callee, args, *scratch);
-            current_ = nullptr;
+            slot_ = nullptr;
             if (RELAXVM_UNLIKELY(!ok)) return fail(take_error(), pc, base);
             store(regs, dst, *scratch);
             ++pc;
@@ -794,11 +807,11 @@ class vm_impl final : public vm_context {
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
       for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
-      current_ = &o;
+      slot_ = slot_of(o);
       o.busy = true;
-      const bool ok = o.callee->invoke(*o.callee, o.block, o.num_args, ret, err_);
+      const bool ok = o.invoke(*o.callee, o.block, o.num_args, ret, err_);
       o.busy = false;
-      current_ = nullptr;  // a callee's slot is its own, only during its call
+      slot_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
@@ -815,9 +828,9 @@ class vm_impl final : public vm_context {
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
     // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
-    current_ = o.busy ? nullptr : &o;
+    slot_ = o.busy ? nullptr : slot_of(o);
     const bool ok = o.callee->invoke(*o.callee, args, o.num_args, ret, err_);
-    current_ = nullptr;
+    slot_ = nullptr;
     if (RELAXVM_UNLIKELY(!ok)) return false;
     if constexpr (!ResultInPlace) store(regs, o.a, ret);
     return true;
@@ -863,7 +876,6 @@ class vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
-  const op* current_ = nullptr;  // the Call running now, for instruction_slot()
 };
 
 }  // namespace detail
