@@ -4,7 +4,7 @@
     tools/profile.py [CASE ...]      # cases of bench/dispatch.cpp: int tensor invoke static graph
     tools/profile.py mlp:WAY:N       # one run of bench/mlp.cpp's MLP at batch size N, WAY one of
                                      # direct, hand, ir, static: the total and, inclusive, each
-                                     # builtin and kernel it calls
+                                     # builtin (or its prepared version) and kernel it calls
 
 Builds build-release (as tools/bench.sh), runs `bench_dispatch --only CASE N` under
 `valgrind --tool=callgrind` for two values of N, and divides the difference by the extra
@@ -82,7 +82,12 @@ def profile_mlp(case):
     print(f"{case}: {per_call.get('PROGRAM TOTALS', 0):.0f} instructions per call; inclusive, per call:")
     for name, count in sorted(per_call.items(), key=lambda kv: -kv[1]):
         short = re.sub(r"\(.*$", "", name)
-        if count >= 50 and re.match(r"relaxvm::(builtins|ops)::[a-z_]+$", short):
+        # A builtin's prepared version (vm_options::prepare_calls) counts under its name; it calls
+        # the general function only for what it does not serve.
+        prepared = re.match(r"relaxvm::builtins::detail::([a-z_]+)_prepared$", short)
+        if prepared:
+            short = f"relaxvm::builtins::{prepared.group(1)} (prepared)"
+        if count >= 50 and (prepared or re.match(r"relaxvm::(builtins|ops)::[a-z_]+$", short)):
             print(f"  {count:8.0f}  {short}")
 
 
