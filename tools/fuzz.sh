@@ -11,7 +11,7 @@ tools/setup.sh
 secs="${1:-60}"
 dir=build-fuzz
 if [ ! -d "$dir" ]; then
-  CXX=clang++-16 meson setup "$dir" -Dfuzz=true -Dtests=false -Dexamples=false -Dbench=false \
+  CXX=clang++-16 meson setup "$dir" -Dfuzz=true -Dtests=false -Dexamples=false -Dbench=false -Dtool=false -Dpython=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all >/dev/null
 fi
 ninja -C "$dir"
