@@ -6145,9 +6145,7 @@ inline bool invoke_general(const closure_object& self, const value* args, std::u
                            std::optional<error>& err) {
   return self.invoke(self, args, nargs, ret, err);
 }
-}  // namespace detail
 
-namespace detail {
 // The cold half of invoke_packed: joins the arguments and the captured values.
 RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::span<const value> args,
                                                  std::span<const value> bound, value& ret, std::optional<error>& err) {
@@ -8457,7 +8455,7 @@ class vm_impl final : public vm_context {
       }
       // The callee's version for this site (its register arguments are still null here).
       o.invoke = o.callee->invoke;
-      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= 64) {
+      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= max_prepared_args) {
         std::uint64_t fixed = 0;
         for (std::uint32_t k = 0; k < o.num_args; ++k)
           if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
@@ -8466,6 +8464,8 @@ class vm_impl final : public vm_context {
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
+  // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
+  static constexpr std::uint32_t max_prepared_args = 64;
   // What instruction_slot() gives while `o` runs.
   value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
@@ -10179,6 +10179,8 @@ using relaxvm::detail::value_error;
 struct heap_view {
   std::int64_t* slots = nullptr;
   std::int64_t size = 0;
+  /// Whether `slot` can be read and written.
+  bool has(std::int64_t slot) const noexcept { return slots != nullptr && slot >= 0 && slot < size; }
 };
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
@@ -10233,7 +10235,7 @@ RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view w
 }
 RELAXVM_HOT_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
                                                std::int64_t slot, const heap_view& h) {
-  if (RELAXVM_LIKELY(h.slots != nullptr && slot >= 0 && slot < h.size)) return {};
+  if (RELAXVM_LIKELY(h.has(slot))) return {};
   return slot_error(fn, what, index, slot, h);
 }
 
@@ -10242,18 +10244,21 @@ RELAXVM_NOINLINE inline error int_arg_error(std::string_view fn, std::span<const
   if (i >= args.size()) return type_error(fn, ": missing ", what, " (argument ", i, ")");
   return type_error(fn, ": ", what, " (argument ", i, ") must be an int64, but got ", args[i].describe());
 }
+/// What int_arg and context_arg accept: an int64 (or a bool), and a string or null.
+RELAXVM_HOT_INLINE bool int_ok(const value& v) noexcept {
+  return v.kind() == value_kind::int64 || v.kind() == value_kind::boolean;
+}
+RELAXVM_HOT_INLINE bool context_ok(const value& v) noexcept { return v.is_null() || v.kind() == value_kind::string; }
 RELAXVM_HOT_INLINE result<std::int64_t> int_arg(std::string_view fn, std::span<const value> args,
                                                           std::size_t i, std::string_view what) {
-  if (RELAXVM_LIKELY(i < args.size() &&
-                     (args[i].kind() == value_kind::int64 || args[i].kind() == value_kind::boolean)))
-    return args[i].raw_int();
+  if (RELAXVM_LIKELY(i < args.size() && int_ok(args[i]))) return args[i].raw_int();
   return int_arg_error(fn, args, i, what);
 }
 
 /// The err_ctx argument: a string, or null for none.
 inline result<std::string_view> context_arg(std::string_view fn, const value& v) {
   if (v.is_null()) return std::string_view();
-  if (v.kind() != value_kind::string) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
+  if (!context_ok(v)) return type_error(fn, ": the error context must be a string or null, but got ", v.describe());
   return value_traits<std::string_view>::get(v);
 }
 
@@ -10731,8 +10736,6 @@ inline shape shape_of(const tensor& t) { return t.shape(); }
 namespace detail {
 using relaxvm::detail::all_fixed;
 using relaxvm::detail::invoke_general;
-inline bool int_ok(const value& v) { return v.kind() == value_kind::int64 || v.kind() == value_kind::boolean; }
-inline bool context_ok(const value& v) { return v.is_null() || v.kind() == value_kind::string; }
 
 inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                       std::optional<error>& err) {
@@ -10774,18 +10777,17 @@ inline bool match_shape_prepared(const closure_object& self, const value* args, 
   // fails where this stopped.
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t v = args[4 + 2 * i].raw_int();
-    const bool in_heap = heap.slots != nullptr && v >= 0 && v < heap.size;  // for stores and loads
     switch (static_cast<match_code>(args[3 + 2 * i].raw_int())) {
       case match_code::assert_equal_to_imm:
         if (dims[i] != v) return invoke_general(self, args, nargs, ret, err);
         break;
       case match_code::store_to_heap:
-        if (!in_heap) return invoke_general(self, args, nargs, ret, err);
+        if (!heap.has(v)) return invoke_general(self, args, nargs, ret, err);
         heap.slots[v] = dims[i];
         break;
       case match_code::no_op: break;
       case match_code::assert_equal_to_load:
-        if (!in_heap || dims[i] != heap.slots[v]) return invoke_general(self, args, nargs, ret, err);
+        if (!heap.has(v) || dims[i] != heap.slots[v]) return invoke_general(self, args, nargs, ret, err);
         break;
     }
   }
@@ -10795,19 +10797,18 @@ inline bool match_shape_prepared(const closure_object& self, const value* args, 
 // match_shape(input, heap, n, code, value, ..., [err_ctx]): all but the input and the heap fixed
 // and valid, and no store to a slot named earlier in the same call.
 inline packed_invoke prepare_match_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
-  if (nargs < 3 || !all_fixed(fixed, nargs, 2) || args[2].kind() != value_kind::int64 || args[2].raw_int() < 0 ||
-      args[2].raw_int() > 32)
+  if (nargs < 3 || !all_fixed(fixed, nargs, 2) || !int_ok(args[2]) || args[2].raw_int() < 0 || args[2].raw_int() > 32)
     return nullptr;
   const auto n = static_cast<std::uint32_t>(args[2].raw_int());
   if (nargs != 3 + 2 * n && !(nargs == 4 + 2 * n && context_ok(args[nargs - 1]))) return nullptr;
+  const auto names_slot = [&](std::uint32_t j) {
+    const std::int64_t c = args[3 + 2 * j].raw_int();
+    return c == static_cast<std::int64_t>(match_code::store_to_heap) ||
+           c == static_cast<std::int64_t>(match_code::assert_equal_to_load);
+  };
   for (std::uint32_t i = 0; i < n; ++i) {
     const value &code = args[3 + 2 * i], &v = args[4 + 2 * i];
     if (!int_ok(code) || !int_ok(v) || code.raw_int() < 0 || code.raw_int() > 3) return nullptr;
-    const auto names_slot = [&](std::uint32_t j) {
-      const std::int64_t c = args[3 + 2 * j].raw_int();
-      return c == static_cast<std::int64_t>(match_code::store_to_heap) ||
-             c == static_cast<std::int64_t>(match_code::assert_equal_to_load);
-    };
     if (code.raw_int() == static_cast<std::int64_t>(match_code::store_to_heap))
       for (std::uint32_t j = 0; j < i; ++j)
         if (names_slot(j) && args[4 + 2 * j].raw_int() == v.raw_int()) return nullptr;
@@ -10823,7 +10824,7 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t v = args[3 + 2 * i].raw_int();
     if (args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::load_shape) &&
-        !(heap.slots != nullptr && v >= 0 && v < heap.size))
+        !heap.has(v))
       return invoke_general(self, args, nargs, ret, err);
   }
   const auto dim = [&](std::size_t i) {
@@ -10837,9 +10838,10 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
   }
   return invoke_general(self, args, nargs, ret, err);
 }
-// make_shape(heap, n, code, value, ...): all but the heap fixed and valid, n > 0.
+// make_shape(heap, n, code, value, ...): all but the heap fixed and valid, n > 0. (Without a heap
+// nothing is kept, and the prepared version would serve nothing.)
 inline packed_invoke prepare_make_shape(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
-  if (nargs < 4 || nargs % 2 != 0 || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) ||
+  if (!RELAXVM_HEAP || nargs < 4 || nargs % 2 != 0 || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) ||
       args[1].raw_int() != static_cast<std::int64_t>((nargs - 2) / 2))
     return nullptr;
   for (std::uint32_t k = 2; k < nargs; k += 2)
@@ -10854,7 +10856,6 @@ inline bool shape_arith_prepared(const closure_object& self, const value* args, 
                                  std::optional<error>& err) {
   heap_view heap;
   if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
-  const auto in_heap = [&](std::int64_t slot) { return slot >= 0 && slot < heap.size; };
   // Anything unusual goes to the general function, which repeats the groups done so far with the
   // same results (prepare_shape_arith allows no group to read a slot that it or a later group
   // writes) and fails where this stopped.
@@ -10866,21 +10867,22 @@ inline bool shape_arith_prepared(const closure_object& self, const value* args, 
       if (w[2 + 2 * k].raw_int() == static_cast<std::int64_t>(make_code::use_imm)) {
         operand[k] = v;
       } else {
-        if (!in_heap(v)) return invoke_general(self, args, nargs, ret, err);
+        if (!heap.has(v)) return invoke_general(self, args, nargs, ret, err);
         operand[k] = heap.slots[v];
       }
     }
     std::int64_t r = 0;
     const std::int64_t dst = w[1].raw_int();
-    if (!in_heap(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
+    if (!heap.has(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
       return invoke_general(self, args, nargs, ret, err);
     heap.slots[dst] = r;
   }
   ret.reset();
   return true;
 }
-// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and no
-// group reads a slot that it or a later group writes.
+// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and
+// each slot a group reads is written by an earlier group (a re-run computes it again from the same
+// inputs) or by no group from this one on (a re-run finds it as it was).
 inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
   if (nargs < 7 || (nargs - 1) % 6 != 0 || !all_fixed(fixed, nargs, 1)) return nullptr;
   for (std::uint32_t k = 1; k < nargs; ++k)
@@ -10891,8 +10893,13 @@ inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs,
       const std::int64_t code = args[g + 2 + 2 * k].raw_int();
       if (code == static_cast<std::int64_t>(make_code::use_imm)) continue;
       if (code != static_cast<std::int64_t>(make_code::load_shape)) return nullptr;
-      for (std::uint32_t later = g; later < nargs; later += 6)
-        if (args[later + 1].raw_int() == args[g + 3 + 2 * k].raw_int()) return nullptr;
+      const std::int64_t slot = args[g + 3 + 2 * k].raw_int();
+      const auto written_in = [&](std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t h = from; h < to; h += 6)
+          if (args[h + 1].raw_int() == slot) return true;
+        return false;
+      };
+      if (!written_in(1, g) && written_in(g, nargs)) return nullptr;
     }
   }
   return &shape_arith_prepared;
@@ -10903,7 +10910,7 @@ inline bool check_tensor_info_prepared(const closure_object& self, const value* 
   if (args[0].kind() == value_kind::tensor) {
     const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
     const std::int64_t ndim = args[1].raw_int();
-    const dtype want = nargs == 4 ? args[2].as<dtype>() : dtype::void_();
+    const dtype want = nargs == 4 ? value_traits<dtype>::get(args[2]) : dtype::void_();
     if ((ndim == -1 || dl.ndim == ndim) && (want.is_void() || want == dtype(dl.dtype))) {
       ret.reset();
       return true;
@@ -10958,7 +10965,6 @@ inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -10966,15 +10972,20 @@ inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
 namespace relaxvm::builtins {
 
 namespace detail {
+// The optional memory scope after a builtin's arguments: none, "" or "global".
+inline bool scope_ok(std::span<const value> rest) noexcept {
+  if (rest.empty()) return true;
+  if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
+  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
+  return scope.empty() || scope == "global";
+}
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
-  if (rest.empty()) return {};
+  if (RELAXVM_LIKELY(scope_ok(rest))) return {};
   if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
-  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  if (!scope.empty() && !(scope.size() == 6 && std::memcmp(scope.data(), "global", 6) == 0))
-    return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
-  return {};
+  return relaxvm::detail::value_error(fn, ": memory scope '", value_traits<std::string_view>::get(rest[0]),
+                                      "' is not supported; use \"global\"");
 }
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
@@ -11056,11 +11067,12 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
 // and serves the common case of a program run again with the same shapes (what the instruction
 // kept fits); anything else goes to the general function, so results and errors are its own.
 namespace detail {
+using relaxvm::detail::all_fixed;
+using relaxvm::detail::invoke_general;
 using relaxvm::detail::is_fixed;
 // The arguments from `from` on are fixed and a valid optional scope.
 inline bool fixed_scope_ok(const value* args, std::uint32_t nargs, std::uint64_t fixed, std::uint32_t from) {
-  return relaxvm::detail::all_fixed(fixed, nargs, from) &&
-         check_scope("", std::span<const value>(args + from, nargs - from)).ok();
+  return all_fixed(fixed, nargs, from) && scope_ok(std::span<const value>(args + from, nargs - from));
 }
 
 #if RELAXVM_HEAP
@@ -11085,7 +11097,7 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
       }
     }
   }
-  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+  return invoke_general(self, args, nargs, ret, err);
 }
 // alloc_storage(ctx, shape, device_index, dtype_hint, [scope]): the last three fixed and valid.
 inline packed_invoke prepare_alloc_storage(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
@@ -11108,7 +11120,7 @@ inline bool alloc_tensor_prepared(const closure_object& self, const value* args,
       return true;
     }
   }
-  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+  return invoke_general(self, args, nargs, ret, err);
 }
 // alloc_tensor(storage, offset, shape, dtype, [scope]): offset, dtype and scope fixed and valid.
 inline packed_invoke prepare_alloc_tensor(const value* args, std::uint32_t nargs, std::uint64_t fixed) {

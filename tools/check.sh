@@ -37,7 +37,7 @@ test_args="--no-suite firmware"
 # The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the g++ and
 # -O3 builds: the sanitizer build skips both.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
-  -Dcpp_args=-fno-sanitize-recover=all,-gline-tables-only -Dnoexcept_tests=false -Dbench=false
+  "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" -Dnoexcept_tests=false -Dbench=false
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
 # docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
 # line tables are all its reports need, and build faster than full debug information.

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -32,15 +31,20 @@
 namespace relaxvm::builtins {
 
 namespace detail {
+// The optional memory scope after a builtin's arguments: none, "" or "global".
+inline bool scope_ok(std::span<const value> rest) noexcept {
+  if (rest.empty()) return true;
+  if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
+  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
+  return scope.empty() || scope == "global";
+}
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
-  if (rest.empty()) return {};
+  if (RELAXVM_LIKELY(scope_ok(rest))) return {};
   if (rest.size() > 1) return relaxvm::detail::type_error(fn, ": too many arguments");
   if (rest[0].kind() != value_kind::string)
     return relaxvm::detail::type_error(fn, ": the memory scope must be a string, but got ", rest[0].describe());
-  const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  if (!scope.empty() && !(scope.size() == 6 && std::memcmp(scope.data(), "global", 6) == 0))
-    return relaxvm::detail::value_error(fn, ": memory scope '", scope, "' is not supported; use \"global\"");
-  return {};
+  return relaxvm::detail::value_error(fn, ": memory scope '", value_traits<std::string_view>::get(rest[0]),
+                                      "' is not supported; use \"global\"");
 }
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
@@ -122,11 +126,12 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
 // and serves the common case of a program run again with the same shapes (what the instruction
 // kept fits); anything else goes to the general function, so results and errors are its own.
 namespace detail {
+using relaxvm::detail::all_fixed;
+using relaxvm::detail::invoke_general;
 using relaxvm::detail::is_fixed;
 // The arguments from `from` on are fixed and a valid optional scope.
 inline bool fixed_scope_ok(const value* args, std::uint32_t nargs, std::uint64_t fixed, std::uint32_t from) {
-  return relaxvm::detail::all_fixed(fixed, nargs, from) &&
-         check_scope("", std::span<const value>(args + from, nargs - from)).ok();
+  return all_fixed(fixed, nargs, from) && scope_ok(std::span<const value>(args + from, nargs - from));
 }
 
 #if RELAXVM_HEAP
@@ -151,7 +156,7 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
       }
     }
   }
-  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+  return invoke_general(self, args, nargs, ret, err);
 }
 // alloc_storage(ctx, shape, device_index, dtype_hint, [scope]): the last three fixed and valid.
 inline packed_invoke prepare_alloc_storage(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
@@ -174,7 +179,7 @@ inline bool alloc_tensor_prepared(const closure_object& self, const value* args,
       return true;
     }
   }
-  return relaxvm::detail::invoke_general(self, args, nargs, ret, err);
+  return invoke_general(self, args, nargs, ret, err);
 }
 // alloc_tensor(storage, offset, shape, dtype, [scope]): offset, dtype and scope fixed and valid.
 inline packed_invoke prepare_alloc_tensor(const value* args, std::uint32_t nargs, std::uint64_t fixed) {

@@ -95,9 +95,7 @@ inline bool invoke_general(const closure_object& self, const value* args, std::u
                            std::optional<error>& err) {
   return self.invoke(self, args, nargs, ret, err);
 }
-}  // namespace detail
 
-namespace detail {
 // The cold half of invoke_packed: joins the arguments and the captured values.
 RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::span<const value> args,
                                                  std::span<const value> bound, value& ret, std::optional<error>& err) {

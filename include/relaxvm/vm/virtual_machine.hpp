@@ -444,7 +444,7 @@ class vm_impl final : public vm_context {
       }
       // The callee's version for this site (its register arguments are still null here).
       o.invoke = o.callee->invoke;
-      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= 64) {
+      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= max_prepared_args) {
         std::uint64_t fixed = 0;
         for (std::uint32_t k = 0; k < o.num_args; ++k)
           if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
@@ -453,6 +453,8 @@ class vm_impl final : public vm_context {
     }
   }
   static bool is_call(const op& o) { return o.what <= step::kill; }
+  // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
+  static constexpr std::uint32_t max_prepared_args = 64;
   // What instruction_slot() gives while `o` runs.
   value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
   // The fast paths need a plain packed callee and no hook (set_instrument decides again).
