@@ -2,8 +2,8 @@
 # Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
 # unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
-# tests and the examples (g++ also a short benchmark run); then the thread test (tests/threads/) with clang 16
-# under ThreadSanitizer, the examples and benchmarks again at -O3 (the build tools/bench.sh uses),
+# tests and the examples; then the thread test (tests/threads/) with clang 16 under ThreadSanitizer,
+# the examples again and the benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
 # and each libFuzzer target for 5 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
 set -euo pipefail
@@ -31,11 +31,11 @@ fi
 # The test builds optimize little and keep no debug information (g++ -O1, clang -O0 with line tables
 # for the sanitizers' reports): compiling is most of this script's time, and -O2 -g costs 2x (g++)
 # to 4x (clang with ASan) per test file. The -O3 build below keeps the optimizer's warnings.
-run gcc g++ -Doptimization=1 -Ddebug=false
+run gcc g++ -Doptimization=1 -Ddebug=false -Dbench=false
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
 test_args="--no-suite firmware"
-# The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the g++ and
-# -O3 builds: the sanitizer build skips both.
+# The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the -O3
+# build: the sanitizer build skips both.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
   "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" -Dnoexcept_tests=false -Dbench=false
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
