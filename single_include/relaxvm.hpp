@@ -6982,11 +6982,13 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
 }  // namespace detail
 
 namespace detail {
-/// A byte count as size_t, or an error when it exceeds what an allocator can serve (on 32-bit
-/// targets, anything from 2 GiB).
+/// Whether an allocator can serve `nbytes` (on 32-bit targets, less than 2 GiB).
+constexpr bool servable(std::int64_t nbytes) noexcept {
+  return nbytes >= 0 && static_cast<std::uint64_t>(nbytes) <= allocator::max_request;
+}
+/// A byte count as size_t, or an error when it is not servable.
 inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
-  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) > allocator::max_request)
-    return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
+  if (!servable(nbytes)) return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
   return static_cast<std::size_t>(nbytes);
 }
 }  // namespace detail
@@ -10181,6 +10183,14 @@ struct heap_view {
   std::int64_t size = 0;
   /// Whether `slot` can be read and written.
   bool has(std::int64_t slot) const noexcept { return slots != nullptr && slot >= 0 && slot < size; }
+  /// A (code, value) pair of make_shape and shape_arith, `code` use_imm or load_shape: whether it
+  /// can be read here, and what it reads (the immediate, or the slot).
+  bool can_read(std::int64_t code, std::int64_t v) const noexcept {
+    return code == static_cast<std::int64_t>(make_code::use_imm) || has(v);
+  }
+  std::int64_t read(std::int64_t code, std::int64_t v) const noexcept {
+    return code == static_cast<std::int64_t>(make_code::use_imm) ? v : slots[v];
+  }
 };
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
@@ -10430,10 +10440,7 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
-  const auto dim = [&](std::size_t i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  };
+  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
   value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
@@ -10821,16 +10828,10 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
   heap_view heap;
   if (!args[0].is_null() && !try_open_heap(args[0], false, heap)) return invoke_general(self, args, nargs, ret, err);
   const std::size_t n = (nargs - 2) / 2;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    if (args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::load_shape) &&
-        !heap.has(v))
+  for (std::size_t i = 0; i < n; ++i)
+    if (!heap.can_read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()))
       return invoke_general(self, args, nargs, ret, err);
-  }
-  const auto dim = [&](std::size_t i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  };
+  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
   value* kept = make_shape_slot();
   if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
     ret = *kept;
@@ -10857,23 +10858,15 @@ inline bool shape_arith_prepared(const closure_object& self, const value* args, 
   heap_view heap;
   if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
   // Anything unusual goes to the general function, which repeats the groups done so far with the
-  // same results (prepare_shape_arith allows no group to read a slot that it or a later group
-  // writes) and fails where this stopped.
+  // same results (prepare_shape_arith accepts only groups whose reads a re-run finds unchanged or
+  // computes again) and fails where this stopped.
   for (std::uint32_t g = 1; g < nargs; g += 6) {
     const value* w = args + g;
-    std::int64_t operand[2];
-    for (int k = 0; k < 2; ++k) {
-      const std::int64_t v = w[3 + 2 * k].raw_int();
-      if (w[2 + 2 * k].raw_int() == static_cast<std::int64_t>(make_code::use_imm)) {
-        operand[k] = v;
-      } else {
-        if (!heap.has(v)) return invoke_general(self, args, nargs, ret, err);
-        operand[k] = heap.slots[v];
-      }
-    }
+    const std::int64_t dst = w[1].raw_int(), code_a = w[2].raw_int(), a = w[3].raw_int(), code_b = w[4].raw_int(),
+                       b = w[5].raw_int();
     std::int64_t r = 0;
-    const std::int64_t dst = w[1].raw_int();
-    if (!heap.has(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
+    if (!heap.can_read(code_a, a) || !heap.can_read(code_b, b) || !heap.has(dst) ||
+        apply(static_cast<arith_op>(w[0].raw_int()), heap.read(code_a, a), heap.read(code_b, b), r) != arith_outcome::ok)
       return invoke_general(self, args, nargs, ret, err);
     heap.slots[dst] = r;
   }
@@ -10987,6 +10980,25 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   return relaxvm::detail::value_error(fn, ": memory scope '", value_traits<std::string_view>::get(rest[0]),
                                       "' is not supported; use \"global\"");
 }
+// What alloc_storage(ctx, shape, device_index, dtype) asks for: `nbytes` from `device` (index -1:
+// the host, the last). What is wrong when it cannot be asked (alloc_storage says it in words).
+enum class storage_problem : std::uint8_t { none, device_index, size, too_large };
+struct storage_request {
+  const device_allocator* device = nullptr;
+  std::int64_t device_index = 0;
+  std::int64_t nbytes = 0;
+};
+RELAXVM_HOT_INLINE storage_problem request_storage(std::span<const device_allocator> devices, const shape& s,
+                                                   std::int64_t device_index, dtype t, storage_request& out) noexcept {
+  const auto count = static_cast<std::int64_t>(devices.size());
+  out.device_index = device_index == -1 ? count - 1 : device_index;
+  if (out.device_index < 0 || out.device_index >= count) return storage_problem::device_index;
+  out.device = &devices[static_cast<std::size_t>(out.device_index)];
+  std::int64_t numel = 0;
+  if (!s.numel(numel) || !relaxvm::detail::checked_mul(numel, t.bytes(), out.nbytes)) return storage_problem::size;
+  if (!relaxvm::detail::servable(out.nbytes)) return storage_problem::too_large;
+  return storage_problem::none;
+}
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
 // what it would allocate now: `size` bytes from device allocator `d`.
@@ -11013,19 +11025,18 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   constexpr std::string_view fn = "vm.builtin.alloc_storage";
   RELAXVM_TRY(detail::check_scope(fn, scope));
   const auto devices = ctx.devices();
-  const auto count = static_cast<std::int64_t>(devices.size());
-  if (device_index == -1) device_index = count - 1;
-  if (device_index < 0 || device_index >= count)
-    return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
+  detail::storage_request req;
+  const detail::storage_problem problem = detail::request_storage(devices, buffer_shape, device_index, dtype_hint, req);
+  if (problem == detail::storage_problem::device_index)
+    return relaxvm::detail::value_error(fn, ": device index ", req.device_index, " is out of the VM's ", devices.size(),
                                         " devices (use -1 for the host)");
   if (!dtype_hint.valid_for_tensor())
     return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
-  std::int64_t numel = 0, nbytes = 0;
-  if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
+  if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
-  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  const device_allocator& d = *req.device;
+  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
 #if RELAXVM_HEAP
@@ -11080,18 +11091,12 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
                                    std::optional<error>& err) {
   if (RELAXVM_LIKELY(args[0].kind() == value_kind::context && args[1].kind() == value_kind::shape)) {
     vm_context& ctx = *args[0].raw_context();
-    const auto devices = ctx.devices();
-    std::int64_t index = value_traits<std::int64_t>::get(args[2]);
-    if (index == -1) index = static_cast<std::int64_t>(devices.size()) - 1;
-    const borrowed<shape> s(args[1].raw_object());
-    const dtype t = value_traits<dtype>::get(args[3]);
-    std::int64_t numel = 0, nbytes = 0;
-    if (index >= 0 && index < static_cast<std::int64_t>(devices.size()) && s.get().numel(numel) &&
-        relaxvm::detail::checked_mul(numel, t.bytes(), nbytes) && nbytes >= 0 &&
-        static_cast<std::uint64_t>(nbytes) <= allocator::max_request) {
-      const device_allocator& d = devices[static_cast<std::size_t>(index)];
-      value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-      if (kept_storage_fits(kept, static_cast<std::size_t>(nbytes), d)) {
+    storage_request req;
+    if (request_storage(ctx.devices(), borrowed<shape>(args[1].raw_object()).get(),
+                        value_traits<std::int64_t>::get(args[2]), value_traits<dtype>::get(args[3]),
+                        req) == storage_problem::none) {
+      value* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      if (kept_storage_fits(kept, static_cast<std::size_t>(req.nbytes), *req.device)) {
         ret = *kept;
         return true;
       }

@@ -46,6 +46,25 @@ inline status check_scope(std::string_view fn, std::span<const value> rest) {
   return relaxvm::detail::value_error(fn, ": memory scope '", value_traits<std::string_view>::get(rest[0]),
                                       "' is not supported; use \"global\"");
 }
+// What alloc_storage(ctx, shape, device_index, dtype) asks for: `nbytes` from `device` (index -1:
+// the host, the last). What is wrong when it cannot be asked (alloc_storage says it in words).
+enum class storage_problem : std::uint8_t { none, device_index, size, too_large };
+struct storage_request {
+  const device_allocator* device = nullptr;
+  std::int64_t device_index = 0;
+  std::int64_t nbytes = 0;
+};
+RELAXVM_HOT_INLINE storage_problem request_storage(std::span<const device_allocator> devices, const shape& s,
+                                                   std::int64_t device_index, dtype t, storage_request& out) noexcept {
+  const auto count = static_cast<std::int64_t>(devices.size());
+  out.device_index = device_index == -1 ? count - 1 : device_index;
+  if (out.device_index < 0 || out.device_index >= count) return storage_problem::device_index;
+  out.device = &devices[static_cast<std::size_t>(out.device_index)];
+  std::int64_t numel = 0;
+  if (!s.numel(numel) || !relaxvm::detail::checked_mul(numel, t.bytes(), out.nbytes)) return storage_problem::size;
+  if (!relaxvm::detail::servable(out.nbytes)) return storage_problem::too_large;
+  return storage_problem::none;
+}
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
 // what it would allocate now: `size` bytes from device allocator `d`.
@@ -72,19 +91,18 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   constexpr std::string_view fn = "vm.builtin.alloc_storage";
   RELAXVM_TRY(detail::check_scope(fn, scope));
   const auto devices = ctx.devices();
-  const auto count = static_cast<std::int64_t>(devices.size());
-  if (device_index == -1) device_index = count - 1;
-  if (device_index < 0 || device_index >= count)
-    return relaxvm::detail::value_error(fn, ": device index ", device_index, " is out of the VM's ", count,
+  detail::storage_request req;
+  const detail::storage_problem problem = detail::request_storage(devices, buffer_shape, device_index, dtype_hint, req);
+  if (problem == detail::storage_problem::device_index)
+    return relaxvm::detail::value_error(fn, ": device index ", req.device_index, " is out of the VM's ", devices.size(),
                                         " devices (use -1 for the host)");
   if (!dtype_hint.valid_for_tensor())
     return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
-  std::int64_t numel = 0, nbytes = 0;
-  if (!buffer_shape.numel(numel) || !relaxvm::detail::checked_mul(numel, dtype_hint.bytes(), nbytes))
+  if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  const device_allocator& d = devices[static_cast<std::size_t>(device_index)];
-  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, nbytes));
+  const device_allocator& d = *req.device;
+  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
 #if RELAXVM_HEAP
@@ -139,18 +157,12 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
                                    std::optional<error>& err) {
   if (RELAXVM_LIKELY(args[0].kind() == value_kind::context && args[1].kind() == value_kind::shape)) {
     vm_context& ctx = *args[0].raw_context();
-    const auto devices = ctx.devices();
-    std::int64_t index = value_traits<std::int64_t>::get(args[2]);
-    if (index == -1) index = static_cast<std::int64_t>(devices.size()) - 1;
-    const borrowed<shape> s(args[1].raw_object());
-    const dtype t = value_traits<dtype>::get(args[3]);
-    std::int64_t numel = 0, nbytes = 0;
-    if (index >= 0 && index < static_cast<std::int64_t>(devices.size()) && s.get().numel(numel) &&
-        relaxvm::detail::checked_mul(numel, t.bytes(), nbytes) && nbytes >= 0 &&
-        static_cast<std::uint64_t>(nbytes) <= allocator::max_request) {
-      const device_allocator& d = devices[static_cast<std::size_t>(index)];
-      value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-      if (kept_storage_fits(kept, static_cast<std::size_t>(nbytes), d)) {
+    storage_request req;
+    if (request_storage(ctx.devices(), borrowed<shape>(args[1].raw_object()).get(),
+                        value_traits<std::int64_t>::get(args[2]), value_traits<dtype>::get(args[3]),
+                        req) == storage_problem::none) {
+      value* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      if (kept_storage_fits(kept, static_cast<std::size_t>(req.nbytes), *req.device)) {
         ret = *kept;
         return true;
       }

@@ -66,6 +66,14 @@ struct heap_view {
   std::int64_t size = 0;
   /// Whether `slot` can be read and written.
   bool has(std::int64_t slot) const noexcept { return slots != nullptr && slot >= 0 && slot < size; }
+  /// A (code, value) pair of make_shape and shape_arith, `code` use_imm or load_shape: whether it
+  /// can be read here, and what it reads (the immediate, or the slot).
+  bool can_read(std::int64_t code, std::int64_t v) const noexcept {
+    return code == static_cast<std::int64_t>(make_code::use_imm) || has(v);
+  }
+  std::int64_t read(std::int64_t code, std::int64_t v) const noexcept {
+    return code == static_cast<std::int64_t>(make_code::use_imm) ? v : slots[v];
+  }
 };
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
@@ -315,10 +323,7 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
-  const auto dim = [&](std::size_t i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  };
+  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
   value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
@@ -706,16 +711,10 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
   heap_view heap;
   if (!args[0].is_null() && !try_open_heap(args[0], false, heap)) return invoke_general(self, args, nargs, ret, err);
   const std::size_t n = (nargs - 2) / 2;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    if (args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::load_shape) &&
-        !heap.has(v))
+  for (std::size_t i = 0; i < n; ++i)
+    if (!heap.can_read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()))
       return invoke_general(self, args, nargs, ret, err);
-  }
-  const auto dim = [&](std::size_t i) {
-    const std::int64_t v = args[3 + 2 * i].raw_int();
-    return args[2 + 2 * i].raw_int() == static_cast<std::int64_t>(make_code::use_imm) ? v : heap.slots[v];
-  };
+  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
   value* kept = make_shape_slot();
   if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
     ret = *kept;
@@ -742,23 +741,15 @@ inline bool shape_arith_prepared(const closure_object& self, const value* args, 
   heap_view heap;
   if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
   // Anything unusual goes to the general function, which repeats the groups done so far with the
-  // same results (prepare_shape_arith allows no group to read a slot that it or a later group
-  // writes) and fails where this stopped.
+  // same results (prepare_shape_arith accepts only groups whose reads a re-run finds unchanged or
+  // computes again) and fails where this stopped.
   for (std::uint32_t g = 1; g < nargs; g += 6) {
     const value* w = args + g;
-    std::int64_t operand[2];
-    for (int k = 0; k < 2; ++k) {
-      const std::int64_t v = w[3 + 2 * k].raw_int();
-      if (w[2 + 2 * k].raw_int() == static_cast<std::int64_t>(make_code::use_imm)) {
-        operand[k] = v;
-      } else {
-        if (!heap.has(v)) return invoke_general(self, args, nargs, ret, err);
-        operand[k] = heap.slots[v];
-      }
-    }
+    const std::int64_t dst = w[1].raw_int(), code_a = w[2].raw_int(), a = w[3].raw_int(), code_b = w[4].raw_int(),
+                       b = w[5].raw_int();
     std::int64_t r = 0;
-    const std::int64_t dst = w[1].raw_int();
-    if (!heap.has(dst) || apply(static_cast<arith_op>(w[0].raw_int()), operand[0], operand[1], r) != arith_outcome::ok)
+    if (!heap.can_read(code_a, a) || !heap.can_read(code_b, b) || !heap.has(dst) ||
+        apply(static_cast<arith_op>(w[0].raw_int()), heap.read(code_a, a), heap.read(code_b, b), r) != arith_outcome::ok)
       return invoke_general(self, args, nargs, ret, err);
     heap.slots[dst] = r;
   }

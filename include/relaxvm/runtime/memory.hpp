@@ -419,11 +419,13 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
 }  // namespace detail
 
 namespace detail {
-/// A byte count as size_t, or an error when it exceeds what an allocator can serve (on 32-bit
-/// targets, anything from 2 GiB).
+/// Whether an allocator can serve `nbytes` (on 32-bit targets, less than 2 GiB).
+constexpr bool servable(std::int64_t nbytes) noexcept {
+  return nbytes >= 0 && static_cast<std::uint64_t>(nbytes) <= allocator::max_request;
+}
+/// A byte count as size_t, or an error when it is not servable.
 inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
-  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) > allocator::max_request)
-    return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
+  if (!servable(nbytes)) return runtime_error(who, ": cannot allocate ", nbytes, " bytes");
   return static_cast<std::size_t>(nbytes);
 }
 }  // namespace detail
