@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   }
   std::printf("relaxvm %s MLP benchmark (16 -> 32 -> 32 -> 10, float32): median of %d runs\n", RELAXVM_VERSION_STRING,
               runs);
-  std::printf("%5s %10s %10s %6s %10s %6s %10s %6s %11s %13s\n", "n", "direct", "by hand", "ratio", "IR", "ratio",
+  std::printf("%5s %10s %10s %7s %10s %7s %10s %7s %11s %13s\n", "n", "direct", "by hand", "ratio", "IR", "ratio",
               "static", "ratio", "IR pool/run", "heap IR/dir");
   int failures = 0;
   for (std::int64_t n : {1, 7, 64, 256}) {
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       ns[3].push_back(std::chrono::duration<double, std::nano>(t6 - t5).count());
     }
     const double d = median(ns[0]), h = median(ns[1]), i = median(ns[2]), st = median(ns[3]);
-    std::printf("%5lld %7.2f us %7.2f us %5.2fx %7.2f us %5.2fx %7.2f us %5.2fx %11.1f %7ld / %ld\n",
+    std::printf("%5lld %7.2f us %7.2f us %6.3fx %7.2f us %6.3fx %7.2f us %6.3fx %11.1f %7ld / %ld\n",
                 static_cast<long long>(n), d / 1000, h / 1000, h / d, i / 1000, i / d, st / 1000, st / d,
                 static_cast<double>(ir_pool.stats().allocations - pool_before) / runs, ir_heap, direct_heap);
   }
