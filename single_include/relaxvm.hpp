@@ -7202,11 +7202,11 @@ inline vm_context* take_context(std::span<const value>& args) noexcept {
 #ifndef RELAXVM_RUNTIME_TABLE_HPP
 #define RELAXVM_RUNTIME_TABLE_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -7261,10 +7261,23 @@ inline constexpr bool is_fn_table_v = false;
 template <class... E>
 inline constexpr bool is_fn_table_v<fn_table<E...>> = true;
 
-template <class T>
-constexpr auto as_tuple(const T& x) {
-  if constexpr (is_fn_table_v<T>) return x.entries;
-  else return std::tuple<T>(x);
+// A table's entries: one base per entry, found by its index. A flat layout, not std::tuple's
+// recursive one: a table of the ~60 builtins is a constant in every translation unit that
+// includes relaxvm.hpp, and std::tuple (with tuple_cat and apply) made it cost about a second
+// of compile time there.
+template <std::size_t I, class E>
+struct table_slot {
+  E entry;
+};
+template <class Indices, class... E>
+struct table_slots;
+template <std::size_t... I, class... E>
+struct table_slots<std::index_sequence<I...>, E...> : table_slot<I, E>... {
+  constexpr explicit table_slots(const E&... e) : table_slot<I, E>{e}... {}
+};
+template <std::size_t I, class E>
+constexpr const E& slot(const table_slot<I, E>& s) {
+  return s.entry;
 }
 }  // namespace detail
 
@@ -7281,9 +7294,23 @@ struct entry_info {
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
 template <class... E>
 struct fn_table {
-  std::tuple<E...> entries;
+  detail::table_slots<std::index_sequence_for<E...>, E...> entries;
 
   static constexpr std::size_t size = sizeof...(E);
+
+  constexpr explicit fn_table(const E&... e) : entries(e...) {}
+
+  /// Entry I.
+  template <std::size_t I>
+  constexpr const auto& get() const {
+    return detail::slot<I>(entries);
+  }
+  /// Calls f(entry) for each entry, in order.
+  template <class F>
+  constexpr void for_each(F&& f) const {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (f(detail::slot<I>(entries)), ...); }(
+        std::index_sequence_for<E...>{});
+  }
 
   /// Index of the entry called `name`, or -1.
   static constexpr std::int64_t find(std::string_view name) {
@@ -7317,13 +7344,56 @@ struct fn_table {
   }
 };
 
+namespace detail {
+template <class T>
+constexpr auto as_table(const T& x) {
+  if constexpr (is_fn_table_v<T>) return x;
+  else return fn_table<T>(x);
+}
+template <class... T>
+struct joined;
+template <class... E>
+struct joined<fn_table<E...>> {
+  using type = fn_table<E...>;
+};
+template <class... A, class... B, class... Rest>
+struct joined<fn_table<A...>, fn_table<B...>, Rest...> : joined<fn_table<A..., B...>, Rest...> {};
+
+template <std::size_t P, class T, class... Rest>
+constexpr const auto& nth(const T& first, const Rest&... rest) {
+  if constexpr (P == 0) return first;
+  else return nth<P - 1>(rest...);
+}
+struct slot_at {
+  std::size_t part = 0, index = 0;
+};
+/// The tables `t...` as one, in order.
+template <class... T>
+constexpr auto join(const T&... t) {
+  constexpr std::size_t n = (T::size + ...);
+  constexpr auto where = [] {
+    std::array<slot_at, n> w{};
+    std::size_t k = 0, p = 0;
+    ((void)[&] {
+       for (std::size_t i = 0; i < T::size; ++i) w[k++] = {p, i};
+       ++p;
+     }(), ...);
+    return w;
+  }();
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return typename joined<T...>::type(nth<where[K].part>(t...).template get<where[K].index>()...);
+  }(std::make_index_sequence<n>{});
+}
+}  // namespace detail
+
 /// A table of entries and other tables (flattened), in order.
 template <class... T>
 constexpr auto make_table(const T&... parts) {
   static_assert(((detail::is_table_entry_v<T> || detail::is_fn_table_v<T>) && ...),
                 "relaxvm::make_table takes fn<Name>(f), packed<Name>(f) and other tables");
-  auto all = std::tuple_cat(detail::as_tuple(parts)...);
-  return std::apply([](auto... e) { return fn_table<decltype(e)...>{{e...}}; }, all);
+  if constexpr (sizeof...(T) == 0) return fn_table<>();
+  else if constexpr ((detail::is_table_entry_v<T> && ...)) return fn_table<T...>(parts...);
+  else return detail::join(detail::as_table(parts)...);
 }
 
 namespace detail {
@@ -7332,8 +7402,8 @@ namespace detail {
 /// is never read at run time (a firmware image keeps only the entries a program calls).
 template <const auto& T, std::size_t I>
 bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
-  using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
-  static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
+  using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
+  static constexpr typename entry::function_type f = T.template get<I>().f;
   return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail
@@ -7396,7 +7466,7 @@ class basic_registry {
   /// Registers every function of a constexpr table (runtime/table.hpp).
   template <class... E>
   basic_registry& add_table(const fn_table<E...>& t) {
-    std::apply([this](const auto&... e) { (this->add_entry(e), ...); }, t.entries);
+    t.for_each([this](const auto& e) { this->add_entry(e); });
     return *this;
   }
 
@@ -9962,8 +10032,8 @@ class static_vm final : public vm_context {
       if constexpr (view.funcs[callee].kind == func_kind::packed) {
         using table_type = typename Linked::table_type;
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
-        using entry = std::remove_cvref_t<decltype(std::get<e>(Linked::table.entries))>;
-        static constexpr typename entry::function_type f = std::get<e>(Linked::table.entries).f;
+        using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
+        static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
         // A typed entry reads its arguments before it writes its result: straight into the register.
         constexpr bool in_place = !entry::raw && in.dst != void_register;
         value& ret = in_place ? regs[in.dst] : regs[rf];
@@ -10088,8 +10158,6 @@ using relaxvm::detail::null_value;  // null; the VM clears the register without 
 
 inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
                                               fn<"vm.builtin.null_value">(&null_value));
-
-inline void register_core(basic_registry& reg) { reg.add_table(core_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -10933,8 +11001,6 @@ inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
-inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_SHAPE_HPP
@@ -11223,8 +11289,6 @@ inline constexpr auto memory_table = make_table(
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
 
-inline void register_memory(basic_registry& reg) { reg.add_table(memory_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_MEMORY_HPP
@@ -11292,8 +11356,6 @@ inline constexpr auto data_table =
                fn<"vm.builtin.tuple_getitem">(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
                fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
                fn<"vm.builtin.get_field">(&get_field));
-
-inline void register_data(basic_registry& reg) { reg.add_table(data_table); }
 
 }  // namespace relaxvm::builtins
 
@@ -11412,8 +11474,6 @@ inline constexpr auto control_table =
                fn<"vm.builtin.read_if_cond">(&read_if_cond), fn<"vm.builtin.scalar_eq">(&scalar_eq),
                packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn));
 
-inline void register_control(basic_registry& reg) { reg.add_table(control_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_CONTROL_HPP
@@ -11435,7 +11495,12 @@ static_assert(table.duplicate().empty(), "relaxvm: a builtin is defined twice");
 
 class registry : public basic_registry {
  public:
-  registry() { add_table(builtins::table); }
+  // A template, so that a translation unit which makes no registry does not instantiate the
+  // adapters of every builtin (about half a second of compile time per translation unit).
+  template <class Table = decltype(builtins::table)>
+  registry() {
+    add_table(static_cast<const Table&>(builtins::table));
+  }
 };
 
 }  // namespace relaxvm

@@ -116,8 +116,6 @@ inline constexpr auto control_table =
                fn<"vm.builtin.read_if_cond">(&read_if_cond), fn<"vm.builtin.scalar_eq">(&scalar_eq),
                packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn));
 
-inline void register_control(basic_registry& reg) { reg.add_table(control_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_CONTROL_HPP

@@ -48,8 +48,6 @@ using relaxvm::detail::null_value;  // null; the VM clears the register without 
 inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
                                               fn<"vm.builtin.null_value">(&null_value));
 
-inline void register_core(basic_registry& reg) { reg.add_table(core_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_CORE_HPP

@@ -65,8 +65,6 @@ inline constexpr auto data_table =
                fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
                fn<"vm.builtin.get_field">(&get_field));
 
-inline void register_data(basic_registry& reg) { reg.add_table(data_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_DATA_HPP

@@ -289,8 +289,6 @@ inline constexpr auto memory_table = make_table(
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
 
-inline void register_memory(basic_registry& reg) { reg.add_table(memory_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_MEMORY_HPP

@@ -816,8 +816,6 @@ inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
-inline void register_shape(basic_registry& reg) { reg.add_table(shape_table); }
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_SHAPE_HPP

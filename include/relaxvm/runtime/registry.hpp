@@ -54,7 +54,7 @@ class basic_registry {
   /// Registers every function of a constexpr table (runtime/table.hpp).
   template <class... E>
   basic_registry& add_table(const fn_table<E...>& t) {
-    std::apply([this](const auto&... e) { (this->add_entry(e), ...); }, t.entries);
+    t.for_each([this](const auto& e) { this->add_entry(e); });
     return *this;
   }
 

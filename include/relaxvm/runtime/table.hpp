@@ -14,11 +14,11 @@
 #ifndef RELAXVM_RUNTIME_TABLE_HPP
 #define RELAXVM_RUNTIME_TABLE_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -77,10 +77,23 @@ inline constexpr bool is_fn_table_v = false;
 template <class... E>
 inline constexpr bool is_fn_table_v<fn_table<E...>> = true;
 
-template <class T>
-constexpr auto as_tuple(const T& x) {
-  if constexpr (is_fn_table_v<T>) return x.entries;
-  else return std::tuple<T>(x);
+// A table's entries: one base per entry, found by its index. A flat layout, not std::tuple's
+// recursive one: a table of the ~60 builtins is a constant in every translation unit that
+// includes relaxvm.hpp, and std::tuple (with tuple_cat and apply) made it cost about a second
+// of compile time there.
+template <std::size_t I, class E>
+struct table_slot {
+  E entry;
+};
+template <class Indices, class... E>
+struct table_slots;
+template <std::size_t... I, class... E>
+struct table_slots<std::index_sequence<I...>, E...> : table_slot<I, E>... {
+  constexpr explicit table_slots(const E&... e) : table_slot<I, E>{e}... {}
+};
+template <std::size_t I, class E>
+constexpr const E& slot(const table_slot<I, E>& s) {
+  return s.entry;
 }
 }  // namespace detail
 
@@ -97,9 +110,23 @@ struct entry_info {
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
 template <class... E>
 struct fn_table {
-  std::tuple<E...> entries;
+  detail::table_slots<std::index_sequence_for<E...>, E...> entries;
 
   static constexpr std::size_t size = sizeof...(E);
+
+  constexpr explicit fn_table(const E&... e) : entries(e...) {}
+
+  /// Entry I.
+  template <std::size_t I>
+  constexpr const auto& get() const {
+    return detail::slot<I>(entries);
+  }
+  /// Calls f(entry) for each entry, in order.
+  template <class F>
+  constexpr void for_each(F&& f) const {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (f(detail::slot<I>(entries)), ...); }(
+        std::index_sequence_for<E...>{});
+  }
 
   /// Index of the entry called `name`, or -1.
   static constexpr std::int64_t find(std::string_view name) {
@@ -133,13 +160,56 @@ struct fn_table {
   }
 };
 
+namespace detail {
+template <class T>
+constexpr auto as_table(const T& x) {
+  if constexpr (is_fn_table_v<T>) return x;
+  else return fn_table<T>(x);
+}
+template <class... T>
+struct joined;
+template <class... E>
+struct joined<fn_table<E...>> {
+  using type = fn_table<E...>;
+};
+template <class... A, class... B, class... Rest>
+struct joined<fn_table<A...>, fn_table<B...>, Rest...> : joined<fn_table<A..., B...>, Rest...> {};
+
+template <std::size_t P, class T, class... Rest>
+constexpr const auto& nth(const T& first, const Rest&... rest) {
+  if constexpr (P == 0) return first;
+  else return nth<P - 1>(rest...);
+}
+struct slot_at {
+  std::size_t part = 0, index = 0;
+};
+/// The tables `t...` as one, in order.
+template <class... T>
+constexpr auto join(const T&... t) {
+  constexpr std::size_t n = (T::size + ...);
+  constexpr auto where = [] {
+    std::array<slot_at, n> w{};
+    std::size_t k = 0, p = 0;
+    ((void)[&] {
+       for (std::size_t i = 0; i < T::size; ++i) w[k++] = {p, i};
+       ++p;
+     }(), ...);
+    return w;
+  }();
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return typename joined<T...>::type(nth<where[K].part>(t...).template get<where[K].index>()...);
+  }(std::make_index_sequence<n>{});
+}
+}  // namespace detail
+
 /// A table of entries and other tables (flattened), in order.
 template <class... T>
 constexpr auto make_table(const T&... parts) {
   static_assert(((detail::is_table_entry_v<T> || detail::is_fn_table_v<T>) && ...),
                 "relaxvm::make_table takes fn<Name>(f), packed<Name>(f) and other tables");
-  auto all = std::tuple_cat(detail::as_tuple(parts)...);
-  return std::apply([](auto... e) { return fn_table<decltype(e)...>{{e...}}; }, all);
+  if constexpr (sizeof...(T) == 0) return fn_table<>();
+  else if constexpr ((detail::is_table_entry_v<T> && ...)) return fn_table<T...>(parts...);
+  else return detail::join(detail::as_table(parts)...);
 }
 
 namespace detail {
@@ -148,8 +218,8 @@ namespace detail {
 /// is never read at run time (a firmware image keeps only the entries a program calls).
 template <const auto& T, std::size_t I>
 bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
-  using entry = std::remove_cvref_t<decltype(std::get<I>(T.entries))>;
-  static constexpr typename entry::function_type f = std::get<I>(T.entries).f;
+  using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
+  static constexpr typename entry::function_type f = T.template get<I>().f;
   return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail

@@ -505,8 +505,8 @@ class static_vm final : public vm_context {
       if constexpr (view.funcs[callee].kind == func_kind::packed) {
         using table_type = typename Linked::table_type;
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
-        using entry = std::remove_cvref_t<decltype(std::get<e>(Linked::table.entries))>;
-        static constexpr typename entry::function_type f = std::get<e>(Linked::table.entries).f;
+        using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
+        static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
         // A typed entry reads its arguments before it writes its result: straight into the register.
         constexpr bool in_place = !entry::raw && in.dst != void_register;
         value& ret = in_place ? regs[in.dst] : regs[rf];
