@@ -6586,16 +6586,130 @@ closure make_packed(std::string_view name, F f) {
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <new>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+// ---- begin relaxvm/base/flat_map.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// detail::flat_map: a map kept as one sorted std::vector of (key, value) pairs, for the maps of
+// the core that hold few entries: a registry's functions, a pool's free lists (one per block
+// size), a VM's saved functions, inputs and outputs. A lookup is a binary search over contiguous
+// memory; an insertion moves the entries after it. Keys compare with `<`, also against another
+// type (a std::string key is found by a std::string_view).
+//
+// It replaces std::map there because <map> and its instantiations cost every translation unit
+// that includes relaxvm.hpp about 0.1 s of compile time.
+#ifndef RELAXVM_BASE_FLAT_MAP_HPP
+#define RELAXVM_BASE_FLAT_MAP_HPP
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace relaxvm::detail {
+
+template <class Key, class Value>
+class flat_map {
+ public:
+  using entry = std::pair<Key, Value>;
+
+  /// The value of `key`, or nullptr.
+  template <class K>
+  Value* find(const K& key) {
+    const std::size_t i = lower(key);
+    return i < items_.size() && !(key < items_[i].first) ? &items_[i].second : nullptr;
+  }
+  template <class K>
+  const Value* find(const K& key) const {
+    return const_cast<flat_map*>(this)->find(key);
+  }
+  /// The value of `key`, made from `v...` when the key is new; and whether it is new.
+  template <class K, class... V>
+  std::pair<Value*, bool> try_emplace(const K& key, V&&... v) {
+    const std::size_t i = lower(key);
+    if (i < items_.size() && !(key < items_[i].first)) return {&items_[i].second, false};
+    auto it = items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(i), entry(Key(key), Value(std::forward<V>(v)...)));
+    return {&it->second, true};
+  }
+  /// The value of `key`, default-made when the key is new.
+  template <class K>
+  Value& operator[](const K& key) {
+    return *try_emplace(key).first;
+  }
+  template <class K, class V>
+  void insert_or_assign(const K& key, V&& v) {
+    if (Value* p = find(key)) *p = std::forward<V>(v);
+    else try_emplace(key, std::forward<V>(v));
+  }
+  /// Removes `key`; whether it was there.
+  template <class K>
+  bool erase(const K& key) {
+    const std::size_t i = lower(key);
+    if (i == items_.size() || key < items_[i].first) return false;
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
+    return true;
+  }
+
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  /// The entries in key order.
+  auto begin() { return items_.begin(); }
+  auto end() { return items_.end(); }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+ private:
+  // The first entry whose key is not below `key`.
+  template <class K>
+  std::size_t lower(const K& key) const {
+    std::size_t lo = 0, hi = items_.size();
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (items_[mid].first < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  std::vector<entry> items_;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_FLAT_MAP_HPP
+// ---- end relaxvm/base/flat_map.hpp ----
+// ---- begin relaxvm/base/std_parts.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// std::function and std::mutex without the rest of <functional> and <mutex>. libstdc++'s
+// <functional> also brings <unordered_map> (for the C++17 searchers), and <mutex> brings
+// <chrono> and <system_error>: together about 0.1 s of compile time in every translation unit
+// that includes relaxvm.hpp, for two class templates. With another standard library (or a
+// libstdc++ that moves them), the whole headers are used.
+#ifndef RELAXVM_BASE_STD_PARTS_HPP
+#define RELAXVM_BASE_STD_PARTS_HPP
+
+#include <cstddef>  // defines __GLIBCXX__ under libstdc++
+
+
+#if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
+#include <bits/std_function.h>
+#else
+#include <functional>
+#endif
+
 #if RELAXVM_THREADS
+#if defined(__GLIBCXX__) && __has_include(<bits/std_mutex.h>)
+#include <bits/std_mutex.h>
+#else
 #include <mutex>
 #endif
+#endif
+
+#endif  // RELAXVM_BASE_STD_PARTS_HPP
+// ---- end relaxvm/base/std_parts.hpp ----
 
 namespace relaxvm {
 
@@ -6726,11 +6840,11 @@ class pooled_allocator final : public allocator_object {
     if (alignment > alloc_alignment) return direct(nbytes, alignment);
     const std::size_t size = bucket_of(nbytes);
     detail::lock_guard lock(mutex_);
-    auto it = free_.find(size);
+    std::vector<void*>* blocks = free_.find(size);
     void* p = nullptr;
-    if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
+    if (blocks && !blocks->empty()) {
+      p = blocks->back();
+      blocks->pop_back();
       ++stats_.cache_hits;
       stats_.bytes_cached -= static_cast<std::int64_t>(size);
     } else {
@@ -6818,7 +6932,7 @@ class pooled_allocator final : public allocator_object {
 
   std::int64_t max_cached_;  // -1: no limit
   mutable detail::mutex mutex_;
-  std::map<std::size_t, std::vector<void*>> free_;
+  detail::flat_map<std::size_t, std::vector<void*>> free_;  // by bucket_of size
   allocator_stats stats_;
 };
 
@@ -7420,8 +7534,6 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
 #ifndef RELAXVM_RUNTIME_REGISTRY_HPP
 #define RELAXVM_RUNTIME_REGISTRY_HPP
 
-#include <functional>
-#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -7453,8 +7565,7 @@ class basic_registry {
       return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
     // Every VM made from this registry copies the closure, possibly on another thread.
     c.share();
-    auto [it, inserted] = funcs_.try_emplace(std::string(name), std::move(c));
-    if (!inserted)
+    if (!funcs_.try_emplace(name, std::move(c)).second)
       return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
     return {};
   }
@@ -7472,8 +7583,7 @@ class basic_registry {
 
   /// The function registered as `name`, or nullptr.
   const closure* find(std::string_view name) const {
-    auto it = funcs_.find(name);
-    return it == funcs_.end() ? nullptr : &it->second;
+    return funcs_.find(name);
   }
   result<closure> try_get(std::string_view name) const {
     if (const closure* c = find(name)) return *c;
@@ -7483,10 +7593,7 @@ class basic_registry {
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// Removes `name`; returns whether it was there. VMs already made keep what they resolved.
   bool remove(std::string_view name) {
-    auto it = funcs_.find(name);
-    if (it == funcs_.end()) return false;
-    funcs_.erase(it);
-    return true;
+    return funcs_.erase(name);
   }
   std::size_t size() const { return funcs_.size(); }
   std::vector<std::string_view> names() const {
@@ -7506,7 +7613,7 @@ class basic_registry {
     try_add(Entry::name, std::move(c)).value();
   }
 
-  std::map<std::string, closure, std::less<>> funcs_;
+  detail::flat_map<std::string, closure> funcs_;  // by name
 };
 
 }  // namespace relaxvm
@@ -7735,7 +7842,7 @@ S& operator<<(S& s, const E& e) {
 #ifndef RELAXVM_RUNTIME_COMPARE_HPP
 #define RELAXVM_RUNTIME_COMPARE_HPP
 
-#include <cmath>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -7776,12 +7883,17 @@ struct element_value {
   std::uint64_t u = 0;  // unsigned integers
 };
 
+/// 2^k, exactly, for a normal double's exponent range.
+constexpr double pow2(int k) noexcept {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
+}
+
 inline double half_to_double(std::uint16_t h) noexcept {
   const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   double v;
-  if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+  if (exponent == 0) v = static_cast<double>(mantissa) * pow2(-24);
   else if (exponent == 31) v = mantissa != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+  else v = static_cast<double>(mantissa | 0x400) * pow2(exponent - 25);
   return sign ? -v : v;
 }
 
@@ -7831,17 +7943,24 @@ inline double as_double(const element_value& e) noexcept {
   return e.u != 0 ? static_cast<double>(e.u) : static_cast<double>(e.i);
 }
 
+// Written out rather than taken from <cmath>, which every translation unit would pay to parse.
+constexpr bool is_nan(double x) noexcept { return x != x; }
+constexpr bool is_inf(double x) noexcept {
+  return x == std::numeric_limits<double>::infinity() || x == -std::numeric_limits<double>::infinity();
+}
+constexpr double magnitude(double x) noexcept { return x < 0 ? -x : x; }
+
 inline bool elements_match(const element_value& a, const element_value& b, const tolerance* tol) noexcept {
   if (!a.is_float) {
     if (a.i == b.i && a.u == b.u) return true;
     if (tol == nullptr) return false;
   } else {
-    if (std::isnan(a.f) || std::isnan(b.f)) return std::isnan(a.f) && std::isnan(b.f);
+    if (is_nan(a.f) || is_nan(b.f)) return is_nan(a.f) && is_nan(b.f);
     if (a.f == b.f) return true;  // infinities included
-    if (tol == nullptr || std::isinf(a.f) || std::isinf(b.f)) return false;
+    if (tol == nullptr || is_inf(a.f) || is_inf(b.f)) return false;
   }
   const double x = as_double(a), y = as_double(b);
-  return std::fabs(x - y) <= tol->atol + tol->rtol * std::fabs(y);
+  return magnitude(x - y) <= tol->atol + tol->rtol * magnitude(y);
 }
 
 inline void append_element_value(text& out, const element_value& e) {
@@ -7892,7 +8011,7 @@ inline bool values_equal(const value& a, const value& b, int depth) noexcept {
     case value_kind::boolean:
     case value_kind::dtype:
     case value_kind::device: return a.raw_int() == b.raw_int();
-    case value_kind::float64: return a.raw_double() == b.raw_double() || (std::isnan(a.raw_double()) && std::isnan(b.raw_double()));
+    case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
     case value_kind::context: return a.raw_context() == b.raw_context();
     case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
     case value_kind::shape: return a.as<shape>() == b.as<shape>();
@@ -8010,15 +8129,12 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -8179,11 +8295,13 @@ struct vm_options {
   std::vector<device_allocator> devices;
 };
 
-class virtual_machine;
-
 namespace detail {
 
-class vm_impl final : public vm_context {
+// The VM, its functions and the machine inside are class templates (of a parameter nobody sets)
+// so that a translation unit which includes relaxvm.hpp but makes no VM does not compile their
+// bodies: about 0.6 s of g++ -O0 time per translation unit. Use the names below.
+template <class Unused = void>
+class basic_vm_impl final : public vm_context {
  public:
   struct func_entry {
     func_kind kind = func_kind::packed;
@@ -8242,7 +8360,7 @@ class vm_impl final : public vm_context {
     mutable bool busy = false;
   };
 
-  static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
@@ -8251,7 +8369,7 @@ class vm_impl final : public vm_context {
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
-    std::unique_ptr<vm_impl> vm(new vm_impl(exe, std::move(opts)));
+    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->resolve(reg));
     return vm;
   }
@@ -8283,7 +8401,7 @@ class vm_impl final : public vm_context {
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
-  ~vm_impl() { release_kept(); }
+  ~basic_vm_impl() { release_kept(); }
   void release_kept() noexcept {
 #if RELAXVM_HEAP
     for (op& o : ops_) drop_kept(o.kept);
@@ -8292,8 +8410,8 @@ class vm_impl final : public vm_context {
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? -1 : it->second;
+    return by_name_.find(hash_chars(hash_seed, name),
+                         [&](std::int64_t i) { return funcs_[static_cast<std::size_t>(i)].name == name; });
   }
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
@@ -8316,9 +8434,9 @@ class vm_impl final : public vm_context {
   };
   // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
   // function or an input while a call uses it cannot free the arguments under that call.
-  std::map<std::string, std::shared_ptr<const saved_function>, std::less<>> saved;
-  std::map<std::string, std::shared_ptr<const std::vector<value>>, std::less<>> inputs;
-  std::map<std::string, value, std::less<>> outputs;
+  flat_map<std::string, std::shared_ptr<const saved_function>> saved;
+  flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs;
+  flat_map<std::string, value> outputs;
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
     const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
@@ -8331,7 +8449,7 @@ class vm_impl final : public vm_context {
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
   result<value> to_first_device(const value& v) {
-    std::unordered_map<const object*, value> done;
+    moved_objects done;
     return to_first_device(v, 0, done);
   }
   const vm_options& options() const { return opts_; }
@@ -8366,7 +8484,21 @@ class vm_impl final : public vm_context {
   // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
   // 2^30. Deeper tuples than max_depth would take the C++ stack with them (a program can nest
   // values a million deep); no real input nests so.
-  result<value> to_first_device(const value& v, int depth, std::unordered_map<const object*, value>& done) {
+  /// The tuples to_first_device has copied, each with its copy.
+  struct moved_objects {
+    std::vector<std::pair<const object*, value>> items;
+    hash_index index;
+    static std::uint64_t hash(const object* o) { return hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(o)); }
+    const value* find(const object* o) const {
+      const std::int64_t i = index.find(hash(o), [&](std::int64_t k) { return items[static_cast<std::size_t>(k)].first == o; });
+      return i < 0 ? nullptr : &items[static_cast<std::size_t>(i)].second;
+    }
+    void add(const object* o, value v) {
+      index.insert(hash(o), static_cast<std::int64_t>(items.size()));
+      items.emplace_back(o, std::move(v));
+    }
+  };
+  result<value> to_first_device(const value& v, int depth, moved_objects& done) {
     constexpr int max_depth = 256;
     const device_allocator& first = devices_.front();
     if (v.kind() == value_kind::tensor) {
@@ -8376,7 +8508,7 @@ class vm_impl final : public vm_context {
       return value(moved);
     }
     if (v.kind() != value_kind::tuple || v.get_object() == nullptr) return v;
-    if (auto it = done.find(v.get_object()); it != done.end()) return it->second;
+    if (const value* seen = done.find(v.get_object())) return *seen;
     if (depth >= max_depth)
       return value_error("an argument has tuples nested more than ", max_depth, " deep, too deep to copy to a device");
     const tuple t = v.as<tuple>();
@@ -8389,11 +8521,11 @@ class vm_impl final : public vm_context {
       fields.push_back(std::move(moved));
     }
     value out = changed ? value(tuple(fields, t.tag())) : v;
-    done.emplace(v.get_object(), out);
+    done.add(v.get_object(), out);
     return out;
   }
 
-  vm_impl(const executable& exe, vm_options opts)
+  basic_vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
   status resolve(const basic_registry& reg) {
@@ -8406,7 +8538,7 @@ class vm_impl final : public vm_context {
       func_entry& e = funcs_[i];
       e.kind = fi.kind;
       e.name = view_.name(i);
-      by_name_.emplace(e.name, static_cast<std::int64_t>(i));
+      by_name_.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
       if (fi.kind == func_kind::packed) {
         const closure* c = reg.find(e.name);
         if (!c) {
@@ -8448,6 +8580,7 @@ class vm_impl final : public vm_context {
     const std::size_t n = view_.instr_offset.size();
     ops_.resize(n);
     std::vector<std::size_t> first_operand(n, 0);
+    const_fixed_.assign(view_.constants.size(), 0);
     fixed_.push_back(value());       // ~0: %void
     fixed_.push_back(value(this));   // ~1: %vm
     for (const func_info& f : view_.funcs) {
@@ -8457,7 +8590,7 @@ class vm_impl final : public vm_context {
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
     make_blocks();
-    const_fixed_ = {};  // only decoding needs it
+    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
@@ -8562,12 +8695,12 @@ class vm_impl final : public vm_context {
       case arg_kind::const_idx: {
         // A constant becomes a value when the first instruction that uses it is decoded, once:
         // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        auto [it, first_use] = const_fixed_.try_emplace(v, 0);
-        if (!first_use) return it->second;
+        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
+        if (known != 0) return known;
         result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
         if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        it->second = fixed(c.ok() ? std::move(*c) : value());
-        return it->second;
+        known = fixed(c.ok() ? std::move(*c) : value());
+        return known;
       }
       case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
     }
@@ -8944,14 +9077,14 @@ class vm_impl final : public vm_context {
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
   object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
-  std::unordered_map<std::int64_t, std::int64_t> const_fixed_;  // while decoding: constant -> its operand
+  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
   std::optional<error> decode_error_;
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
   std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
   std::vector<block_reg> block_regs_;   // their register arguments
-  std::unordered_map<std::string_view, std::int64_t> by_name_;
+  hash_index by_name_;  // function name -> its index in funcs_
   std::vector<frame> frames_;
   std::vector<segment> segments_;
   std::size_t seg_ = 0, top_ = 0;
@@ -8965,11 +9098,16 @@ class vm_impl final : public vm_context {
 
 }  // namespace detail
 
+template <class Unused = void>
+class basic_virtual_machine;
+
 /// A function of a virtual_machine, found once by name: vm["main"](x, y).
-class vm_function {
+template <class Unused = void>
+class basic_vm_function {
+  using impl = detail::basic_vm_impl<Unused>;
+
  public:
-  vm_function(detail::vm_impl* vm, std::int64_t index,
-              std::shared_ptr<const detail::vm_impl::saved_function> saved = nullptr)
+  basic_vm_function(impl* vm, std::int64_t index, std::shared_ptr<const typename impl::saved_function> saved = nullptr)
       : vm_(vm), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
@@ -8984,22 +9122,28 @@ class vm_function {
   std::int64_t index() const { return index_; }
 
  private:
-  detail::vm_impl* vm_;
+  impl* vm_;
   std::int64_t index_;
-  std::shared_ptr<const detail::vm_impl::saved_function> saved_;  // made by save_function, or null
-  friend class virtual_machine;
+  std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
+  friend class basic_virtual_machine<Unused>;
 };
+using vm_function = basic_vm_function<>;
 
-class virtual_machine {
+/// Runs an executable: see the top of this file. `virtual_machine` is the name to use.
+template <class Unused>
+class basic_virtual_machine {
+  using impl = detail::basic_vm_impl<Unused>;
+  using vm_function = basic_vm_function<Unused>;
+
  public:
   /// Resolves every packed function of `exe` in `reg`; throws relaxvm::error (kind value)
   /// naming each one that is missing and the instruction that needs it.
-  virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
-      : impl_(detail::vm_impl::create(exe, reg, std::move(opts)).value()) {}
+  basic_virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
+      : impl_(impl::create(exe, reg, std::move(opts)).value()) {}
   /// The non-throwing form of the constructor.
-  static result<virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
-    RELAXVM_TRY_ASSIGN(auto impl, detail::vm_impl::create(exe, reg, std::move(opts)));
-    return virtual_machine(std::move(impl));
+  static result<basic_virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
+    RELAXVM_TRY_ASSIGN(auto made, impl::create(exe, reg, std::move(opts)));
+    return basic_virtual_machine(std::move(made));
   }
 
   /// Calls function `name` (a vm function, or a packed function of the executable).
@@ -9016,9 +9160,8 @@ class virtual_machine {
   /// Function `name`: a saved function (save_function) if one has that name, else the
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
-    if (auto it = vm->saved.find(name); it != vm->saved.end())
-      return vm_function(vm, it->second->index, it->second);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    if (const auto* saved = vm->saved.find(name)) return vm_function(vm, (*saved)->index, *saved);
     const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(vm, i);
@@ -9028,7 +9171,7 @@ class virtual_machine {
 
   /// Calls a closure made by this VM's program (or any packed closure).
   result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     return vm->invoke_closure(c, args);
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
@@ -9061,7 +9204,7 @@ class virtual_machine {
   /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
   /// there (also inside tuples).
   status try_set_input(std::string_view func, std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
     const auto& e = vm->entry(i);
@@ -9074,7 +9217,7 @@ class virtual_machine {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    vm->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    vm->inputs[func] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -9085,16 +9228,16 @@ class virtual_machine {
   /// Calls func with the arguments set_input stored (a function without parameters needs none)
   /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
   status try_invoke_stateful(std::string_view func) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    auto in = vm->inputs.find(func);
-    if (in == vm->inputs.end() && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
+    const auto* in = vm->inputs.find(func);
+    if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
-    std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
-    if (in != vm->inputs.end()) args = in->second;
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
+    if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    vm->outputs[std::string(func)] = std::move(out);
+    vm->outputs[func] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -9121,17 +9264,17 @@ class virtual_machine {
   /// executable with that name. Without include_return the call returns null.
   status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
                            std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
-    detail::vm_impl::saved_function f{i, {}, include_return};
+    typename impl::saved_function f{i, {}, include_return};
     for (const value& a : args) {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
     for (const value& b : vm->entry(i).bound) f.args.push_back(b);
-    vm->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    vm->saved.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -9157,26 +9300,25 @@ class virtual_machine {
   vm_context& context() { return vm(); }
 
  private:
-  explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+  explicit basic_virtual_machine(std::unique_ptr<impl> made) : impl_(std::move(made)) {}
 
   // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
   // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
-  result<detail::vm_impl*> try_vm() const {
+  result<impl*> try_vm() const {
     if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
     return impl_.get();
   }
-  detail::vm_impl& vm() const { return *try_vm().value(); }
+  impl& vm() const { return *try_vm().value(); }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
-    auto it = vm->outputs.find(func);
-    if (it == vm->outputs.end())
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    const value* v = vm->outputs.find(func);
+    if (!v)
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
-    const value* v = &it->second;
     for (std::int64_t i : index) {
       if (v->kind() != value_kind::tuple)
         return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
@@ -9187,8 +9329,9 @@ class virtual_machine {
     }
     return v;
   }
-  std::unique_ptr<detail::vm_impl> impl_;
+  std::unique_ptr<impl> impl_;
 };
+using virtual_machine = basic_virtual_machine<>;
 
 }  // namespace relaxvm
 

@@ -26,7 +26,7 @@ LOWER_FORWARD = (
 # Optional headers outside the single header: copied to single_include/relaxvm/ with their relaxvm
 # includes replaced by one include of the single header.
 OPTIONAL = ["doctest.hpp", "profiler.hpp"]
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(//.*)?$')
 VERSION = re.compile(r'#define RELAXVM_VERSION_STRING "([^"]+)"')
 
 

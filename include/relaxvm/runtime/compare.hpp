@@ -9,7 +9,7 @@
 #ifndef RELAXVM_RUNTIME_COMPARE_HPP
 #define RELAXVM_RUNTIME_COMPARE_HPP
 
-#include <cmath>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -55,12 +55,17 @@ struct element_value {
   std::uint64_t u = 0;  // unsigned integers
 };
 
+/// 2^k, exactly, for a normal double's exponent range.
+constexpr double pow2(int k) noexcept {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
+}
+
 inline double half_to_double(std::uint16_t h) noexcept {
   const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   double v;
-  if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+  if (exponent == 0) v = static_cast<double>(mantissa) * pow2(-24);
   else if (exponent == 31) v = mantissa != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+  else v = static_cast<double>(mantissa | 0x400) * pow2(exponent - 25);
   return sign ? -v : v;
 }
 
@@ -110,17 +115,24 @@ inline double as_double(const element_value& e) noexcept {
   return e.u != 0 ? static_cast<double>(e.u) : static_cast<double>(e.i);
 }
 
+// Written out rather than taken from <cmath>, which every translation unit would pay to parse.
+constexpr bool is_nan(double x) noexcept { return x != x; }
+constexpr bool is_inf(double x) noexcept {
+  return x == std::numeric_limits<double>::infinity() || x == -std::numeric_limits<double>::infinity();
+}
+constexpr double magnitude(double x) noexcept { return x < 0 ? -x : x; }
+
 inline bool elements_match(const element_value& a, const element_value& b, const tolerance* tol) noexcept {
   if (!a.is_float) {
     if (a.i == b.i && a.u == b.u) return true;
     if (tol == nullptr) return false;
   } else {
-    if (std::isnan(a.f) || std::isnan(b.f)) return std::isnan(a.f) && std::isnan(b.f);
+    if (is_nan(a.f) || is_nan(b.f)) return is_nan(a.f) && is_nan(b.f);
     if (a.f == b.f) return true;  // infinities included
-    if (tol == nullptr || std::isinf(a.f) || std::isinf(b.f)) return false;
+    if (tol == nullptr || is_inf(a.f) || is_inf(b.f)) return false;
   }
   const double x = as_double(a), y = as_double(b);
-  return std::fabs(x - y) <= tol->atol + tol->rtol * std::fabs(y);
+  return magnitude(x - y) <= tol->atol + tol->rtol * magnitude(y);
 }
 
 inline void append_element_value(text& out, const element_value& e) {
@@ -171,7 +183,7 @@ inline bool values_equal(const value& a, const value& b, int depth) noexcept {
     case value_kind::boolean:
     case value_kind::dtype:
     case value_kind::device: return a.raw_int() == b.raw_int();
-    case value_kind::float64: return a.raw_double() == b.raw_double() || (std::isnan(a.raw_double()) && std::isnan(b.raw_double()));
+    case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
     case value_kind::context: return a.raw_context() == b.raw_context();
     case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
     case value_kind::shape: return a.as<shape>() == b.as<shape>();

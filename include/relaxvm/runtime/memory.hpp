@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <new>
 #include <span>
 #include <string_view>
@@ -24,9 +23,8 @@
 
 #include "../base/checked_math.hpp"
 #include "../base/config.hpp"
-#if RELAXVM_THREADS
-#include <mutex>
-#endif
+#include "../base/flat_map.hpp"
+#include "../base/std_parts.hpp"
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
@@ -163,11 +161,11 @@ class pooled_allocator final : public allocator_object {
     if (alignment > alloc_alignment) return direct(nbytes, alignment);
     const std::size_t size = bucket_of(nbytes);
     detail::lock_guard lock(mutex_);
-    auto it = free_.find(size);
+    std::vector<void*>* blocks = free_.find(size);
     void* p = nullptr;
-    if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
+    if (blocks && !blocks->empty()) {
+      p = blocks->back();
+      blocks->pop_back();
       ++stats_.cache_hits;
       stats_.bytes_cached -= static_cast<std::int64_t>(size);
     } else {
@@ -255,7 +253,7 @@ class pooled_allocator final : public allocator_object {
 
   std::int64_t max_cached_;  // -1: no limit
   mutable detail::mutex mutex_;
-  std::map<std::size_t, std::vector<void*>> free_;
+  detail::flat_map<std::size_t, std::vector<void*>> free_;  // by bucket_of size
   allocator_stats stats_;
 };
 

@@ -5,14 +5,13 @@
 #ifndef RELAXVM_RUNTIME_REGISTRY_HPP
 #define RELAXVM_RUNTIME_REGISTRY_HPP
 
-#include <functional>
-#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "../base/error.hpp"
+#include "../base/flat_map.hpp"
 #include "function.hpp"
 #include "table.hpp"
 
@@ -41,8 +40,7 @@ class basic_registry {
       return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
     // Every VM made from this registry copies the closure, possibly on another thread.
     c.share();
-    auto [it, inserted] = funcs_.try_emplace(std::string(name), std::move(c));
-    if (!inserted)
+    if (!funcs_.try_emplace(name, std::move(c)).second)
       return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
     return {};
   }
@@ -60,8 +58,7 @@ class basic_registry {
 
   /// The function registered as `name`, or nullptr.
   const closure* find(std::string_view name) const {
-    auto it = funcs_.find(name);
-    return it == funcs_.end() ? nullptr : &it->second;
+    return funcs_.find(name);
   }
   result<closure> try_get(std::string_view name) const {
     if (const closure* c = find(name)) return *c;
@@ -71,10 +68,7 @@ class basic_registry {
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// Removes `name`; returns whether it was there. VMs already made keep what they resolved.
   bool remove(std::string_view name) {
-    auto it = funcs_.find(name);
-    if (it == funcs_.end()) return false;
-    funcs_.erase(it);
-    return true;
+    return funcs_.erase(name);
   }
   std::size_t size() const { return funcs_.size(); }
   std::vector<std::string_view> names() const {
@@ -94,7 +88,7 @@ class basic_registry {
     try_add(Entry::name, std::move(c)).value();
   }
 
-  std::map<std::string, closure, std::less<>> funcs_;
+  detail::flat_map<std::string, closure> funcs_;  // by name
 };
 
 }  // namespace relaxvm

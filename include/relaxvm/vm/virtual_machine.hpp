@@ -12,19 +12,19 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "../base/error.hpp"
+#include "../base/flat_map.hpp"
+#include "../base/hash_index.hpp"
+#include "../base/std_parts.hpp"
 #include "../base/text.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
@@ -96,11 +96,13 @@ struct vm_options {
   std::vector<device_allocator> devices;
 };
 
-class virtual_machine;
-
 namespace detail {
 
-class vm_impl final : public vm_context {
+// The VM, its functions and the machine inside are class templates (of a parameter nobody sets)
+// so that a translation unit which includes relaxvm.hpp but makes no VM does not compile their
+// bodies: about 0.6 s of g++ -O0 time per translation unit. Use the names below.
+template <class Unused = void>
+class basic_vm_impl final : public vm_context {
  public:
   struct func_entry {
     func_kind kind = func_kind::packed;
@@ -159,7 +161,7 @@ class vm_impl final : public vm_context {
     mutable bool busy = false;
   };
 
-  static result<std::unique_ptr<vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
@@ -168,7 +170,7 @@ class vm_impl final : public vm_context {
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
-    std::unique_ptr<vm_impl> vm(new vm_impl(exe, std::move(opts)));
+    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->resolve(reg));
     return vm;
   }
@@ -200,7 +202,7 @@ class vm_impl final : public vm_context {
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
-  ~vm_impl() { release_kept(); }
+  ~basic_vm_impl() { release_kept(); }
   void release_kept() noexcept {
 #if RELAXVM_HEAP
     for (op& o : ops_) drop_kept(o.kept);
@@ -209,8 +211,8 @@ class vm_impl final : public vm_context {
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? -1 : it->second;
+    return by_name_.find(hash_chars(hash_seed, name),
+                         [&](std::int64_t i) { return funcs_[static_cast<std::size_t>(i)].name == name; });
   }
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
@@ -233,9 +235,9 @@ class vm_impl final : public vm_context {
   };
   // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
   // function or an input while a call uses it cannot free the arguments under that call.
-  std::map<std::string, std::shared_ptr<const saved_function>, std::less<>> saved;
-  std::map<std::string, std::shared_ptr<const std::vector<value>>, std::less<>> inputs;
-  std::map<std::string, value, std::less<>> outputs;
+  flat_map<std::string, std::shared_ptr<const saved_function>> saved;
+  flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs;
+  flat_map<std::string, value> outputs;
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
     const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
@@ -248,7 +250,7 @@ class vm_impl final : public vm_context {
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
   result<value> to_first_device(const value& v) {
-    std::unordered_map<const object*, value> done;
+    moved_objects done;
     return to_first_device(v, 0, done);
   }
   const vm_options& options() const { return opts_; }
@@ -283,7 +285,21 @@ class vm_impl final : public vm_context {
   // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
   // 2^30. Deeper tuples than max_depth would take the C++ stack with them (a program can nest
   // values a million deep); no real input nests so.
-  result<value> to_first_device(const value& v, int depth, std::unordered_map<const object*, value>& done) {
+  /// The tuples to_first_device has copied, each with its copy.
+  struct moved_objects {
+    std::vector<std::pair<const object*, value>> items;
+    hash_index index;
+    static std::uint64_t hash(const object* o) { return hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(o)); }
+    const value* find(const object* o) const {
+      const std::int64_t i = index.find(hash(o), [&](std::int64_t k) { return items[static_cast<std::size_t>(k)].first == o; });
+      return i < 0 ? nullptr : &items[static_cast<std::size_t>(i)].second;
+    }
+    void add(const object* o, value v) {
+      index.insert(hash(o), static_cast<std::int64_t>(items.size()));
+      items.emplace_back(o, std::move(v));
+    }
+  };
+  result<value> to_first_device(const value& v, int depth, moved_objects& done) {
     constexpr int max_depth = 256;
     const device_allocator& first = devices_.front();
     if (v.kind() == value_kind::tensor) {
@@ -293,7 +309,7 @@ class vm_impl final : public vm_context {
       return value(moved);
     }
     if (v.kind() != value_kind::tuple || v.get_object() == nullptr) return v;
-    if (auto it = done.find(v.get_object()); it != done.end()) return it->second;
+    if (const value* seen = done.find(v.get_object())) return *seen;
     if (depth >= max_depth)
       return value_error("an argument has tuples nested more than ", max_depth, " deep, too deep to copy to a device");
     const tuple t = v.as<tuple>();
@@ -306,11 +322,11 @@ class vm_impl final : public vm_context {
       fields.push_back(std::move(moved));
     }
     value out = changed ? value(tuple(fields, t.tag())) : v;
-    done.emplace(v.get_object(), out);
+    done.add(v.get_object(), out);
     return out;
   }
 
-  vm_impl(const executable& exe, vm_options opts)
+  basic_vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
   status resolve(const basic_registry& reg) {
@@ -323,7 +339,7 @@ class vm_impl final : public vm_context {
       func_entry& e = funcs_[i];
       e.kind = fi.kind;
       e.name = view_.name(i);
-      by_name_.emplace(e.name, static_cast<std::int64_t>(i));
+      by_name_.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
       if (fi.kind == func_kind::packed) {
         const closure* c = reg.find(e.name);
         if (!c) {
@@ -365,6 +381,7 @@ class vm_impl final : public vm_context {
     const std::size_t n = view_.instr_offset.size();
     ops_.resize(n);
     std::vector<std::size_t> first_operand(n, 0);
+    const_fixed_.assign(view_.constants.size(), 0);
     fixed_.push_back(value());       // ~0: %void
     fixed_.push_back(value(this));   // ~1: %vm
     for (const func_info& f : view_.funcs) {
@@ -374,7 +391,7 @@ class vm_impl final : public vm_context {
     for (std::size_t pc = 0; pc < n; ++pc)
       if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
     make_blocks();
-    const_fixed_ = {};  // only decoding needs it
+    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
@@ -479,12 +496,12 @@ class vm_impl final : public vm_context {
       case arg_kind::const_idx: {
         // A constant becomes a value when the first instruction that uses it is decoded, once:
         // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        auto [it, first_use] = const_fixed_.try_emplace(v, 0);
-        if (!first_use) return it->second;
+        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
+        if (known != 0) return known;
         result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
         if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        it->second = fixed(c.ok() ? std::move(*c) : value());
-        return it->second;
+        known = fixed(c.ok() ? std::move(*c) : value());
+        return known;
       }
       case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
     }
@@ -861,14 +878,14 @@ class vm_impl final : public vm_context {
   std::vector<func_entry> funcs_;
   std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
   object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
-  std::unordered_map<std::int64_t, std::int64_t> const_fixed_;  // while decoding: constant -> its operand
+  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
   std::optional<error> decode_error_;
   std::vector<op> ops_;                 // the instructions, decoded (by pc)
   std::vector<std::int64_t> operands_;  // the Call arguments of ops_
   std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
   std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
   std::vector<block_reg> block_regs_;   // their register arguments
-  std::unordered_map<std::string_view, std::int64_t> by_name_;
+  hash_index by_name_;  // function name -> its index in funcs_
   std::vector<frame> frames_;
   std::vector<segment> segments_;
   std::size_t seg_ = 0, top_ = 0;
@@ -882,11 +899,16 @@ class vm_impl final : public vm_context {
 
 }  // namespace detail
 
+template <class Unused = void>
+class basic_virtual_machine;
+
 /// A function of a virtual_machine, found once by name: vm["main"](x, y).
-class vm_function {
+template <class Unused = void>
+class basic_vm_function {
+  using impl = detail::basic_vm_impl<Unused>;
+
  public:
-  vm_function(detail::vm_impl* vm, std::int64_t index,
-              std::shared_ptr<const detail::vm_impl::saved_function> saved = nullptr)
+  basic_vm_function(impl* vm, std::int64_t index, std::shared_ptr<const typename impl::saved_function> saved = nullptr)
       : vm_(vm), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
@@ -901,22 +923,28 @@ class vm_function {
   std::int64_t index() const { return index_; }
 
  private:
-  detail::vm_impl* vm_;
+  impl* vm_;
   std::int64_t index_;
-  std::shared_ptr<const detail::vm_impl::saved_function> saved_;  // made by save_function, or null
-  friend class virtual_machine;
+  std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
+  friend class basic_virtual_machine<Unused>;
 };
+using vm_function = basic_vm_function<>;
 
-class virtual_machine {
+/// Runs an executable: see the top of this file. `virtual_machine` is the name to use.
+template <class Unused>
+class basic_virtual_machine {
+  using impl = detail::basic_vm_impl<Unused>;
+  using vm_function = basic_vm_function<Unused>;
+
  public:
   /// Resolves every packed function of `exe` in `reg`; throws relaxvm::error (kind value)
   /// naming each one that is missing and the instruction that needs it.
-  virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
-      : impl_(detail::vm_impl::create(exe, reg, std::move(opts)).value()) {}
+  basic_virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
+      : impl_(impl::create(exe, reg, std::move(opts)).value()) {}
   /// The non-throwing form of the constructor.
-  static result<virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
-    RELAXVM_TRY_ASSIGN(auto impl, detail::vm_impl::create(exe, reg, std::move(opts)));
-    return virtual_machine(std::move(impl));
+  static result<basic_virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
+    RELAXVM_TRY_ASSIGN(auto made, impl::create(exe, reg, std::move(opts)));
+    return basic_virtual_machine(std::move(made));
   }
 
   /// Calls function `name` (a vm function, or a packed function of the executable).
@@ -933,9 +961,8 @@ class virtual_machine {
   /// Function `name`: a saved function (save_function) if one has that name, else the
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
-    if (auto it = vm->saved.find(name); it != vm->saved.end())
-      return vm_function(vm, it->second->index, it->second);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    if (const auto* saved = vm->saved.find(name)) return vm_function(vm, (*saved)->index, *saved);
     const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(vm, i);
@@ -945,7 +972,7 @@ class virtual_machine {
 
   /// Calls a closure made by this VM's program (or any packed closure).
   result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     return vm->invoke_closure(c, args);
   }
   value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
@@ -978,7 +1005,7 @@ class virtual_machine {
   /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
   /// there (also inside tuples).
   status try_set_input(std::string_view func, std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
     const auto& e = vm->entry(i);
@@ -991,7 +1018,7 @@ class virtual_machine {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    vm->inputs[std::string(func)] = std::make_shared<const std::vector<value>>(std::move(stored));
+    vm->inputs[func] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -1002,16 +1029,16 @@ class virtual_machine {
   /// Calls func with the arguments set_input stored (a function without parameters needs none)
   /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
   status try_invoke_stateful(std::string_view func) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    auto in = vm->inputs.find(func);
-    if (in == vm->inputs.end() && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
+    const auto* in = vm->inputs.find(func);
+    if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
-    std::shared_ptr<const std::vector<value>> args;  // held for the call (see vm_impl::inputs)
-    if (in != vm->inputs.end()) args = in->second;
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
+    if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    vm->outputs[std::string(func)] = std::move(out);
+    vm->outputs[func] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -1038,17 +1065,17 @@ class virtual_machine {
   /// executable with that name. Without include_return the call returns null.
   status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
                            std::span<const value> args) {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
-    detail::vm_impl::saved_function f{i, {}, include_return};
+    typename impl::saved_function f{i, {}, include_return};
     for (const value& a : args) {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
     for (const value& b : vm->entry(i).bound) f.args.push_back(b);
-    vm->saved.insert_or_assign(std::string(save_name), std::make_shared<const detail::vm_impl::saved_function>(std::move(f)));
+    vm->saved.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -1074,26 +1101,25 @@ class virtual_machine {
   vm_context& context() { return vm(); }
 
  private:
-  explicit virtual_machine(std::unique_ptr<detail::vm_impl> impl) : impl_(std::move(impl)) {}
+  explicit basic_virtual_machine(std::unique_ptr<impl> made) : impl_(std::move(made)) {}
 
   // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
   // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
-  result<detail::vm_impl*> try_vm() const {
+  result<impl*> try_vm() const {
     if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
     return impl_.get();
   }
-  detail::vm_impl& vm() const { return *try_vm().value(); }
+  impl& vm() const { return *try_vm().value(); }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    RELAXVM_TRY_ASSIGN(detail::vm_impl* vm, try_vm());
-    auto it = vm->outputs.find(func);
-    if (it == vm->outputs.end())
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    const value* v = vm->outputs.find(func);
+    if (!v)
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
-    const value* v = &it->second;
     for (std::int64_t i : index) {
       if (v->kind() != value_kind::tuple)
         return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
@@ -1104,8 +1130,9 @@ class virtual_machine {
     }
     return v;
   }
-  std::unique_ptr<detail::vm_impl> impl_;
+  std::unique_ptr<impl> impl_;
 };
+using virtual_machine = basic_virtual_machine<>;
 
 }  // namespace relaxvm
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""What one `#include <relaxvm.hpp>` costs a translation unit: compile time and peak memory.
+
+Compiles an empty program that includes the header (and, for scale, one that includes only the
+standard headers relaxvm's core uses) with each compiler at -O0, several times, and prints the
+fastest run of each: the user + system CPU seconds and the peak resident memory of the compiler.
+
+    tools/include_cost.py                     # g++ and clang++-16, 5 runs each
+    tools/include_cost.py --runs 9 --cxx g++  # one compiler
+    tools/include_cost.py --header relaxvm/ops.hpp
+
+Run it on an otherwise idle machine: the figures are CPU time, but a busy machine slows a
+compiler's memory traffic too.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The standard headers the core (relaxvm.hpp) includes, for the baseline.
+STD_HEADERS = ["algorithm", "array", "atomic", "bit", "charconv", "concepts", "cstddef", "cstdint",
+               "cstdio", "cstdlib", "cstring", "exception", "initializer_list", "iterator", "limits",
+               "memory", "new", "optional", "span", "string", "string_view", "type_traits", "utility",
+               "vector", "dlpack/dlpack.h"]
+
+
+def measure(cxx, source, include_dir, runs):
+    """The fastest of `runs` compilations of `source`: (CPU seconds, peak KiB of that run)."""
+    best = None
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "tu.cpp")
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = [cxx, "-std=c++20", "-O0", "-I" + include_dir, "-c", src, "-o", os.path.join(tmp, "tu.o")]
+        for _ in range(runs):
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            # wait4 gives this child's own usage (the compiler driver and what it ran).
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr.read().decode()}")
+            proc.stderr.close()
+            cpu = usage.ru_utime + usage.ru_stime
+            if best is None or cpu < best[0]:
+                best = (cpu, usage.ru_maxrss)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cxx", action="append", help="compiler (repeatable); default g++ and clang++-16")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--header", default="relaxvm.hpp", help="header to include (under include/)")
+    args = ap.parse_args()
+    compilers = args.cxx or ["g++", "clang++-16"]
+    include_dir = os.path.join(ROOT, "include")
+    program = f"#include <{args.header}>\nint main() {{}}\n"
+    baseline = "".join(f"#include <{h}>\n" for h in STD_HEADERS) + "int main() {}\n"
+    print(f"an empty program with #include <{args.header}>, -std=c++20 -O0, fastest of {args.runs} runs")
+    print(f"{'compiler':<14} {'standard headers':>18} {args.header:>22} {'relaxvm share':>14}")
+    for cxx in compilers:
+        if shutil.which(cxx) is None:
+            print(f"{cxx:<14} (not installed)")
+            continue
+        std_cpu, std_kib = measure(cxx, baseline, include_dir, args.runs)
+        hdr_cpu, hdr_kib = measure(cxx, program, include_dir, args.runs)
+        print(f"{cxx:<14} {std_cpu:7.2f} s {std_kib / 1024:5.0f} MiB "
+              f"{hdr_cpu:11.2f} s {hdr_kib / 1024:5.0f} MiB {hdr_cpu - std_cpu:10.2f} s")
+
+
+if __name__ == "__main__":
+    main()
