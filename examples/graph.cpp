@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The graph executor: the three-input add graph of seeds/004 exactly as the reference printed it,
+// The graph executor: the three-input add graph exactly as TVM's relay.build wrote it (seed_graphs.hpp),
 // then the MLP of mlp_program.hpp as a graph (weights from a params file) beside the same MLP as
 // VM bytecode: the two must agree. Ends with the per-node timing table of the debug mode.
 #include <cmath>
@@ -30,7 +30,7 @@ int main() {
     bool ok = true;
     for (int i = 0; i < 10; ++i) ok = ok && y.data<const float>()[i] == 100.0f + 11.0f * static_cast<float>(i);
     failures += !ok;
-    std::printf("seeds/004 add(add(a, b), c): y[9] = %g  %s\n", static_cast<double>(y.data<const float>()[9]), ok ? "ok" : "FAIL");
+    std::printf("TVM's graph add(add(a, b), c): y[9] = %g  %s\n", static_cast<double>(y.data<const float>()[9]), ok ? "ok" : "FAIL");
   }
 
   const std::int64_t n = 7;

@@ -2,7 +2,7 @@
 // Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph, DIR/tvm_relax
 // and DIR/tvm_relay: real executables (shape heap and matching, control flow, VM-to-VM calls,
 // closures and tuples, every constant kind), inputs for fuzz_build's program decoder (one feature
-// each), the graphs of seeds/004 and a params file; the same executables in TVM's Relax format, and
+// each), the graphs of examples/seed_graphs.hpp and a params file; the same executables in TVM's Relax format, and
 // the Relax and Relay files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them).
 // Usage: make_corpus DIR
 #include <cstdio>

@@ -12,7 +12,10 @@
 
 // ---- begin relaxvm/base/config.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// relaxvm: configuration detected once; every macro can be predefined by the user.
+// relaxvm: every configuration macro, with its default; each can be predefined by the user
+// (docs/configuration.md). The macros that change the library's layouts or its code also select
+// an inline namespace (RELAXVM_ABI, at the end), so that translation units built with different
+// settings cannot be linked together by mistake.
 #ifndef RELAXVM_BASE_CONFIG_HPP
 #define RELAXVM_BASE_CONFIG_HPP
 
@@ -74,10 +77,42 @@
 #define RELAXVM_ERROR_TEXT 1
 #endif
 
+// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
+// time, in the object itself; longer texts are cut there, ending in "...". A decimal number.
+#ifndef RELAXVM_TEXT_CAPACITY
+#define RELAXVM_TEXT_CAPACITY 256
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT
 #define RELAXVM_ATOMIC_REFCOUNT 0
+#endif
+
+// Small objects (32 to 512 bytes) are recycled through free lists: per thread where there are
+// threads, one for the program on bare metal. On by default in hosted builds with a heap.
+#ifndef RELAXVM_OBJECT_CACHE
+#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
+#endif
+#if RELAXVM_THREADS
+#define RELAXVM_THREAD_LOCAL thread_local
+#else
+#define RELAXVM_THREAD_LOCAL
+#endif
+
+// RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
+// result<T>::value() on an error (a const relaxvm::error&); it must not return. Predefine it to
+// route errors to your own handler (declare the handler after #include <relaxvm/fwd.hpp>, which
+// declares relaxvm::error). The default, defined in base/error.hpp because it names a function
+// of the library, prints the error and aborts in hosted builds and traps in freestanding ones.
+
+// Detected, not set: AddressSanitizer (cached objects are poisoned while they wait for reuse).
+#if defined(__SANITIZE_ADDRESS__)
+#define RELAXVM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RELAXVM_ASAN 1
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -107,6 +142,63 @@
 
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
 #define RELAXVM_DETAIL_CONCAT(a, b) RELAXVM_DETAIL_CONCAT_IMPL(a, b)
+
+// The ABI namespace: every declaration of the library is in relaxvm::RELAXVM_ABI, an inline
+// namespace (so it is spelled relaxvm::x all the same). Its name says the version and each
+// setting that differs from the default: relaxvm::v0_1 by default, relaxvm::v0_1_noheap_nothreads_
+// terse_text256 for the smallest firmware. A function of yours that takes relaxvm types and is
+// defined in a translation unit built with other settings than its caller's then fails to link
+// ("undefined reference"), instead of the two silently disagreeing on the types' layouts
+// (tests/abi). RELAXVM_USE_EXCEPTIONS is not part of it: layouts do not depend on it, and libraries
+// built with and without exceptions are linked together routinely.
+#if RELAXVM_HEAP
+#define RELAXVM_DETAIL_ABI_HEAP
+#else
+#define RELAXVM_DETAIL_ABI_HEAP _noheap
+#endif
+#if RELAXVM_THREADS
+#define RELAXVM_DETAIL_ABI_THREADS
+#else
+#define RELAXVM_DETAIL_ABI_THREADS _nothreads
+#endif
+#if RELAXVM_HOSTED
+#define RELAXVM_DETAIL_ABI_HOSTED
+#else
+#define RELAXVM_DETAIL_ABI_HOSTED _freestanding
+#endif
+#if RELAXVM_ERROR_TEXT
+#define RELAXVM_DETAIL_ABI_TEXT
+#else
+#define RELAXVM_DETAIL_ABI_TEXT _terse
+#endif
+#if RELAXVM_ATOMIC_REFCOUNT
+#define RELAXVM_DETAIL_ABI_REFCOUNT _atomicrc
+#else
+#define RELAXVM_DETAIL_ABI_REFCOUNT
+#endif
+#if RELAXVM_OBJECT_CACHE == (RELAXVM_HOSTED && RELAXVM_HEAP)
+#define RELAXVM_DETAIL_ABI_CACHE
+#elif RELAXVM_OBJECT_CACHE
+#define RELAXVM_DETAIL_ABI_CACHE _cache
+#else
+#define RELAXVM_DETAIL_ABI_CACHE _nocache
+#endif
+// The text capacity matters only without a heap (texts live in their objects there).
+#if RELAXVM_HEAP
+#define RELAXVM_DETAIL_ABI_CAPACITY
+#else
+#define RELAXVM_DETAIL_ABI_CAPACITY RELAXVM_DETAIL_CONCAT(_text, RELAXVM_TEXT_CAPACITY)
+#endif
+#define RELAXVM_DETAIL_ABI_JOIN(v, a, b, c, d, e, f, g) v##a##b##c##d##e##f##g
+#define RELAXVM_DETAIL_ABI_NAME(v, a, b, c, d, e, f, g) RELAXVM_DETAIL_ABI_JOIN(v, a, b, c, d, e, f, g)
+#define RELAXVM_ABI_NAME                                                                                   \
+  RELAXVM_DETAIL_ABI_NAME(RELAXVM_DETAIL_CONCAT(v, RELAXVM_DETAIL_CONCAT(RELAXVM_VERSION_MAJOR,                \
+                                                                         RELAXVM_DETAIL_CONCAT(_, RELAXVM_VERSION_MINOR))), \
+                          RELAXVM_DETAIL_ABI_HEAP, RELAXVM_DETAIL_ABI_THREADS, RELAXVM_DETAIL_ABI_HOSTED,         \
+                          RELAXVM_DETAIL_ABI_TEXT, RELAXVM_DETAIL_ABI_REFCOUNT, RELAXVM_DETAIL_ABI_CACHE,         \
+                          RELAXVM_DETAIL_ABI_CAPACITY)
+/// How a header opens the library's namespace: `namespace relaxvm::RELAXVM_ABI { ... }`.
+#define RELAXVM_ABI inline RELAXVM_ABI_NAME
 
 #endif  // RELAXVM_BASE_CONFIG_HPP
 // ---- end relaxvm/base/config.hpp ----
@@ -145,13 +237,7 @@
 #include <memory>
 #include <vector>
 
-namespace relaxvm::detail {
-
-#ifndef RELAXVM_TEXT_CAPACITY
-/// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
-/// time, in the object itself; longer texts are cut there, ending in "...".
-#define RELAXVM_TEXT_CAPACITY 256
-#endif
+namespace relaxvm::RELAXVM_ABI::detail {
 
 #if !RELAXVM_HEAP
 /// Firmware mode: text's growable buffer serves constant evaluation only (at run time the fixed
@@ -352,7 +438,7 @@ constexpr text cat(const Args&... args) {
 #include <cstdlib>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The reference's error classes: a wrong kind of object is `type`, a wrong ndim/dtype/size or a
 /// malformed input is `value`, a shape value mismatch at run time is `runtime`, a broken invariant
@@ -508,13 +594,12 @@ using detail::value_error;
 
 }  // namespace relaxvm
 
-/// Called by the throwing API forms when exceptions are disabled, and by result<T>::value() on an
-/// error. It must not return. Predefine it to route errors to your own handler.
+/// RELAXVM_ON_ERROR (base/config.hpp): what the throwing forms call without exceptions.
 #ifndef RELAXVM_ON_ERROR
 #define RELAXVM_ON_ERROR(err) ::relaxvm::detail::default_error_handler(err)
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 /// Throws `e`, or hands it to RELAXVM_ON_ERROR when exceptions are disabled.
 [[noreturn]] inline void raise(const error& e) {
@@ -668,7 +753,8 @@ using status = result<void>;
 #include <cstddef>
 #include <string_view>
 
-namespace relaxvm {
+
+namespace relaxvm::RELAXVM_ABI {
 
 template <std::size_t N>
 struct fixed_string {
@@ -703,7 +789,7 @@ fixed_string(const char (&)[M]) -> fixed_string<M - 1>;
 #include <type_traits>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct dtype {
   std::uint8_t code = kDLOpaqueHandle;  // a default dtype is "void": no elements
@@ -879,7 +965,7 @@ constexpr bool parse_dtype(std::string_view s, dtype& out) {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// True for the device types DLPack defines. Check a raw number with this before turning it into a
 /// DLDeviceType: that enum has no fixed underlying type, so other values are undefined behaviour.
@@ -968,7 +1054,8 @@ inline detail::text to_text(device d) {
 #include <cstdint>
 #include <string_view>
 
-namespace relaxvm {
+
+namespace relaxvm::RELAXVM_ABI {
 
 /// Instruction opcodes; 0 is unused. Words in the instruction stream:
 ///   call: [1, dst, func_idx, num_args, arg_0 .. arg_{n-1}]   (dst and func_idx raw, args encoded)
@@ -1079,7 +1166,8 @@ constexpr bool is_special_register(std::int64_t r) { return r >= begin_special_r
 #include <new>
 #include <type_traits>
 
-namespace relaxvm::detail {
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 template <class T>
 class trivial_vector {
@@ -1270,7 +1358,7 @@ class trivial_vector {
 #endif  // RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 // ---- end relaxvm/base/trivial_vector.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// A range of characters in the layout's character pool.
 struct str_ref {
@@ -1479,7 +1567,7 @@ constexpr exec_layout to_layout(const exec_view& v) {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// A decoded instruction. `args` points into the word stream: decoding copies nothing.
 struct instruction {
@@ -1660,7 +1748,8 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
 
 #include <cstdint>
 
-namespace relaxvm::detail {
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 /// Writes a+b to out and returns true, or returns false on overflow.
 constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
@@ -1678,7 +1767,7 @@ constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) no
 #endif  // RELAXVM_BASE_CHECKED_MATH_HPP
 // ---- end relaxvm/base/checked_math.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Which rule a program broke. Tests check these; messages explain them.
 enum class verify_rule : std::uint8_t {
@@ -2335,7 +2424,7 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 #include <type_traits>
 
 
-namespace relaxvm::detail {
+namespace relaxvm::RELAXVM_ABI::detail {
 
 /// FNV-1a, 64-bit (its offset basis and prime), folded over further words by hash_mix.
 inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
@@ -2441,7 +2530,7 @@ class hash_index {
 #endif  // RELAXVM_BASE_HASH_INDEX_HPP
 // ---- end relaxvm/base/hash_index.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The register file function `f` needs as written: its inputs and every register it names (special
 /// registers and numbers no register file could hold excepted). For a formalized program this is
@@ -2580,7 +2669,7 @@ constexpr void formalize(exec_layout& l) {
 #include <vector>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class executable;  // io/executable.hpp; get() names it only when instantiated
 class exec_builder;
@@ -3198,7 +3287,7 @@ struct constant_traits<char[N]> {
 #include <utility>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// An executable in fixed-size arrays, made at compile time by build().
 template <layout_sizes S>
@@ -3346,7 +3435,7 @@ consteval auto build(F) {
 #include <vector>
 
 
-namespace relaxvm::binary {
+namespace relaxvm::RELAXVM_ABI::binary {
 
 inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
 inline constexpr std::uint32_t format_major = 1;
@@ -3897,7 +3986,7 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }
@@ -4211,7 +4300,7 @@ inline std::string as_cpp(const exec_view& v) {
 #include <cstdio>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class executable {
  public:
@@ -4384,28 +4473,11 @@ class executable {
 #include <vector>
 #endif
 
-#ifndef RELAXVM_OBJECT_CACHE
-#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
-#endif
-// Per thread where there are threads; one cache for the program on bare metal.
-#if RELAXVM_THREADS
-#define RELAXVM_THREAD_LOCAL thread_local
-#else
-#define RELAXVM_THREAD_LOCAL
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define RELAXVM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RELAXVM_ASAN 1
-#endif
-#endif
 #if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class object;
 
@@ -4989,7 +5061,8 @@ result<object_ref<T>> try_make_object(Args&&... args) {
 #include <cstdint>
 #include <string_view>
 
-namespace relaxvm {
+
+namespace relaxvm::RELAXVM_ABI {
 
 /// Kinds up to `context` are held inline; the others refer to a reference-counted object.
 enum class value_kind : std::uint8_t {
@@ -5042,7 +5115,7 @@ constexpr std::string_view to_string(value_kind k) {
 #endif  // RELAXVM_RUNTIME_VALUE_KIND_HPP
 // ---- end relaxvm/runtime/value_kind.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct shape_object : object {
   static constexpr std::string_view type_name = "relaxvm.shape";
@@ -5169,7 +5242,7 @@ struct dims_text {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct string_object : object {
   static constexpr std::string_view type_name = "relaxvm.string";
@@ -5237,7 +5310,7 @@ class string {
 #include <type_traits>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct storage_object;
 
@@ -5615,7 +5688,7 @@ inline void append_tensor(text& out, const tensor& t, std::int64_t limit = 64) {
 #endif  // RELAXVM_RUNTIME_TENSOR_HPP
 // ---- end relaxvm/runtime/tensor.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context;  // runtime/context.hpp
 
@@ -5982,7 +6055,7 @@ struct value_traits<object_ref<T>> {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct tuple_object : object {
   static constexpr std::string_view type_name = "relaxvm.tuple";
@@ -6081,7 +6154,7 @@ class tuple {
 #include <vector>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct closure_object;
 
@@ -6609,7 +6682,8 @@ closure make_packed(std::string_view name, F f) {
 #include <utility>
 #include <vector>
 
-namespace relaxvm::detail {
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 template <class Key, class Value>
 class flat_map {
@@ -6711,7 +6785,7 @@ class flat_map {
 #endif  // RELAXVM_BASE_STD_PARTS_HPP
 // ---- end relaxvm/base/std_parts.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Data is aligned to at least this many bytes (the reference's kAllocAlignment).
 inline constexpr std::size_t alloc_alignment = 64;
@@ -7156,7 +7230,7 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
 #endif  // RELAXVM_RUNTIME_MEMORY_HPP
 // ---- end relaxvm/runtime/memory.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context {
  public:
@@ -7325,7 +7399,7 @@ inline vm_context* take_context(std::span<const value>& args) noexcept {
 #include <utility>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
@@ -7540,7 +7614,7 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
 #include <vector>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class basic_registry {
  public:
@@ -7634,7 +7708,7 @@ class basic_registry {
 #include <span>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 template <>
 struct constant_traits<shape> {
@@ -7724,7 +7798,7 @@ inline result<value> try_materialize_constant(const exec_view& v, const const_in
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 
 /// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep
@@ -7849,7 +7923,7 @@ S& operator<<(S& s, const E& e) {
 #include <string>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Tolerances of rv::allclose: elements a and b (a from the first tensor) are close when
 /// |a - b| <= atol + rtol * |b|, as NumPy's allclose; infinities match only the same infinity.
@@ -8150,7 +8224,7 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context;
 
@@ -8236,7 +8310,7 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 #endif  // RELAXVM_VM_OPERAND_HPP
 // ---- end relaxvm/vm/operand.hpp ----
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// What the instrument hook is told about one Call.
 struct call_event {
@@ -9363,7 +9437,7 @@ using virtual_machine = basic_virtual_machine<>;
 #include <utility>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
 struct static_frame {
@@ -9701,7 +9775,7 @@ consteval auto link() {
 #include <string_view>
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 namespace detail {
 /// A packed closure over entry `fi` of a linked program, for function values (f[i] arguments).
@@ -10266,7 +10340,7 @@ class static_vm final : public vm_context {
 #include <span>
 
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 /// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline, where
 /// vm_options::print says (%vm first, or the VM running the call); outside a VM, to standard output.
@@ -10360,7 +10434,8 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 
 #include <cstdint>
 
-namespace relaxvm::builtins {
+
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 enum class match_code : std::int64_t { assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2, assert_equal_to_load = 3 };
 enum class make_code : std::int64_t { use_imm = 0, load_shape = 1 };
@@ -10378,7 +10453,7 @@ inline constexpr std::int64_t arith_op_count = 15;
 #endif  // RELAXVM_BUILTINS_CODES_HPP
 // ---- end relaxvm/builtins/codes.hpp ----
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 
 namespace detail {
@@ -11171,7 +11246,7 @@ inline constexpr auto shape_table = make_table(
 #include <string_view>
 
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 namespace detail {
 // The optional memory scope after a builtin's arguments: none, "" or "global".
@@ -11454,7 +11529,7 @@ inline constexpr auto memory_table = make_table(
 #include <string_view>
 
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 namespace detail {
 inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {
@@ -11526,7 +11601,7 @@ inline constexpr auto data_table =
 #include <vector>
 
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 /// An int, a bool, or element 0 of an integer or bool host tensor, as int64 (the reference's
 /// LoadScalarInt and read_if_cond).
@@ -11628,7 +11703,7 @@ inline constexpr auto control_table =
 #define RELAXVM_BUILTINS_REGISTRY_HPP
 
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 namespace builtins {
 /// Every vm.builtin.*, as a constexpr table (for the compile-time linker, vm/link.hpp).
@@ -11682,7 +11757,7 @@ class registry : public basic_registry {
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// A name in the IR (a function, a variable, a kernel): characters in a vector, so it is usable
 /// during constant evaluation (std::string is not, on clang with libstdc++).
@@ -12231,7 +12306,7 @@ constexpr sym ne(const sym& a, const sym& b) { return apply(sym_op::ne, a, b); }
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 enum class info_kind : std::uint8_t { object, prim, shape, tensor, tuple, func };
 
@@ -12468,7 +12543,7 @@ constexpr void print_info(relaxvm::detail::text& out, const sym_arena& ar, const
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 enum class leaf_kind : std::uint8_t {
   none,      // nothing (an absent value)
@@ -12722,7 +12797,7 @@ constexpr void for_each_binding(S& s, F&& f) {
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 
@@ -13143,7 +13218,7 @@ constexpr bool check(const module& m, relaxvm::detail::text& err) { return detai
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 class module_builder;
 class block_builder;
@@ -13809,7 +13884,7 @@ constexpr void function_builder::end() {
 #include <string_view>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 
@@ -14086,7 +14161,7 @@ constexpr void print(const module& m, relaxvm::detail::text& out) { detail::prin
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// A pass's result: the module, or the first problem.
 struct pass_output {
@@ -14494,7 +14569,7 @@ inline module lower_runtime_builtin(module m) {
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
@@ -14848,7 +14923,7 @@ inline module static_plan_block_memory(module m, plan_options o = {}) {
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 
@@ -15483,7 +15558,7 @@ inline module shape_lower(module m, bool reuse_shapes = false, bool elide_proven
 #include <vector>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 
@@ -15700,7 +15775,7 @@ constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& 
 #include <utility>
 
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// Every pass of the pipeline up to code generation (usable in constexpr).
 constexpr pass_output try_lower(module m, plan_options opt = {}) {
@@ -15912,7 +15987,7 @@ consteval auto build_static(F) {
 #if RELAXVM_HOSTED
 #include <string>
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// The module in TVMScript's style (print.hpp), as a std::string.
 inline std::string to_text(const module& m) {

@@ -12,9 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace relaxvm {
-class error;
-}
+#include <relaxvm/fwd.hpp>
 // Contract violations (a result's value() on an error, object memory exhausted) end up here.
 [[noreturn]] void firmware_fatal(const relaxvm::error& e);
 #define RELAXVM_ON_ERROR(e) firmware_fatal(e)

@@ -29,10 +29,11 @@
 #include <string>
 #include <utility>
 
+#include "base/config.hpp"  // RELAXVM_ABI
 #include "runtime/compare.hpp"
 #include "runtime/print.hpp"
 
-namespace relaxvm::testing {
+namespace relaxvm::RELAXVM_ABI::testing {
 
 /// The outcome of comparing two tensors: true when they match; printed, the difference and both
 /// tensors (what doctest shows for a failed CHECK).

@@ -5,6 +5,7 @@
 #ifndef RELAXVM_LOWER_HPP
 #define RELAXVM_LOWER_HPP
 
+#include "base/config.hpp"  // RELAXVM_ABI
 #include "relaxvm/lower/sym.hpp"
 #include "relaxvm/lower/struct_info.hpp"
 #include "relaxvm/lower/ir.hpp"
@@ -22,7 +23,7 @@
 #if RELAXVM_HOSTED
 #include <string>
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// The module in TVMScript's style (print.hpp), as a std::string.
 inline std::string to_text(const module& m) {

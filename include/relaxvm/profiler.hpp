@@ -25,10 +25,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/config.hpp"  // RELAXVM_ABI
 #include "relaxvm/base/error.hpp"
 #include "relaxvm/vm/virtual_machine.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// What rv::profile measured.
 struct vm_profile {

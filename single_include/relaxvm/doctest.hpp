@@ -32,7 +32,7 @@
 
 #include "../relaxvm.hpp"
 
-namespace relaxvm::testing {
+namespace relaxvm::RELAXVM_ABI::testing {
 
 /// The outcome of comparing two tensors: true when they match; printed, the difference and both
 /// tensors (what doctest shows for a failed CHECK).

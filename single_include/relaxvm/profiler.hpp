@@ -28,7 +28,7 @@
 
 #include "../relaxvm.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// What rv::profile measured.
 struct vm_profile {

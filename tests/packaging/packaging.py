@@ -14,7 +14,7 @@ installed inputs change), and then each test builds tests/packaging/main.cpp as 
   cmake_subdirectory  add_subdirectory(<checkout>) (the top-level CMakeLists.txt), both targets (one run)
   pkg_config          `pkg-config --cflags relaxvm` and relaxvm-single
   meson_subproject    dependency('relaxvm') and dependency('relaxvm-single') with subprojects/relaxvm
-                      a link to the checkout (one run): nothing of relaxvm's is built (no test_vm target, no
+                      a link to the checkout (one run): nothing of relaxvm's is built (no test_group_vm target, no
                       ninja step in subprojects/relaxvm) unless -Drelaxvm:subproject_extras=true
 
 Each consumer program runs on the VM and prints `relaxvm <version> (headers|single): main(7) = 42`.
@@ -239,7 +239,7 @@ def test_meson_subproject(args):
     print(f"a consumer's build: {len(steps)} ninja steps")
     check(not any("subprojects/relaxvm" in s for s in steps), "no ninja step builds anything of relaxvm's")
     targets = run([shutil.which("ninja"), "-C", build, "-t", "targets", "all"])
-    check("test_vm" not in targets, "no test_vm target")
+    check("test_group_vm" not in targets, "no test_group_vm target (relaxvm's unit tests)")
     # One program built and run (the other tests run both layouts); app_single's command is checked.
     run([shutil.which("ninja"), "-C", build, "app"])
     expect_run(build / "app", "headers", args)
@@ -252,7 +252,8 @@ def test_meson_subproject(args):
     run([meson, "setup", "--reconfigure", build, src, "-Drelaxvm:subproject_extras=true", "-Drelaxvm:examples=false",
          "-Drelaxvm:bench=false", "-Drelaxvm:tool=false", "-Drelaxvm:python=false"], env=tool_env(args))
     targets = run([shutil.which("ninja"), "-C", build, "-t", "targets", "all"])
-    check("subprojects/relaxvm/tests/test_vm" in targets, "with -Drelaxvm:subproject_extras=true: a test_vm target")
+    check("subprojects/relaxvm/tests/test_group_vm" in targets,
+          "with -Drelaxvm:subproject_extras=true: a test_group_vm target")
 
 
 TESTS = {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The graph executor: the graphs of seeds/004, the storage planner, every API call, params files
+// The graph executor: TVM's graphs (examples/seed_graphs.hpp), the storage planner, every API call, params files
 // (byte-exact against the reference's format), several devices, the debug timing, and one test per
 // class of malformed graph.
 #include <doctest/doctest.h>
@@ -20,10 +20,10 @@ namespace gr = relaxvm::graph;
 
 namespace {
 
-// seeds/004, section 1.1 (storage ids as printed).
+// TVM's add graph (storage ids as TVM wrote them).
 const std::string add3 = seed_graphs::add3;
 
-// seeds/004, section 1.2.1.2: out2 = (a + b) + a; out = out2 + b; out shares out1's storage.
+// TVM's second graph: out2 = (a + b) + a; out = out2 + b; out shares out1's storage.
 const std::string shared = seed_graphs::shared;
 
 std::string replace(std::string s, std::string_view from, std::string_view to) {
@@ -77,7 +77,7 @@ struct external_buffer {
 
 }  // namespace
 
-TEST_CASE("seeds/004: the three-input add graph runs as the reference prints it") {
+TEST_CASE("TVM's three-input add graph runs as the reference prints it") {
   const rv::registry reg = make_registry();
   gr::executor g = gr::executor::create(add3, reg).value();
   CHECK(g.get_num_inputs() == 3);
@@ -96,7 +96,7 @@ TEST_CASE("seeds/004: the three-input add graph runs as the reference prints it"
   CHECK(relaxvm_test::heap_allocations() == before);
 }
 
-TEST_CASE("seeds/004: the output shares out1's storage, and the result is still right") {
+TEST_CASE("TVM's second graph: the output shares out1's storage, and the result is still right") {
   const rv::registry reg = make_registry();
   gr::executor g = gr::executor::create(shared, reg).value();
   CHECK(g.graph().storage_ids == std::vector<std::int64_t>{0, 1, 2, 3, 2});

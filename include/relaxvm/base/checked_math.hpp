@@ -5,7 +5,9 @@
 
 #include <cstdint>
 
-namespace relaxvm::detail {
+#include "config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 /// Writes a+b to out and returns true, or returns false on overflow.
 constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// relaxvm: configuration detected once; every macro can be predefined by the user.
+// relaxvm: every configuration macro, with its default; each can be predefined by the user
+// (docs/configuration.md). The macros that change the library's layouts or its code also select
+// an inline namespace (RELAXVM_ABI, at the end), so that translation units built with different
+// settings cannot be linked together by mistake.
 #ifndef RELAXVM_BASE_CONFIG_HPP
 #define RELAXVM_BASE_CONFIG_HPP
 
@@ -61,10 +64,42 @@
 #define RELAXVM_ERROR_TEXT 1
 #endif
 
+// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
+// time, in the object itself; longer texts are cut there, ending in "...". A decimal number.
+#ifndef RELAXVM_TEXT_CAPACITY
+#define RELAXVM_TEXT_CAPACITY 256
+#endif
+
 // 1: every reference count is atomic (like std::shared_ptr).
 // 0 (default): counts are atomic only for objects marked shared with share(); see docs/threads.md.
 #ifndef RELAXVM_ATOMIC_REFCOUNT
 #define RELAXVM_ATOMIC_REFCOUNT 0
+#endif
+
+// Small objects (32 to 512 bytes) are recycled through free lists: per thread where there are
+// threads, one for the program on bare metal. On by default in hosted builds with a heap.
+#ifndef RELAXVM_OBJECT_CACHE
+#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
+#endif
+#if RELAXVM_THREADS
+#define RELAXVM_THREAD_LOCAL thread_local
+#else
+#define RELAXVM_THREAD_LOCAL
+#endif
+
+// RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
+// result<T>::value() on an error (a const relaxvm::error&); it must not return. Predefine it to
+// route errors to your own handler (declare the handler after #include <relaxvm/fwd.hpp>, which
+// declares relaxvm::error). The default, defined in base/error.hpp because it names a function
+// of the library, prints the error and aborts in hosted builds and traps in freestanding ones.
+
+// Detected, not set: AddressSanitizer (cached objects are poisoned while they wait for reuse).
+#if defined(__SANITIZE_ADDRESS__)
+#define RELAXVM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RELAXVM_ASAN 1
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -94,5 +129,62 @@
 
 #define RELAXVM_DETAIL_CONCAT_IMPL(a, b) a##b
 #define RELAXVM_DETAIL_CONCAT(a, b) RELAXVM_DETAIL_CONCAT_IMPL(a, b)
+
+// The ABI namespace: every declaration of the library is in relaxvm::RELAXVM_ABI, an inline
+// namespace (so it is spelled relaxvm::x all the same). Its name says the version and each
+// setting that differs from the default: relaxvm::v0_1 by default, relaxvm::v0_1_noheap_nothreads_
+// terse_text256 for the smallest firmware. A function of yours that takes relaxvm types and is
+// defined in a translation unit built with other settings than its caller's then fails to link
+// ("undefined reference"), instead of the two silently disagreeing on the types' layouts
+// (tests/abi). RELAXVM_USE_EXCEPTIONS is not part of it: layouts do not depend on it, and libraries
+// built with and without exceptions are linked together routinely.
+#if RELAXVM_HEAP
+#define RELAXVM_DETAIL_ABI_HEAP
+#else
+#define RELAXVM_DETAIL_ABI_HEAP _noheap
+#endif
+#if RELAXVM_THREADS
+#define RELAXVM_DETAIL_ABI_THREADS
+#else
+#define RELAXVM_DETAIL_ABI_THREADS _nothreads
+#endif
+#if RELAXVM_HOSTED
+#define RELAXVM_DETAIL_ABI_HOSTED
+#else
+#define RELAXVM_DETAIL_ABI_HOSTED _freestanding
+#endif
+#if RELAXVM_ERROR_TEXT
+#define RELAXVM_DETAIL_ABI_TEXT
+#else
+#define RELAXVM_DETAIL_ABI_TEXT _terse
+#endif
+#if RELAXVM_ATOMIC_REFCOUNT
+#define RELAXVM_DETAIL_ABI_REFCOUNT _atomicrc
+#else
+#define RELAXVM_DETAIL_ABI_REFCOUNT
+#endif
+#if RELAXVM_OBJECT_CACHE == (RELAXVM_HOSTED && RELAXVM_HEAP)
+#define RELAXVM_DETAIL_ABI_CACHE
+#elif RELAXVM_OBJECT_CACHE
+#define RELAXVM_DETAIL_ABI_CACHE _cache
+#else
+#define RELAXVM_DETAIL_ABI_CACHE _nocache
+#endif
+// The text capacity matters only without a heap (texts live in their objects there).
+#if RELAXVM_HEAP
+#define RELAXVM_DETAIL_ABI_CAPACITY
+#else
+#define RELAXVM_DETAIL_ABI_CAPACITY RELAXVM_DETAIL_CONCAT(_text, RELAXVM_TEXT_CAPACITY)
+#endif
+#define RELAXVM_DETAIL_ABI_JOIN(v, a, b, c, d, e, f, g) v##a##b##c##d##e##f##g
+#define RELAXVM_DETAIL_ABI_NAME(v, a, b, c, d, e, f, g) RELAXVM_DETAIL_ABI_JOIN(v, a, b, c, d, e, f, g)
+#define RELAXVM_ABI_NAME                                                                                   \
+  RELAXVM_DETAIL_ABI_NAME(RELAXVM_DETAIL_CONCAT(v, RELAXVM_DETAIL_CONCAT(RELAXVM_VERSION_MAJOR,                \
+                                                                         RELAXVM_DETAIL_CONCAT(_, RELAXVM_VERSION_MINOR))), \
+                          RELAXVM_DETAIL_ABI_HEAP, RELAXVM_DETAIL_ABI_THREADS, RELAXVM_DETAIL_ABI_HOSTED,         \
+                          RELAXVM_DETAIL_ABI_TEXT, RELAXVM_DETAIL_ABI_REFCOUNT, RELAXVM_DETAIL_ABI_CACHE,         \
+                          RELAXVM_DETAIL_ABI_CAPACITY)
+/// How a header opens the library's namespace: `namespace relaxvm::RELAXVM_ABI { ... }`.
+#define RELAXVM_ABI inline RELAXVM_ABI_NAME
 
 #endif  // RELAXVM_BASE_CONFIG_HPP

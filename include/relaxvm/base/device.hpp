@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "config.hpp"  // RELAXVM_ABI
 #include "text.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// True for the device types DLPack defines. Check a raw number with this before turning it into a
 /// DLDeviceType: that enum has no fixed underlying type, so other values are undefined behaviour.

@@ -9,9 +9,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "config.hpp"  // RELAXVM_ABI
 #include "text.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct dtype {
   std::uint8_t code = kDLOpaqueHandle;  // a default dtype is "void": no elements

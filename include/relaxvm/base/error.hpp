@@ -25,7 +25,7 @@
 #include <cstdlib>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The reference's error classes: a wrong kind of object is `type`, a wrong ndim/dtype/size or a
 /// malformed input is `value`, a shape value mismatch at run time is `runtime`, a broken invariant
@@ -181,13 +181,12 @@ using detail::value_error;
 
 }  // namespace relaxvm
 
-/// Called by the throwing API forms when exceptions are disabled, and by result<T>::value() on an
-/// error. It must not return. Predefine it to route errors to your own handler.
+/// RELAXVM_ON_ERROR (base/config.hpp): what the throwing forms call without exceptions.
 #ifndef RELAXVM_ON_ERROR
 #define RELAXVM_ON_ERROR(err) ::relaxvm::detail::default_error_handler(err)
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 /// Throws `e`, or hands it to RELAXVM_ON_ERROR when exceptions are disabled.
 [[noreturn]] inline void raise(const error& e) {

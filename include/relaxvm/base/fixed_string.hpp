@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <string_view>
 
-namespace relaxvm {
+#include "config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI {
 
 template <std::size_t N>
 struct fixed_string {

@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
-namespace relaxvm::detail {
+#include "config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 template <class Key, class Value>
 class flat_map {

@@ -12,9 +12,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "config.hpp"  // RELAXVM_ABI
 #include "trivial_vector.hpp"
 
-namespace relaxvm::detail {
+namespace relaxvm::RELAXVM_ABI::detail {
 
 /// FNV-1a, 64-bit (its offset basis and prime), folded over further words by hash_mix.
 inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;

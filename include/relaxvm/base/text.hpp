@@ -16,13 +16,7 @@
 #include <memory>
 #include <vector>
 
-namespace relaxvm::detail {
-
-#ifndef RELAXVM_TEXT_CAPACITY
-/// Firmware mode (RELAXVM_HEAP=0): the characters a text (and an error message) holds at run
-/// time, in the object itself; longer texts are cut there, ending in "...".
-#define RELAXVM_TEXT_CAPACITY 256
-#endif
+namespace relaxvm::RELAXVM_ABI::detail {
 
 #if !RELAXVM_HEAP
 /// Firmware mode: text's growable buffer serves constant evaluation only (at run time the fixed

@@ -22,7 +22,9 @@
 #include <new>
 #include <type_traits>
 
-namespace relaxvm::detail {
+#include "config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 template <class T>
 class trivial_vector {

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 
-namespace relaxvm::builtins {
+#include "../base/config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 enum class match_code : std::int64_t { assert_equal_to_imm = 0, store_to_heap = 1, no_op = 2, assert_equal_to_load = 3 };
 enum class make_code : std::int64_t { use_imm = 0, load_shape = 1 };

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
 #include "../runtime/function.hpp"
@@ -25,7 +26,7 @@
 #include "../runtime/tensor.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 /// An int, a bool, or element 0 of an integer or bool host tensor, as int64 (the reference's
 /// LoadScalarInt and read_if_cond).

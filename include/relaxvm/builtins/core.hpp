@@ -6,13 +6,14 @@
 #include <cstdio>
 #include <span>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "../runtime/context.hpp"
 #include "../runtime/print.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 /// vm.builtin.print([ctx,] values...): writes the values separated by spaces and a newline, where
 /// vm_options::print says (%vm first, or the VM running the call); outside a VM, to standard output.

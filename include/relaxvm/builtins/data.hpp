@@ -14,12 +14,14 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
+#include "../runtime/context.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 namespace detail {
 inline status check_index(std::string_view fn, const tuple& t, std::int64_t i) {

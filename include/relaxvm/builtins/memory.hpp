@@ -19,6 +19,7 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
@@ -28,7 +29,7 @@
 #include "../runtime/tensor.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 namespace detail {
 // The optional memory scope after a builtin's arguments: none, "" or "global".

@@ -3,6 +3,7 @@
 #ifndef RELAXVM_BUILTINS_REGISTRY_HPP
 #define RELAXVM_BUILTINS_REGISTRY_HPP
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
 #include "control.hpp"
 #include "core.hpp"
@@ -10,7 +11,7 @@
 #include "memory.hpp"
 #include "shape.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 namespace builtins {
 /// Every vm.builtin.*, as a constexpr table (for the compile-time linker, vm/link.hpp).

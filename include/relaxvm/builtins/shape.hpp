@@ -38,6 +38,7 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
@@ -50,7 +51,7 @@
 #include "../runtime/value.hpp"
 #include "codes.hpp"
 
-namespace relaxvm::builtins {
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 
 namespace detail {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
@@ -27,7 +28,7 @@
 #include "opcode.hpp"
 #include "verify.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class executable;  // io/executable.hpp; get() names it only when instantiated
 class exec_builder;

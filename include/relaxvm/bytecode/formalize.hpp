@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/hash_index.hpp"
 #include "layout.hpp"
 #include "opcode.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The register file function `f` needs as written: its inputs and every register it names (special
 /// registers and numbers no register file could hold excepted). For a formalized program this is

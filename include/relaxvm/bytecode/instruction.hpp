@@ -6,11 +6,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "layout.hpp"
 #include "opcode.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// A decoded instruction. `args` points into the word stream: decoding copies nothing.
 struct instruction {

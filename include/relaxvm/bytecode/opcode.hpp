@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace relaxvm {
+#include "../base/config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI {
 
 /// Instruction opcodes; 0 is unused. Words in the instruction stream:
 ///   call: [1, dst, func_idx, num_args, arg_0 .. arg_{n-1}]   (dst and func_idx raw, args encoded)

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <utility>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "builder.hpp"
 #include "layout.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// An executable in fixed-size arrays, made at compile time by build().
 template <layout_sizes S>

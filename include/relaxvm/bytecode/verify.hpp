@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
@@ -18,7 +19,7 @@
 #include "layout.hpp"
 #include "opcode.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Which rule a program broke. Tests check these; messages explain them.
 enum class verify_rule : std::uint8_t {

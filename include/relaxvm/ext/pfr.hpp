@@ -25,7 +25,7 @@
 #include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Specialize as true for an aggregate struct to pass it as a tuple of its fields.
 template <class T>

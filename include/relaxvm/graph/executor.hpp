@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../runtime/function.hpp"
 #include "../runtime/memory.hpp"
@@ -26,7 +27,7 @@
 #include "graph.hpp"
 #include "params.hpp"
 
-namespace relaxvm::graph {
+namespace relaxvm::RELAXVM_ABI::graph {
 
 /// What a graph's attrs.device_index holds. The reference writes a DLDeviceType per entry (1 = CPU)
 /// and places the entry on the first device of that type; with several devices of one type (two CPU

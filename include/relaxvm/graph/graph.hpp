@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The graph executor's JSON format (the reference's graph_executor; seeds/004 and
-// reference/relay_vm_graph_lowering.md section 2): parse_graph reads it exactly as the reference
+// The graph executor's JSON format (TVM's graph_executor: nodes, arg_nodes, heads, node_row_ptr and
+// the dltype, shape and storage_id attributes; examples/seed_graphs.hpp has two): parse_graph reads it exactly as the reference
 // writes it, validate checks every index, size and order before anything is allocated, and
 // plan_storage assigns storage ids by liveness when a graph has none.
 //
@@ -18,13 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
 
-namespace relaxvm::graph {
+namespace relaxvm::RELAXVM_ABI::graph {
 
 /// Output `index` of node `node` (the JSON's [node, index, version]; version is ignored).
 struct entry_ref {

@@ -24,11 +24,12 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/tensor.hpp"
 
-namespace relaxvm::graph {
+namespace relaxvm::RELAXVM_ABI::graph {
 
 /// A tensor and its name, as a params file holds them.
 struct named_tensor {

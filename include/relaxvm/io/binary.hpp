@@ -12,13 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 #include "../bytecode/layout.hpp"
 
-namespace relaxvm::binary {
+namespace relaxvm::RELAXVM_ABI::binary {
 
 inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
 inline constexpr std::uint32_t format_major = 1;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/builder.hpp"
 #include "../bytecode/layout.hpp"
@@ -27,7 +28,7 @@
 #include <cstdio>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class executable {
  public:

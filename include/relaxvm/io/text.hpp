@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/text.hpp"
@@ -21,7 +22,7 @@
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }

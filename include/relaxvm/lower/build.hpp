@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../bytecode/builder.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "builder.hpp"
@@ -19,7 +20,7 @@
 #include "passes.hpp"
 #include "shape_lower.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// Every pass of the pipeline up to code generation (usable in constexpr).
 constexpr pass_output try_lower(module m, plan_options opt = {}) {

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
 #include "../base/text.hpp"
@@ -30,7 +31,7 @@
 #include "struct_info.hpp"
 #include "sym.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 class module_builder;
 class block_builder;

@@ -15,10 +15,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "ir.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 

@@ -11,11 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "struct_info.hpp"
 #include "sym.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 enum class leaf_kind : std::uint8_t {
   none,      // nothing (an absent value)

@@ -36,12 +36,13 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/text.hpp"
 #include "ir.hpp"
 #include "passes.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first

@@ -17,11 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 #include "ir.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// A pass's result: the module, or the first problem.
 struct pass_output {

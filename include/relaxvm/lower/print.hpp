@@ -13,11 +13,12 @@
 
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "ir.hpp"
 #include "struct_info.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 

@@ -25,12 +25,13 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "../builtins/codes.hpp"
 #include "ir.hpp"
 #include "passes.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 namespace detail {
 

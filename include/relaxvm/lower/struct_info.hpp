@@ -14,11 +14,12 @@
 #include <initializer_list>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "../base/text.hpp"
 #include "sym.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 enum class info_kind : std::uint8_t { object, prim, shape, tensor, tuple, func };
 

@@ -17,10 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/text.hpp"
 
-namespace relaxvm::ir {
+namespace relaxvm::RELAXVM_ABI::ir {
 
 /// A name in the IR (a function, a variable, a kernel): characters in a vector, so it is usable
 /// during constant evaluation (std::string is not, on clang with libstdc++).

@@ -25,7 +25,7 @@
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
 
-namespace relaxvm::ops {
+namespace relaxvm::RELAXVM_ABI::ops {
 
 namespace detail {
 using relaxvm::detail::dims_text;

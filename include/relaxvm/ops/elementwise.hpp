@@ -9,9 +9,10 @@
 #include <cmath>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "common.hpp"
 
-namespace relaxvm::ops {
+namespace relaxvm::RELAXVM_ABI::ops {
 
 namespace detail {
 

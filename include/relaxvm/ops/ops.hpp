@@ -17,13 +17,14 @@
 
 #include <span>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "linalg.hpp"
 #include "reduce.hpp"
 
-namespace relaxvm::ops {
+namespace relaxvm::RELAXVM_ABI::ops {
 
 namespace detail {
 inline result<tensor> tensor_arg(std::string_view fn, const value& v, std::string_view what) {

@@ -10,9 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "common.hpp"
 
-namespace relaxvm::ops {
+namespace relaxvm::RELAXVM_ABI::ops {
 
 namespace detail {
 

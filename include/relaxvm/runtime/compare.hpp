@@ -15,13 +15,14 @@
 #include <limits>
 #include <string>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "function.hpp"
 #include "tensor.hpp"
 #include "tuple.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Tolerances of rv::allclose: elements a and b (a from the first tensor) are close when
 /// |a - b| <= atol + rtol * |b|, as NumPy's allclose; infinities match only the same infinity.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../bytecode/builder.hpp"
 #include "../bytecode/layout.hpp"
 #include "object.hpp"
@@ -18,7 +19,7 @@
 #include "tensor.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 template <>
 struct constant_traits<shape> {

@@ -8,13 +8,14 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/error.hpp"
 #include "function.hpp"
 #include "memory.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context {
  public:

@@ -25,13 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 #include "object.hpp"
 #include "string.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct closure_object;
 

@@ -32,7 +32,7 @@
 #include "shape.hpp"
 #include "tensor.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// Data is aligned to at least this many bytes (the reference's kAllocAlignment).
 inline constexpr std::size_t alloc_alignment = 64;

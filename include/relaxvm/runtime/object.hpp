@@ -28,28 +28,11 @@
 #include <vector>
 #endif
 
-#ifndef RELAXVM_OBJECT_CACHE
-#define RELAXVM_OBJECT_CACHE (RELAXVM_HOSTED && RELAXVM_HEAP)
-#endif
-// Per thread where there are threads; one cache for the program on bare metal.
-#if RELAXVM_THREADS
-#define RELAXVM_THREAD_LOCAL thread_local
-#else
-#define RELAXVM_THREAD_LOCAL
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define RELAXVM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RELAXVM_ASAN 1
-#endif
-#endif
 #if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class object;
 

@@ -7,13 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/text.hpp"
 #include "function.hpp"
 #include "tensor.hpp"
 #include "tuple.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 namespace detail {
 
 /// Tuples nested deeper than this print as "(...)": the text of a value nested a million deep

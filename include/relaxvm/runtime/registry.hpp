@@ -10,12 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/flat_map.hpp"
 #include "function.hpp"
 #include "table.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class basic_registry {
  public:

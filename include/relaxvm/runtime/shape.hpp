@@ -9,12 +9,13 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/text.hpp"
 #include "object.hpp"
 #include "value_kind.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct shape_object : object {
   static constexpr std::string_view type_name = "relaxvm.shape";

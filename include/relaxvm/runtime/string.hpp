@@ -8,10 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "object.hpp"
 #include "value_kind.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct string_object : object {
   static constexpr std::string_view type_name = "relaxvm.string";

@@ -22,12 +22,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/fixed_string.hpp"
 #include "function.hpp"
 #include "value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
@@ -25,7 +26,7 @@
 #include "shape.hpp"
 #include "value_kind.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct storage_object;
 

@@ -9,11 +9,12 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "object.hpp"
 #include "value.hpp"
 #include "value_kind.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 struct tuple_object : object {
   static constexpr std::string_view type_name = "relaxvm.tuple";

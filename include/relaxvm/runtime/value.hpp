@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
@@ -27,7 +28,7 @@
 #include "tensor.hpp"
 #include "value_kind.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context;  // runtime/context.hpp
 

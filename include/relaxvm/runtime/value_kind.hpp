@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace relaxvm {
+#include "../base/config.hpp"  // RELAXVM_ABI
+
+namespace relaxvm::RELAXVM_ABI {
 
 /// Kinds up to `context` are held inline; the others refer to a reference-counted object.
 enum class value_kind : std::uint8_t {

@@ -17,13 +17,14 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/dtype.hpp"
 #include "../base/text.hpp"
 #include "../bytecode/layout.hpp"
 #include "../io/binary.hpp"
 
-namespace relaxvm::tvm {
+namespace relaxvm::RELAXVM_ABI::tvm {
 
 inline constexpr std::uint64_t ndarray_magic = 0xDD5E40F096B4A13Full;
 

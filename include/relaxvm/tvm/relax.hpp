@@ -16,13 +16,14 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/layout.hpp"
 #include "../io/binary.hpp"
 #include "../io/executable.hpp"
 #include "dltensor.hpp"
 
-namespace relaxvm::tvm {
+namespace relaxvm::RELAXVM_ABI::tvm {
 
 /// The magic number TVM's Relax and Relay VM executables start with (kTVMVMBytecodeMagic).
 inline constexpr std::uint64_t vm_bytecode_magic = 0xD225DE2F4214151Dull;

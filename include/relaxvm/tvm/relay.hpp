@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/builder.hpp"
 #include "../bytecode/layout.hpp"
@@ -28,7 +29,7 @@
 #include "dltensor.hpp"
 #include "relax.hpp"  // vm_bytecode_magic, shared by both formats
 
-namespace relaxvm::tvm {
+namespace relaxvm::RELAXVM_ABI::tvm {
 
 /// TVM_VERSION of v0.19.0: a Relay executable's header holds it and TVM's loader insists on it.
 inline constexpr std::string_view relay_format_version = "0.19.0";

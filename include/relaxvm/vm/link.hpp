@@ -22,12 +22,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "../runtime/table.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
 struct static_frame {

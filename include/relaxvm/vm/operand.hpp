@@ -14,7 +14,7 @@
 #include "../bytecode/opcode.hpp"
 #include "../runtime/value.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 class vm_context;
 

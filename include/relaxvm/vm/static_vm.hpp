@@ -21,6 +21,7 @@
 #include <span>
 #include <string_view>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../runtime/constant.hpp"
@@ -31,7 +32,7 @@
 #include "link.hpp"
 #include "operand.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 namespace detail {
 /// A packed closure over entry `fi` of a linked program, for function values (f[i] arguments).

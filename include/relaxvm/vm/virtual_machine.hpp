@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/flat_map.hpp"
 #include "../base/hash_index.hpp"
@@ -34,10 +35,11 @@
 #include "../runtime/context.hpp"
 #include "../runtime/function.hpp"
 #include "../runtime/registry.hpp"
+#include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
 #include "operand.hpp"
 
-namespace relaxvm {
+namespace relaxvm::RELAXVM_ABI {
 
 /// What the instrument hook is told about one Call.
 struct call_event {
