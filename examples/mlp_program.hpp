@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A 3-layer MLP (16 -> 32 -> 32 -> 10, relu between) whose batch size n is symbolic, written with
-// the builder the way Relax's lowering emits it (reference notes, relay_vm_graph_lowering.md 3.4-3.7):
+// the builder the way Relax's lowering emits it (docs/lowering.md):
 // check and match the input's shape, put n on the shape heap, compute the buffer sizes there,
 // allocate storage and tensors, call the kernels in destination-passing form, kill dead storage,
 // and check the returned shape. Shared by examples/mlp.cpp, tests/unit/mlp.cpp and bench/mlp.cpp.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The showcase: the examples of the Relax VM design (seed 000) on relaxvm.
+// The showcase: the examples of the Relax VM's design document, on relaxvm.
 //   1. the ExecBuilder example: move, add, mul with a constant tensor
 //   2. the text format and statistics of func0
 //   3. the VM example: two functions, add and mul of tensors
@@ -24,7 +24,7 @@ rv::tensor mul(const rv::tensor& a, const rv::tensor& b) {
   for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] * b.data<const float>()[i];
   return out;
 }
-// vm.add in seed 000 adds a tensor and an immediate.
+// vm.add in the design example adds a tensor and an immediate.
 rv::tensor add_imm(const rv::tensor& a, std::int64_t k) {
   rv::tensor out = rv::tensor::empty(a.shape(), a.dtype());
   for (std::int64_t i = 0; i < a.numel(); ++i) out.data<float>()[i] = a.data<const float>()[i] + static_cast<float>(k);

@@ -219,12 +219,12 @@
 #if RELAXVM_HEAP
 #include <string>  // error messages (firmware mode keeps them in the error itself)
 #endif
-// ---- begin relaxvm/base/text.hpp ----
+// ---- begin relaxvm/base/text_builder.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // A growable character buffer usable in constant expressions. std::string is not (clang 16 with
 // libstdc++ 12), and the verifier's messages must be computed at compile time too.
-#ifndef RELAXVM_BASE_TEXT_HPP
-#define RELAXVM_BASE_TEXT_HPP
+#ifndef RELAXVM_BASE_TEXT_BUILDER_HPP
+#define RELAXVM_BASE_TEXT_BUILDER_HPP
 
 #if RELAXVM_HEAP
 #include <charconv>  // to_chars for doubles (run time only)
@@ -427,8 +427,8 @@ constexpr text cat(const Args&... args) {
 
 }  // namespace relaxvm::detail
 
-#endif  // RELAXVM_BASE_TEXT_HPP
-// ---- end relaxvm/base/text.hpp ----
+#endif  // RELAXVM_BASE_TEXT_BUILDER_HPP
+// ---- end relaxvm/base/text_builder.hpp ----
 
 #if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <exception>
@@ -1736,10 +1736,47 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
 #ifndef RELAXVM_BYTECODE_VERIFY_HPP
 #define RELAXVM_BYTECODE_VERIFY_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+// ---- begin relaxvm/base/std_parts.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// std::function, std::mutex and the classic algorithms without the rest of <functional>, <mutex>
+// and <algorithm>. libstdc++'s <functional> also brings <unordered_map> (for the C++17
+// searchers), <mutex> brings <chrono> and <system_error>, and <algorithm> the ranges algorithms
+// and the parallel ones' declarations: together about 0.13 s of compile time in every translation
+// unit that includes relaxvm.hpp, for parts the core does not use. With another standard library
+// (or a libstdc++ that moves them), the whole headers are used.
+#ifndef RELAXVM_BASE_STD_PARTS_HPP
+#define RELAXVM_BASE_STD_PARTS_HPP
+
+#include <cstddef>  // defines __GLIBCXX__ under libstdc++
+
+
+#if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
+#include <bits/std_function.h>
+#else
+#include <functional>
+#endif
+
+// std::sort, std::equal, std::min, std::max, std::fill, ...: not std::ranges.
+#if defined(__GLIBCXX__) && __has_include(<bits/stl_algo.h>) && __has_include(<bits/stl_algobase.h>)
+#include <bits/stl_algobase.h>
+#include <bits/stl_algo.h>
+#else
+#include <algorithm>
+#endif
+
+#if RELAXVM_THREADS
+#if defined(__GLIBCXX__) && __has_include(<bits/std_mutex.h>)
+#include <bits/std_mutex.h>
+#else
+#include <mutex>
+#endif
+#endif
+
+#endif  // RELAXVM_BASE_STD_PARTS_HPP
+// ---- end relaxvm/base/std_parts.hpp ----
 // ---- begin relaxvm/base/checked_math.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Overflow-checked int64 arithmetic, usable in constant expressions.
@@ -2398,12 +2435,11 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 // ---- end relaxvm/bytecode/verify.hpp ----
 // ---- begin relaxvm/bytecode/formalize.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// Formalize: renumbers each vm function's registers in order of first definition (seed 000), so a
+// Formalize: renumbers each vm function's registers in order of first definition (the reference's Formalize), so a
 // program may use any register numbers and still gets a dense register file.
 #ifndef RELAXVM_BYTECODE_FORMALIZE_HPP
 #define RELAXVM_BYTECODE_FORMALIZE_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -3286,6 +3322,104 @@ struct constant_traits<char[N]> {
 #include <string_view>
 #include <utility>
 
+// ---- begin relaxvm/base/diagnostic.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Compile-time diagnostics: how a failure found during constant evaluation (a program that does
+// not verify, build() in bytecode/static_executable.hpp; a program that does not link, link() in
+// vm/link.hpp) becomes the compiler's error message. One funnel for both:
+//
+// - a `diagnostic` holds the message (a literal type, so it can be a template argument);
+// - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
+//   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
+//   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
+//   character chunks that become the template arguments of a function the evaluation cannot call
+//   (`relaxvm_program_failed_to_build` or `..._to_link`), and the compiler prints them.
+#ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
+#define RELAXVM_BASE_DIAGNOSTIC_HPP
+
+#include <cstddef>
+#include <string_view>
+#include <utility>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+inline constexpr std::size_t max_diagnostic = 960;
+
+/// A compile-time check's outcome: ok, or the failure's message (cut at max_diagnostic characters).
+struct diagnostic {
+  bool ok = true;
+  std::size_t size = 0;
+  char message[max_diagnostic]{};
+
+  /// Marks this failed with message `t`.
+  constexpr void fail(const text& t) {
+    const std::string_view m = t.view();
+    ok = false;
+    size = m.size() < max_diagnostic ? m.size() : max_diagnostic;
+    for (std::size_t i = 0; i < size; ++i) message[i] = m[i];
+  }
+  constexpr std::string_view view() const { return std::string_view(message, size); }
+};
+
+/// A failure message's start: "relaxvm: <what>", padded to its own 30-character chunk so that it
+/// is easy to spot in the compiler's output.
+constexpr text diagnostic_start(std::string_view what) {
+  text t;
+  t << "relaxvm: " << what << ' ';
+  t.pad_to(30);
+  return t;
+}
+
+/// 30 characters of a message. Clang prints a char-array template argument as a string only
+/// when it is short and free of single quotes; GCC prints any length.
+struct message_chunk {
+  char text[31]{};
+};
+
+inline constexpr std::size_t chunk_chars = 30;
+
+template <diagnostic D>
+constexpr message_chunk chunk_of(std::size_t k) {
+  message_chunk c{};
+  for (std::size_t i = 0; i < chunk_chars; ++i) {
+    const std::size_t at = k * chunk_chars + i;
+    char ch = at < D.size ? D.message[at] : ' ';
+    c.text[i] = ch == '\'' ? '`' : ch;
+  }
+  return c;
+}
+
+/// Deliberately not constexpr: reaching one during constant evaluation makes the compiler print
+/// its template arguments, which are the message. The name says which step failed.
+template <message_chunk... Message>
+void relaxvm_program_failed_to_build() {}
+template <message_chunk... Message>
+void relaxvm_program_failed_to_link() {}
+
+enum class diagnostic_phase { build, link };
+
+template <diagnostic D, diagnostic_phase P, std::size_t... K>
+constexpr void report_chunks(std::index_sequence<K...>) {
+  if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
+  else relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
+}
+
+/// Fails the compilation with D's message (D must have failed). Called where a constant
+/// expression is evaluated, so that the failure is reported while it is.
+template <diagnostic D, diagnostic_phase P>
+constexpr void report() {
+#if defined(__cpp_static_assert) && __cpp_static_assert >= 202306L
+  static_assert(D.ok, D.view());
+#else
+  report_chunks<D, P>(std::make_index_sequence<(D.size + chunk_chars - 1) / chunk_chars>());
+#endif
+}
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_DIAGNOSTIC_HPP
+// ---- end relaxvm/base/diagnostic.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -3301,15 +3435,11 @@ struct static_executable {
 
 namespace detail {
 
-inline constexpr std::size_t max_build_message = 960;
-
 /// What the first (measuring) run of a builder lambda learns: the pool sizes, or the failure.
 struct build_summary {
-  bool ok = false;
+  diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
-  std::size_t message_size = 0;
-  char message[max_build_message]{};
 };
 
 template <class F>
@@ -3333,49 +3463,19 @@ constexpr exec_layout rerun_builder() {
   return l;
 }
 
-/// Marks `s` failed with message `t` (cut at max_build_message characters).
-constexpr void set_message(build_summary& s, const text& t) {
-  const std::string_view m = t.view();
-  s.ok = false;
-  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
-}
-
 template <class F>
 constexpr build_summary summarize() {
   build_output out = run_builder<F>();
   build_summary s;
-  s.ok = out.ok();
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
-  if (!s.ok) {
-    // The rule's name first, on a chunk of its own, so it is easy to spot in the diagnostic.
-    text t;
-    t << "relaxvm: " << (out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule)) << ' ';
-    t.pad_to(30);
+  if (!out.ok()) {
+    // The rule's name first, so it is easy to spot in the diagnostic.
+    text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
     t << out.message;
-    set_message(s, t);
+    s.result.fail(t);
   }
   return s;
-}
-
-/// 30 characters of a message. Clang prints a char-array template argument as a string only
-/// when it is short and free of single quotes; GCC prints any length.
-struct message_chunk {
-  char text[31]{};
-};
-
-inline constexpr std::size_t chunk_chars = 30;
-
-template <build_summary S>
-constexpr message_chunk chunk_of(std::size_t k) {
-  message_chunk c{};
-  for (std::size_t i = 0; i < chunk_chars; ++i) {
-    const std::size_t at = k * chunk_chars + i;
-    char ch = at < S.message_size ? S.message[at] : ' ';
-    c.text[i] = ch == '\'' ? '`' : ch;
-  }
-  return c;
 }
 
 /// The first run's summary, as a variable of its own: its initializer is then a constant
@@ -3383,16 +3483,6 @@ constexpr message_chunk chunk_of(std::size_t k) {
 /// be evaluated inside build()'s evaluation and share its budget).
 template <class F>
 inline constexpr build_summary summary_of = summarize<F>();
-
-/// Deliberately not constexpr: reaching it during constant evaluation makes the compiler print
-/// its template arguments, which are the message.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_build() {}
-
-template <build_summary S, std::size_t... K>
-constexpr void report_build_failure(std::index_sequence<K...>) {
-  relaxvm_program_failed_to_build<chunk_of<S>(K)...>();
-}
 
 }  // namespace detail
 
@@ -3406,9 +3496,8 @@ constexpr void report_build_failure(std::index_sequence<K...>) {
 template <class F>
 consteval auto build(F) {
   constexpr const detail::build_summary& s = detail::summary_of<F>;
-  if constexpr (!s.ok) {
-    detail::report_build_failure<s>(
-        std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
+  if constexpr (!s.result.ok) {
+    detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
     return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
@@ -3434,6 +3523,99 @@ consteval auto build(F) {
 #include <string_view>
 #include <vector>
 
+// ---- begin relaxvm/io/bytes.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Little-endian bytes, written and read: the one byte cursor of every file format relaxvm reads
+// and writes (its own executables, io/binary.hpp; TVM's, relaxvm/tvm/; params files,
+// graph/params.hpp). The formats add their own messages on top: a read that runs out of bytes
+// only returns false here, and consumes nothing.
+#ifndef RELAXVM_IO_BYTES_HPP
+#define RELAXVM_IO_BYTES_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// Appends little-endian integers and byte runs to a growing buffer.
+class byte_writer {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<std::byte>(v)); }
+  void u16(std::uint16_t v) { le(v, 2); }
+  void u32(std::uint32_t v) { le(v, 4); }
+  void u64(std::uint64_t v) { le(v, 8); }
+  void i32(std::int32_t v) { le(static_cast<std::uint32_t>(v), 4); }
+  void i64(std::int64_t v) { le(static_cast<std::uint64_t>(v), 8); }
+  /// A u64 length, then the characters.
+  void str(std::string_view s) {
+    u64(s.size());
+    raw(s.data(), s.size());
+  }
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  void raw(std::span<const std::uint8_t> b) { raw(b.data(), b.size()); }
+  /// Overwrites the u64 at byte `at` (a size known only later).
+  void patch_u64(std::size_t at, std::uint64_t v) {
+    for (std::size_t i = 0; i < 8; ++i) out_[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+  }
+  std::size_t size() const { return out_.size(); }
+  std::vector<std::byte>& bytes() { return out_; }
+  std::vector<std::byte> take() { return std::move(out_); }
+
+ private:
+  void le(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xFF));
+  }
+  std::vector<std::byte> out_;
+};
+
+/// A read position in bytes [begin, end) of a span: little-endian integers and byte runs. Each
+/// read returns false, and consumes nothing, when fewer bytes remain than it needs.
+class byte_cursor {
+ public:
+  explicit byte_cursor(std::span<const std::byte> all) : byte_cursor(all, 0, all.size()) {}
+  byte_cursor(std::span<const std::byte> all, std::size_t begin, std::size_t end) : all_(all), pos_(begin), end_(end) {}
+
+  /// An integer of sizeof(T) bytes.
+  template <class T>
+  bool get(T& v) {
+    static_assert(std::is_integral_v<T> && sizeof(T) <= 8, "byte_cursor::get reads integers");
+    if (remaining() < sizeof(T)) return false;
+    std::uint64_t x = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) x |= static_cast<std::uint64_t>(std::to_integer<std::uint8_t>(all_[pos_ + i])) << (8 * i);
+    pos_ += sizeof(T);
+    v = static_cast<T>(x);
+    return true;
+  }
+  /// The next `n` bytes, in place.
+  bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
+    if (n > remaining()) return false;
+    out = all_.subspan(pos_, static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  std::size_t remaining() const { return end_ - pos_; }
+  std::size_t position() const { return pos_; }
+  std::size_t end() const { return end_; }
+
+ private:
+  std::span<const std::byte> all_;
+  std::size_t pos_;
+  std::size_t end_;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_IO_BYTES_HPP
+// ---- end relaxvm/io/bytes.hpp ----
 
 namespace relaxvm::RELAXVM_ABI::binary {
 
@@ -3459,33 +3641,7 @@ inline constexpr tag_entry write_tags[] = {
 
 namespace detail {
 
-class writer {
- public:
-  void u8(std::uint8_t v) { out_.push_back(static_cast<std::byte>(v)); }
-  void u16(std::uint16_t v) { le(v, 2); }
-  void u32(std::uint32_t v) { le(v, 4); }
-  void u64(std::uint64_t v) { le(v, 8); }
-  void i32(std::int32_t v) { le(static_cast<std::uint32_t>(v), 4); }
-  void i64(std::int64_t v) { le(static_cast<std::uint64_t>(v), 8); }
-  void str(std::string_view s) {
-    u64(s.size());
-    for (char c : s) out_.push_back(static_cast<std::byte>(c));
-  }
-  void raw(std::span<const std::uint8_t> b) {
-    for (std::uint8_t x : b) out_.push_back(static_cast<std::byte>(x));
-  }
-  void patch_u64(std::size_t at, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
-  }
-  std::size_t size() const { return out_.size(); }
-  std::vector<std::byte>& bytes() { return out_; }
-
- private:
-  void le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xFF));
-  }
-  std::vector<std::byte> out_;
-};
+using writer = relaxvm::detail::byte_writer;
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
 /// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
@@ -3493,27 +3649,17 @@ class reader {
  public:
   reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section,
          std::string_view caller = "load")
-      : all_(all), pos_(begin), end_(end), section_(section), caller_(caller) {}
+      : in_(all, begin, end), section_(section), caller_(caller) {}
 
   /// What is being read, for messages ("constant 3's shape").
   relaxvm::detail::text item;
 
-  bool u8(std::uint8_t& v) { return le(v, 1); }
-  bool u16(std::uint16_t& v) { return le(v, 2); }
-  bool u32(std::uint32_t& v) { return le(v, 4); }
-  bool u64(std::uint64_t& v) { return le(v, 8); }
-  bool i32(std::int32_t& v) {
-    std::uint32_t u = 0;
-    if (!le(u, 4)) return false;
-    v = static_cast<std::int32_t>(u);
-    return true;
-  }
-  bool i64(std::int64_t& v) {
-    std::uint64_t u = 0;
-    if (!le(u, 8)) return false;
-    v = static_cast<std::int64_t>(u);
-    return true;
-  }
+  bool u8(std::uint8_t& v) { return get(v); }
+  bool u16(std::uint16_t& v) { return get(v); }
+  bool u32(std::uint32_t& v) { return get(v); }
+  bool u64(std::uint64_t& v) { return get(v); }
+  bool i32(std::int32_t& v) { return get(v); }
+  bool i64(std::int64_t& v) { return get(v); }
   /// A count of items of at least `min_item_size` bytes each: never more than the bytes left.
   bool count(std::uint64_t& n, std::size_t min_item_size) {
     if (!u64(n)) return false;
@@ -3524,12 +3670,7 @@ class reader {
     }
     return true;
   }
-  bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
-    if (n > remaining()) return cut(n);
-    out = all_.subspan(pos_, static_cast<std::size_t>(n));
-    pos_ += static_cast<std::size_t>(n);
-    return true;
-  }
+  bool bytes(std::uint64_t n, std::span<const std::byte>& out) { return in_.bytes(n, out) || cut(n); }
   bool str(std::string_view& s) {
     std::uint64_t n = 0;
     std::span<const std::byte> b;
@@ -3537,12 +3678,12 @@ class reader {
     s = std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
     return true;
   }
-  std::size_t remaining() const { return end_ - pos_; }
-  std::size_t position() const { return pos_; }
+  std::size_t remaining() const { return in_.remaining(); }
+  std::size_t position() const { return in_.position(); }
   bool at_end() {
-    if (pos_ == end_) return true;
+    if (remaining() == 0) return true;
     item.clear();
-    fail_text() << "has " << (end_ - pos_) << " bytes at offset " << pos_ << " after its last entry";
+    fail_text() << "has " << remaining() << " bytes at offset " << position() << " after its last entry";
     return false;
   }
 
@@ -3562,24 +3703,16 @@ class reader {
 
  private:
   template <class T>
-  bool le(T& v, int n) {
-    if (remaining() < static_cast<std::size_t>(n)) return cut(static_cast<std::uint64_t>(n));
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i)
-      x |= static_cast<std::uint64_t>(std::to_integer<std::uint8_t>(all_[pos_ + static_cast<std::size_t>(i)])) << (8 * i);
-    pos_ += static_cast<std::size_t>(n);
-    v = static_cast<T>(x);
-    return true;
+  bool get(T& v) {
+    return in_.get(v) || cut(sizeof(T));
   }
   bool cut(std::uint64_t needed) {
-    fail_text() << "is cut off: it needs " << needed << " bytes at offset " << pos_ << " but the section ends at "
-                << end_;
+    fail_text() << "is cut off: it needs " << needed << " bytes at offset " << position()
+                << " but the section ends at " << in_.end();
     return false;
   }
 
-  std::span<const std::byte> all_;
-  std::size_t pos_;
-  std::size_t end_;
+  relaxvm::detail::byte_cursor in_;
   std::string_view section_;
   std::string_view caller_;
   bool failed_ = false;
@@ -3977,7 +4110,6 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 
-#include <algorithm>
 #include <bit>
 #include <vector>
 #include <cstdint>
@@ -4469,6 +4601,68 @@ class executable {
 #include <type_traits>
 #include <utility>
 
+// ---- begin relaxvm/runtime/value_kind.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The kinds of value a register can hold.
+#ifndef RELAXVM_RUNTIME_VALUE_KIND_HPP
+#define RELAXVM_RUNTIME_VALUE_KIND_HPP
+
+#include <cstdint>
+#include <string_view>
+
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// Kinds up to `context` are held inline; the others refer to a reference-counted object.
+enum class value_kind : std::uint8_t {
+  null,
+  int64,
+  float64,
+  boolean,
+  dtype,
+  device,
+  context,  ///< the VM context (%vm), passed to builtins that take ctx
+  shape,
+  string,
+  tensor,
+  tuple,
+  closure,
+  object,  ///< any other object (make_object<T>)
+};
+
+constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
+
+/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
+/// compile-time linker checks arguments against it).
+using kind_set = std::uint32_t;
+constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
+template <class... K>
+constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
+inline constexpr kind_set any_kind = ~kind_set{0};
+
+constexpr std::string_view to_string(value_kind k) {
+  switch (k) {
+    case value_kind::null: return "null";
+    case value_kind::int64: return "int64";
+    case value_kind::float64: return "float64";
+    case value_kind::boolean: return "bool";
+    case value_kind::dtype: return "dtype";
+    case value_kind::device: return "device";
+    case value_kind::context: return "vm context";
+    case value_kind::shape: return "shape";
+    case value_kind::string: return "string";
+    case value_kind::tensor: return "tensor";
+    case value_kind::tuple: return "tuple";
+    case value_kind::closure: return "closure";
+    case value_kind::object: return "object";
+  }
+  return "unknown";
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_VALUE_KIND_HPP
+// ---- end relaxvm/runtime/value_kind.hpp ----
 #if RELAXVM_HEAP
 #include <vector>
 #endif
@@ -5016,6 +5210,31 @@ result<object_ref<T>> try_make_object(Args&&... args) {
   return object_ref<T>::adopt(p);
 }
 
+/// What every object handle (shape, string, tensor, tuple, closure) has in common: the reference
+/// it holds and the members through which value and the typed adapters move it in and out of
+/// registers (the object_handle concept). Each handle adds its own constructors and operations.
+template <class Object, value_kind Kind>
+class object_handle_base {
+ public:
+  using object_type = Object;
+  static constexpr value_kind kind = Kind;
+
+  /// Marks the object (and what it holds) as used by several threads (docs/threads.md).
+  void share() const noexcept {
+    if (obj_) obj_->share();
+  }
+  Object* get() const noexcept { return obj_.get(); }
+  /// Gives up the reference without releasing it (value takes it over).
+  object* detach() noexcept { return obj_.release(); }
+
+ protected:
+  object_handle_base() noexcept = default;
+  explicit object_handle_base(object_ref<Object>&& o) noexcept : obj_(std::move(o)) {}
+  object_handle_base(detail::borrow_t b, Object* o) noexcept : obj_(b, o) {}
+
+  object_ref<Object> obj_;
+};
+
 }  // namespace relaxvm
 
 #endif  // RELAXVM_RUNTIME_OBJECT_HPP
@@ -5052,68 +5271,6 @@ result<object_ref<T>> try_make_object(Args&&... args) {
 #include <span>
 #include <string_view>
 
-// ---- begin relaxvm/runtime/value_kind.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-// The kinds of value a register can hold.
-#ifndef RELAXVM_RUNTIME_VALUE_KIND_HPP
-#define RELAXVM_RUNTIME_VALUE_KIND_HPP
-
-#include <cstdint>
-#include <string_view>
-
-
-namespace relaxvm::RELAXVM_ABI {
-
-/// Kinds up to `context` are held inline; the others refer to a reference-counted object.
-enum class value_kind : std::uint8_t {
-  null,
-  int64,
-  float64,
-  boolean,
-  dtype,
-  device,
-  context,  ///< the VM context (%vm), passed to builtins that take ctx
-  shape,
-  string,
-  tensor,
-  tuple,
-  closure,
-  object,  ///< any other object (make_object<T>)
-};
-
-constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
-
-/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
-/// compile-time linker checks arguments against it).
-using kind_set = std::uint32_t;
-constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
-template <class... K>
-constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
-inline constexpr kind_set any_kind = ~kind_set{0};
-
-constexpr std::string_view to_string(value_kind k) {
-  switch (k) {
-    case value_kind::null: return "null";
-    case value_kind::int64: return "int64";
-    case value_kind::float64: return "float64";
-    case value_kind::boolean: return "bool";
-    case value_kind::dtype: return "dtype";
-    case value_kind::device: return "device";
-    case value_kind::context: return "vm context";
-    case value_kind::shape: return "shape";
-    case value_kind::string: return "string";
-    case value_kind::tensor: return "tensor";
-    case value_kind::tuple: return "tuple";
-    case value_kind::closure: return "closure";
-    case value_kind::object: return "object";
-  }
-  return "unknown";
-}
-
-}  // namespace relaxvm
-
-#endif  // RELAXVM_RUNTIME_VALUE_KIND_HPP
-// ---- end relaxvm/runtime/value_kind.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -5126,10 +5283,8 @@ struct shape_object : object {
 };
 static_assert(sizeof(shape_object) % alignof(std::int64_t) == 0);
 
-class shape {
+class shape : public object_handle_base<shape_object, value_kind::shape> {
  public:
-  using object_type = shape_object;
-  static constexpr value_kind kind = value_kind::shape;
   static constexpr bool empty_is_value = true;  // no object: the empty shape
 
   /// The empty shape ().
@@ -5146,7 +5301,7 @@ class shape {
     for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
     obj_ = object_ref<shape_object>::adopt(o);
   }
-  shape(detail::borrow_t b, shape_object* o) noexcept : obj_(b, o) {}
+  shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
 
   /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
   /// without a scratch buffer; the first error of `dim` is returned.
@@ -5198,12 +5353,6 @@ class shape {
     return true;
   }
 
-  shape_object* get() const noexcept { return obj_.get(); }
-  /// Gives up this handle's reference (for value).
-  object* detach() noexcept { return obj_.release(); }
-
- private:
-  object_ref<shape_object> obj_;
 };
 
 namespace detail {
@@ -5252,10 +5401,8 @@ struct string_object : object {
   const char* chars() const noexcept { return reinterpret_cast<const char*>(this + 1); }
 };
 
-class string {
+class string : public object_handle_base<string_object, value_kind::string> {
  public:
-  using object_type = string_object;
-  static constexpr value_kind kind = value_kind::string;
 
   string() : string(std::string_view()) {}
   string(std::string_view s) : string(try_make(s).value()) {}  // NOLINT: implicit, like std::string from a literal
@@ -5268,7 +5415,7 @@ class string {
   }
   string(const char* s) : string(std::string_view(s)) {}        // NOLINT
   string(const std::string& s) : string(std::string_view(s)) {}  // NOLINT
-  string(detail::borrow_t b, string_object* o) noexcept : obj_(b, o) {}
+  string(detail::borrow_t b, string_object* o) noexcept : object_handle_base(b, o) {}
 
   std::string_view view() const noexcept { return {obj_->chars(), obj_->size}; }
   const char* c_str() const noexcept { return obj_->chars(); }
@@ -5278,12 +5425,9 @@ class string {
 
   friend bool operator==(const string& a, std::string_view b) noexcept { return a.view() == b; }
 
-  string_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
 
  private:
-  explicit string(object_ref<string_object> o) noexcept : obj_(std::move(o)) {}
-  object_ref<string_object> obj_;
+  explicit string(object_ref<string_object> o) noexcept : object_handle_base(std::move(o)) {}
 };
 
 }  // namespace relaxvm
@@ -5390,15 +5534,13 @@ inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, s
 
 }  // namespace detail
 
-class tensor {
+class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
  public:
-  using object_type = tensor_object;
-  static constexpr value_kind kind = value_kind::tensor;
 
   /// An undefined tensor (no object).
   tensor() noexcept = default;
-  tensor(detail::borrow_t b, tensor_object* o) noexcept : obj_(b, o) {}
-  explicit tensor(object_ref<tensor_object> o) noexcept : obj_(std::move(o)) {}
+  tensor(detail::borrow_t b, tensor_object* o) noexcept : object_handle_base(b, o) {}
+  explicit tensor(object_ref<tensor_object> o) noexcept : object_handle_base(std::move(o)) {}
 
   /// A new uninitialized host tensor; `d` must be a CPU device (any id).
   static result<tensor> try_empty(const relaxvm::shape& s, relaxvm::dtype t,
@@ -5585,12 +5727,6 @@ class tensor {
   }
   tensor copy() const { return try_copy().value(); }
 
-  /// Lets handles to this tensor be used from several threads (see object::share).
-  void share() const noexcept {
-    if (obj_) obj_->share();
-  }
-  tensor_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
   // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
@@ -5606,8 +5742,6 @@ class tensor {
     o.dl.strides = nullptr;
     o.dl.byte_offset = 0;
   }
-
-  object_ref<tensor_object> obj_;
 };
 
 namespace detail {
@@ -6073,10 +6207,8 @@ struct tuple_object : object {
 };
 static_assert(sizeof(tuple_object) % alignof(value) == 0);
 
-class tuple {
+class tuple : public object_handle_base<tuple_object, value_kind::tuple> {
  public:
-  using object_type = tuple_object;
-  static constexpr value_kind kind = value_kind::tuple;
   static constexpr bool empty_is_value = true;  // no object: the empty tuple
 
   /// The empty tuple (no allocation).
@@ -6093,7 +6225,7 @@ class tuple {
     t.obj_ = object_ref<tuple_object>::adopt(o);
     return t;
   }
-  tuple(detail::borrow_t b, tuple_object* o) noexcept : obj_(b, o) {}
+  tuple(detail::borrow_t b, tuple_object* o) noexcept : object_handle_base(b, o) {}
 
   /// An algebraic data type value: constructor `tag` with these fields.
   static tuple adt(std::int32_t tag, std::span<const value> fields) { return tuple(fields, tag); }
@@ -6110,24 +6242,16 @@ class tuple {
   /// Replaces field i in place: every handle to this tuple sees it (vm.builtin.tuple_reset_item).
   void set(std::int64_t i, value v) const noexcept { obj_->fields()[i] = std::move(v); }
 
-  void share() const noexcept {
-    if (obj_) obj_->share();
-  }
-  tuple_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
   // == compares tags and fields: runtime/compare.hpp (t.get() tells the same object).
-
- private:
-  object_ref<tuple_object> obj_;
 };
 
 }  // namespace relaxvm
 
 #endif  // RELAXVM_RUNTIME_TUPLE_HPP
 // ---- end relaxvm/runtime/tuple.hpp ----
-// ---- begin relaxvm/runtime/function.hpp ----
+// ---- begin relaxvm/runtime/closure.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// Functions as values. A closure is either a packed function (C++ code behind one calling
+// Functions as values: closure_object and closure. A closure is either a packed function (C++ code behind one calling
 // convention) or a VM function of some executable; both may carry captured arguments, which are
 // passed after the call's own (the reference's make_closure order).
 //
@@ -6136,11 +6260,11 @@ class tuple {
 //               std::optional<error>& err)
 // Arguments are borrowed (no reference counting); on success the result is written to `ret` and
 // the function returns true; on failure it stores an error in `err` and returns false, leaving
-// `ret` as it was. make_typed() adapts an ordinary C++ callable to it, checking every argument;
-// such a function is done with its arguments before it writes `ret` (result_after_args), so the
-// VM lets it write straight into a register that an argument came from.
-#ifndef RELAXVM_RUNTIME_FUNCTION_HPP
-#define RELAXVM_RUNTIME_FUNCTION_HPP
+// `ret` as it was. make_typed() (runtime/adapters.hpp) adapts an ordinary C++ callable to it,
+// checking every argument; such a function is done with its arguments before it writes `ret`
+// (result_after_args), so the VM lets it write straight into a register that an argument came from.
+#ifndef RELAXVM_RUNTIME_CLOSURE_HPP
+#define RELAXVM_RUNTIME_CLOSURE_HPP
 
 #include <array>
 #include <cstdint>
@@ -6245,14 +6369,12 @@ struct typed_closure : closure_object {
   mutable F f;
 };
 
-class closure {
+class closure : public object_handle_base<closure_object, value_kind::closure> {
  public:
-  using object_type = closure_object;
-  static constexpr value_kind kind = value_kind::closure;
 
   closure() noexcept = default;
-  explicit closure(object_ref<closure_object> o) noexcept : obj_(std::move(o)) {}
-  closure(detail::borrow_t b, closure_object* o) noexcept : obj_(b, o) {}
+  explicit closure(object_ref<closure_object> o) noexcept : object_handle_base(std::move(o)) {}
+  closure(detail::borrow_t b, closure_object* o) noexcept : object_handle_base(b, o) {}
 
   bool defined() const noexcept { return static_cast<bool>(obj_); }
   std::string_view name() const noexcept { return obj_->name.view(); }
@@ -6299,18 +6421,34 @@ class closure {
     return try_call(a).value();
   }
 
-  void share() const noexcept {
-    if (obj_) obj_->share();
-  }
-  closure_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
   friend bool operator==(const closure& a, const closure& b) noexcept { return a.obj_ == b.obj_; }
-
- private:
-  object_ref<closure_object> obj_;
 };
 
-// ---- typed adapters ----------------------------------------------------------------------
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_CLOSURE_HPP
+// ---- end relaxvm/runtime/closure.hpp ----
+// ---- begin relaxvm/runtime/adapters.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The typed adapters: make_typed() turns an ordinary C++ callable into a packed function
+// (runtime/closure.hpp) that checks and converts every argument, and make_packed() one that takes
+// its arguments as a span. Function tables (runtime/table.hpp) use the same adapters.
+#ifndef RELAXVM_RUNTIME_ADAPTERS_HPP
+#define RELAXVM_RUNTIME_ADAPTERS_HPP
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI {
 
 namespace detail {
 
@@ -6509,8 +6647,19 @@ constexpr bool last_is_rest() {
 template <class F, class R, class Args>
 struct typed_invoker;
 
+/// The packed invoke of a typed_closure<F>: Invoker::run (typed or raw) on its callable, the
+/// closure's name for messages.
+template <class Invoker, class F>
+struct closure_invoker {
+  static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                     std::optional<error>& err) {
+    auto& fn = static_cast<const typed_closure<F>&>(self);
+    return Invoker::run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
+  }
+};
+
 template <class F, class R, class... P>
-struct typed_invoker<F, R, type_list<P...>> {
+struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R, type_list<P...>>, F> {
   static constexpr std::size_t n = sizeof...(P);
   static constexpr bool variadic = last_is_rest<P...>();
   static constexpr std::size_t fixed = variadic ? n - 1 : n;
@@ -6528,12 +6677,6 @@ struct typed_invoker<F, R, type_list<P...>> {
   static constexpr std::array<std::string_view, fixed + 1> names_array(std::index_sequence<I...>) {
     return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::name..., ""};
   }
-  static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
-                     std::optional<error>& err) {
-    auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
-  }
-
   /// Checks the arguments, converts them, calls f and stores its result. name_of() gives the
   /// function's name, for messages only.
   template <class NameOf, class G>
@@ -6575,12 +6718,7 @@ struct typed_invoker<F, R, type_list<P...>> {
 
 /// Raw packed functions: f(std::span<const value>) returning value, result<value> or void.
 template <class F>
-struct raw_invoker {
-  static bool invoke(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
-                     std::optional<error>& err) {
-    auto& fn = static_cast<const typed_closure<F>&>(self);
-    return run([&self] { return self.name.view(); }, fn.f, args, nargs, ret, err);
-  }
+struct raw_invoker : closure_invoker<raw_invoker<F>, F> {
   template <class NameOf, class G>
   RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                         std::optional<error>& err) {
@@ -6628,8 +6766,8 @@ closure make_packed(std::string_view name, F f) {
 
 }  // namespace relaxvm
 
-#endif  // RELAXVM_RUNTIME_FUNCTION_HPP
-// ---- end relaxvm/runtime/function.hpp ----
+#endif  // RELAXVM_RUNTIME_ADAPTERS_HPP
+// ---- end relaxvm/runtime/adapters.hpp ----
 // ---- begin relaxvm/runtime/context.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // vm_context: what a builtin that takes `ctx` (the %vm register) can ask of the VM running it.
@@ -6641,7 +6779,7 @@ closure make_packed(std::string_view name, F f) {
 #include <span>
 #include <string_view>
 
-// ---- begin relaxvm/runtime/memory.hpp ----
+// ---- begin relaxvm/runtime/allocator.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Memory: allocators as values, and storage (a buffer from an allocator that tensors view).
 //
@@ -6650,10 +6788,9 @@ closure make_packed(std::string_view name, F f) {
 //   allocator::arena(buffer)   bump allocation in a caller-provided buffer: no heap at all
 //
 // An allocator is a reference-counted handle: every storage it made keeps it alive.
-#ifndef RELAXVM_RUNTIME_MEMORY_HPP
-#define RELAXVM_RUNTIME_MEMORY_HPP
+#ifndef RELAXVM_RUNTIME_ALLOCATOR_HPP
+#define RELAXVM_RUNTIME_ALLOCATOR_HPP
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -6693,12 +6830,13 @@ class flat_map {
   /// The value of `key`, or nullptr.
   template <class K>
   Value* find(const K& key) {
-    const std::size_t i = lower(key);
-    return i < items_.size() && !(key < items_[i].first) ? &items_[i].second : nullptr;
+    const std::size_t i = position(key);
+    return i < items_.size() ? &items_[i].second : nullptr;
   }
   template <class K>
   const Value* find(const K& key) const {
-    return const_cast<flat_map*>(this)->find(key);
+    const std::size_t i = position(key);
+    return i < items_.size() ? &items_[i].second : nullptr;
   }
   /// The value of `key`, made from `v...` when the key is new; and whether it is new.
   template <class K, class... V>
@@ -6721,8 +6859,8 @@ class flat_map {
   /// Removes `key`; whether it was there.
   template <class K>
   bool erase(const K& key) {
-    const std::size_t i = lower(key);
-    if (i == items_.size() || key < items_[i].first) return false;
+    const std::size_t i = position(key);
+    if (i == items_.size()) return false;
     items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
     return true;
   }
@@ -6747,6 +6885,12 @@ class flat_map {
     }
     return lo;
   }
+  // The entry of `key`, or size() when there is none.
+  template <class K>
+  std::size_t position(const K& key) const {
+    const std::size_t i = lower(key);
+    return i < items_.size() && !(key < items_[i].first) ? i : items_.size();
+  }
 
   std::vector<entry> items_;
 };
@@ -6755,35 +6899,6 @@ class flat_map {
 
 #endif  // RELAXVM_BASE_FLAT_MAP_HPP
 // ---- end relaxvm/base/flat_map.hpp ----
-// ---- begin relaxvm/base/std_parts.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-// std::function and std::mutex without the rest of <functional> and <mutex>. libstdc++'s
-// <functional> also brings <unordered_map> (for the C++17 searchers), and <mutex> brings
-// <chrono> and <system_error>: together about 0.1 s of compile time in every translation unit
-// that includes relaxvm.hpp, for two class templates. With another standard library (or a
-// libstdc++ that moves them), the whole headers are used.
-#ifndef RELAXVM_BASE_STD_PARTS_HPP
-#define RELAXVM_BASE_STD_PARTS_HPP
-
-#include <cstddef>  // defines __GLIBCXX__ under libstdc++
-
-
-#if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
-#include <bits/std_function.h>
-#else
-#include <functional>
-#endif
-
-#if RELAXVM_THREADS
-#if defined(__GLIBCXX__) && __has_include(<bits/std_mutex.h>)
-#include <bits/std_mutex.h>
-#else
-#include <mutex>
-#endif
-#endif
-
-#endif  // RELAXVM_BASE_STD_PARTS_HPP
-// ---- end relaxvm/base/std_parts.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -7227,8 +7342,8 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
 
 }  // namespace relaxvm
 
-#endif  // RELAXVM_RUNTIME_MEMORY_HPP
-// ---- end relaxvm/runtime/memory.hpp ----
+#endif  // RELAXVM_RUNTIME_ALLOCATOR_HPP
+// ---- end relaxvm/runtime/allocator.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -7603,7 +7718,7 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
 // ---- begin relaxvm/runtime/registry.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // basic_registry: names to packed functions. A VM looks every name up once, when it is made;
-// after that a call is an index into a table. relaxvm::registry (builtins/registry.hpp) is a
+// after that a call is an index into a table. relaxvm::registry (builtins/all.hpp) is a
 // basic_registry that starts with every vm.builtin.*.
 #ifndef RELAXVM_RUNTIME_REGISTRY_HPP
 #define RELAXVM_RUNTIME_REGISTRY_HPP
@@ -8309,6 +8424,19 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 
 #endif  // RELAXVM_VM_OPERAND_HPP
 // ---- end relaxvm/vm/operand.hpp ----
+// ---- begin relaxvm/vm/options.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// What a virtual_machine is made with (vm_options: limits, devices, allocation and call-site
+// settings, where print writes) and the instrument hook's types (call_event, instrument_fn).
+#ifndef RELAXVM_VM_OPTIONS_HPP
+#define RELAXVM_VM_OPTIONS_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -8368,6 +8496,13 @@ struct vm_options {
   /// allocator of its own. Every device must be a host (cpu) device; ids may differ.
   std::vector<device_allocator> devices;
 };
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_OPTIONS_HPP
+// ---- end relaxvm/vm/options.hpp ----
+
+namespace relaxvm::RELAXVM_ABI {
 
 namespace detail {
 
@@ -9485,22 +9620,16 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
   }
 }
 
-constexpr text link_error_start() {
-  text t;
-  t << "relaxvm: link_error ";
-  t.pad_to(30);
-  return t;
-}
+constexpr text link_error_start() { return diagnostic_start("link_error"); }
 
 /// Checks a verified layout against table type T; the first problem, or ok.
 template <class T>
-constexpr build_summary check_link(const exec_view& v) {
-  build_summary s;
-  s.ok = true;
+constexpr diagnostic check_link(const exec_view& v) {
+  diagnostic s;
   if (constexpr std::string_view dup = T::duplicate(); !dup.empty()) {
     text t = link_error_start();
     t << "the function table defines '" << dup << "' twice";
-    set_message(s, t);
+    s.fail(t);
     return s;
   }
   // Every instruction that names a packed function: as the callee, or as a function argument.
@@ -9526,7 +9655,7 @@ constexpr build_summary check_link(const exec_view& v) {
       if (missing(in.func_idx)) {
         text t = at_instruction();
         t << '\'' << safe_func_name(v, in.func_idx) << "' is not in the function table";
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
       for (std::int64_t k = 0; k < in.num_args; ++k) {
@@ -9534,7 +9663,7 @@ constexpr build_summary check_link(const exec_view& v) {
         if (a.kind() == arg_kind::func_idx && missing(a.value())) {
           text t = at_instruction();
           t << "argument " << k << ": '" << safe_func_name(v, a.value()) << "' is not in the function table";
-          set_message(s, t);
+          s.fail(t);
           return s;
         }
       }
@@ -9549,7 +9678,7 @@ constexpr build_summary check_link(const exec_view& v) {
           << (e.fixed == 1 ? "" : "s") << " (";
         for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
         t << "), but the call passes " << n;
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
       for (std::size_t i = 0; i < e.fixed; ++i) {
@@ -9559,7 +9688,7 @@ constexpr build_summary check_link(const exec_view& v) {
         text t = at_instruction();
         t << "argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
         append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
     }
@@ -9570,21 +9699,11 @@ constexpr build_summary check_link(const exec_view& v) {
     if (fi.kind == func_kind::packed && T::find(v.str(fi.name)) < 0) {
       text t = link_error_start();
       t << "function table entry " << f << " ('" << v.str(fi.name) << "') is not in the function table";
-      set_message(s, t);
+      s.fail(t);
       return s;
     }
   }
   return s;
-}
-
-/// Deliberately not constexpr, like relaxvm_program_failed_to_build: its template arguments are
-/// the message.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_link() {}
-
-template <build_summary S, std::size_t... K>
-constexpr void report_link_failure(std::index_sequence<K...>) {
-  relaxvm_program_failed_to_link<chunk_of<S>(K)...>();
 }
 
 /// Register slots of a frame of function f: its registers, the return slot of the calls it makes
@@ -9735,12 +9854,10 @@ struct linked_program {
 template <const auto& Prog, const auto& Table>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  constexpr detail::build_summary s = detail::check_link<table_type>(Prog.view());
-  if constexpr (!s.ok) {
+  constexpr detail::diagnostic d = detail::check_link<table_type>(Prog.view());
+  if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
-    constexpr int failed = (detail::report_link_failure<s>(std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) /
-                                                                                    detail::chunk_chars>()),
-                            0);
+    constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
   return linked_program<Prog, Table>{};
@@ -10380,15 +10497,15 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 
 #endif  // RELAXVM_BUILTINS_CORE_HPP
 // ---- end relaxvm/builtins/core.hpp ----
-// ---- begin relaxvm/builtins/shape.hpp ----
+// ---- begin relaxvm/builtins/shape_heap.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The shape machinery: the shape heap (an int64 host tensor whose slots hold symbolic dimensions),
 // matching and making shapes against it, the struct-info checks, and shape arithmetic.
 //
 //   vm.builtin.alloc_shape_heap([ctx,] size) -> heap
 //   vm.builtin.shape_of(tensor) -> shape
-//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]   (seed 000)
-//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape        (seed 000)
+//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]
+//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape
 //   vm.builtin.match_shape(tensor|shape, heap|null, n, code_0, v_0, ..., [err_ctx])
 //   vm.builtin.make_shape(heap|null, n, code_0, v_0, ...) -> shape
 //   vm.builtin.match_prim_value(int, heap|null, code, v, [err_ctx])
@@ -10412,8 +10529,8 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 // le = 10, gt = 11, ge = 12, and = 13, or = 14, which give 0 or 1 (and/or read non-zero as true).
 // Groups run in order, so one call can compute n * 32 * 4 in two steps. Overflow and division by
 // zero are runtime errors. The codes are in codes.hpp.
-#ifndef RELAXVM_BUILTINS_SHAPE_HPP
-#define RELAXVM_BUILTINS_SHAPE_HPP
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_HPP
 
 #include <cstdint>
 #include <cstring>
@@ -10423,7 +10540,7 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 
 // ---- begin relaxvm/builtins/codes.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The integer encodings of the shape builtins (builtins/shape.hpp), on their own so that code which
+// The integer encodings of the shape builtins (builtins/shape_heap.hpp), on their own so that code which
 // emits bytecode (the lowering layer, hand-written programs) needs no runtime headers.
 //
 //   match_code, the reference's MatchShapeCode: what match_shape / match_prim_value do per value
@@ -10599,7 +10716,7 @@ RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept
 
 }  // namespace detail
 
-// ---- seed 000 ------------------------------------------------------------------------------
+// ---- the shape heap, stores and loads ---------------------------------------------------------
 
 /// The heap comes from the host device's allocator of the VM (%vm first, or the VM running the
 /// call); outside a VM, from the system.
@@ -11221,8 +11338,8 @@ inline constexpr auto shape_table = make_table(
 
 }  // namespace relaxvm::builtins
 
-#endif  // RELAXVM_BUILTINS_SHAPE_HPP
-// ---- end relaxvm/builtins/shape.hpp ----
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_HPP
+// ---- end relaxvm/builtins/shape_heap.hpp ----
 // ---- begin relaxvm/builtins/memory.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Storage and tensors, with the reference's names and argument order:
@@ -11240,7 +11357,6 @@ inline constexpr auto shape_table = make_table(
 #ifndef RELAXVM_BUILTINS_MEMORY_HPP
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -11299,7 +11415,7 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
   const tensor_object* k = kept_exclusive<tensor_object>(kept);
   return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
          k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
-         k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims()));
+         k->strides.empty() && (k->dims.get() == s.get() || std::equal(k->dims.dims().begin(), k->dims.dims().end(), s.dims().begin(), s.dims().end()));
 }
 #endif
 }  // namespace detail
@@ -11696,11 +11812,11 @@ inline constexpr auto control_table =
 
 #endif  // RELAXVM_BUILTINS_CONTROL_HPP
 // ---- end relaxvm/builtins/control.hpp ----
-// ---- begin relaxvm/builtins/registry.hpp ----
+// ---- begin relaxvm/builtins/all.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // relaxvm::registry: a basic_registry that starts with every vm.builtin.*.
-#ifndef RELAXVM_BUILTINS_REGISTRY_HPP
-#define RELAXVM_BUILTINS_REGISTRY_HPP
+#ifndef RELAXVM_BUILTINS_ALL_HPP
+#define RELAXVM_BUILTINS_ALL_HPP
 
 
 namespace relaxvm::RELAXVM_ABI {
@@ -11723,8 +11839,8 @@ class registry : public basic_registry {
 
 }  // namespace relaxvm
 
-#endif  // RELAXVM_BUILTINS_REGISTRY_HPP
-// ---- end relaxvm/builtins/registry.hpp ----
+#endif  // RELAXVM_BUILTINS_ALL_HPP
+// ---- end relaxvm/builtins/all.hpp ----
 
 #endif  // RELAXVM_HPP
 // ---- end relaxvm.hpp ----
@@ -14142,7 +14258,7 @@ constexpr void print(const module& m, relaxvm::detail::text& out) { detail::prin
 // ---- end relaxvm/lower/print.hpp ----
 // ---- begin relaxvm/lower/passes.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The reference's VM pipeline passes before shape lowering (reference/lowering.md, section 1), each
+// The reference's VM pipeline passes before shape lowering (docs/lowering.md), each
 // a function from module to module that tests can call alone:
 //   to_non_dataflow        ToNonDataflow + RemovePurityChecking: dataflow blocks become ordinary
 //                          ones and adjacent blocks merge (purity is not modelled: nothing to unwrap)
@@ -14329,7 +14445,7 @@ class kill_inserter {
 
 namespace pass {
 
-/// RewriteDataflowReshape (reference/lowering.md, 1.1): a call_dps declared ir::reshape_like
+/// RewriteDataflowReshape (docs/lowering.md): a call_dps declared ir::reshape_like
 /// becomes R.reshape(x, shape), a view with no storage and no copy, when all of these hold: it is
 /// bound to a dataflow variable inside a dataflow block (a block's output keeps its own tensor),
 /// it has exactly one tensor argument x and one tensor output, their dtypes are known and equal,
@@ -14531,7 +14647,7 @@ inline module lower_runtime_builtin(module m) {
 // ---- end relaxvm/lower/passes.hpp ----
 // ---- begin relaxvm/lower/memory_plan.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// StaticPlanBlockMemory (reference/lowering.md, sections 1.5 and 4): tensors that call_tir_rewrite
+// StaticPlanBlockMemory (docs/lowering.md): tensors that call_tir_rewrite
 // allocated (R.builtin.alloc_tensor) and that live and die inside one binding block, used only by
 // kernels, share storages whose lifetimes do not overlap.
 //
@@ -14896,8 +15012,8 @@ inline module static_plan_block_memory(module m, plan_options o = {}) {
 // ---- end relaxvm/lower/memory_plan.hpp ----
 // ---- begin relaxvm/lower/shape_lower.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// ShapeLower: the reference's VMShapeLower and ComputePrimValue in one pass (reference/lowering.md,
-// sections 1.10, 1.11 and 3). Every symbolic expression of a function gets a slot on an int64
+// ShapeLower: the reference's VMShapeLower and ComputePrimValue in one pass (docs/lowering.md,
+// Shape lowering). Every symbolic expression of a function gets a slot on an int64
 // shape heap, in the reference's order; parameters, match_casts and the return value are checked
 // with vm.builtin.check_* calls and matched with vm.builtin.match_shape / match_prim_value in two
 // rounds; composite expressions are computed as soon as their variables are known, with one
@@ -15544,7 +15660,7 @@ inline module shape_lower(module m, bool reuse_shapes = false, bool elide_proven
 // ---- begin relaxvm/lower/codegen.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Code generation: a fully lowered module into an exec_builder, with the reference's conventions
-// (reference/lowering.md, section 2): parameters in r0..n-1, a fresh register per non-void call
+// (docs/lowering.md): parameters in r0..n-1, a fresh register per non-void call
 // and per var-to-var binding (vm.builtin.copy), immediates for int64 values, the constant pool
 // for tensors, strings, dtypes and shapes, %vm first for builtins with the context, %void for
 // void results and null values, a kill as `call vm.builtin.null_value -> the killed register`,
@@ -15763,7 +15879,7 @@ constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& 
 // ---- end relaxvm/lower/codegen.hpp ----
 // ---- begin relaxvm/lower/build.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The pipeline, in the reference's order (reference/lowering.md, section 1):
+// The pipeline, in the reference's order (docs/lowering.md):
 //   check -> rewrite_dataflow_reshape -> to_non_dataflow -> call_tir_rewrite ->
 //   static_plan_block_memory -> lower_alloc_tensor -> kill_after_last_use ->
 //   lower_runtime_builtin -> shape_lower -> codegen (exec_builder: formalize, verify)

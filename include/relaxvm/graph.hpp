@@ -11,7 +11,7 @@
 #endif
 
 #include "relaxvm.hpp"
-#include "relaxvm/graph/graph.hpp"
+#include "relaxvm/graph/format.hpp"
 #include "relaxvm/graph/params.hpp"
 #include "relaxvm/graph/executor.hpp"
 

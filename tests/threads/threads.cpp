@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "../support/programs.hpp"
+
 #if RELAXVM_TEST_MLP
 #include "../../examples/mlp_program.hpp"
 #endif
@@ -67,17 +69,7 @@ rv::executable make_program() {
   using rv::builtins::match_code;
   constexpr auto imm = [](auto code) { return static_cast<std::int64_t>(code); };
   rv::exec_builder b;
-  {
-    auto fn = b.function("fact", 1, {"n"});
-    b.emit_call("test.lt", {b.r(0), b.imm(2)}, b.r(1));
-    b.emit_if(b.r(1), 3);
-    b.emit_call("vm.builtin.copy", {b.imm(1)}, b.r(2));
-    b.emit_ret(b.r(2));
-    b.emit_call("test.sub", {b.r(0), b.imm(1)}, b.r(3));
-    b.emit_call("fact", {b.r(3)}, b.r(4));
-    b.emit_call("test.mul", {b.r(0), b.r(4)}, b.r(2));
-    b.emit_ret(b.r(2));
-  }
+  relaxvm_test::programs::add_factorial(b);
   {
     auto fn = b.function("add_fact", 2, {"s", "k"});
     b.emit_call("fact", {b.r(1)}, b.r(2));

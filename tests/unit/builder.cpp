@@ -60,7 +60,7 @@ TEST_CASE("a scope can be ended early, and next_instruction/patch fill in jumps"
   CHECK(rv::decode(exe.view(), 2).offset == 2);
 }
 
-TEST_CASE("formalize renumbers registers by first definition (seed 000)") {
+TEST_CASE("formalize renumbers registers by first definition") {
   // test_vm_formalize: destinations r100 and r50 become %2 and %3.
   auto make = [](std::int64_t a, std::int64_t c) {
     rv::exec_builder b;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// builtins/: the builtins of seed 000, through the VM and called directly.
+// builtins/: the builtins of the Relax VM design example, through the VM and called directly.
 #include <doctest/doctest.h>
 
 #include <relaxvm.hpp>
@@ -34,7 +34,7 @@ rv::result<rv::value> call(rv::basic_registry& reg, std::string_view name, std::
 
 }  // namespace
 
-TEST_CASE("seed 000's shape heap example") {
+TEST_CASE("the Relax VM design example's shape heap") {
   rv::exec_builder b;
   rv::tensor x = rv::tensor::empty({32, 16}, rv::dtype::float64());
   {

@@ -5,10 +5,12 @@
 #include <relaxvm.hpp>
 #include <string>
 
+#include "../support/programs.hpp"
+
 namespace rv = relaxvm;
 
 TEST_CASE("arguments encode as the reference's words") {
-  // The table of relax_vm.md section 1.2.
+  // The reference's table of opcodes and argument kinds.
   static_assert(rv::arg::reg(5).data == 0x0000000000000005);
   static_assert(rv::arg::imm(-3).data == 0x01FFFFFFFFFFFFFD);
   static_assert(rv::arg::constant(2).data == 0x0200000000000002);
@@ -22,40 +24,25 @@ TEST_CASE("arguments encode as the reference's words") {
   CHECK(rv::arg::from_data(0x0300000000000001).kind() == rv::arg_kind::func_idx);
 }
 
-TEST_CASE("special registers") {
-  static_assert(rv::void_register == std::int64_t{1} << 54);
-  static_assert(rv::vm_register == (std::int64_t{1} << 54) + 1);
-  static_assert(rv::is_special_register(rv::void_register));
-  static_assert(!rv::is_special_register(7));
-}
+// Compile-time checks: this file does not compile when one fails.
+// The special registers.
+static_assert(rv::void_register == std::int64_t{1} << 54);
+static_assert(rv::vm_register == (std::int64_t{1} << 54) + 1);
+static_assert(rv::is_special_register(rv::void_register));
+static_assert(!rv::is_special_register(7));
+// Opcode numbers and instruction sizes.
+static_assert(static_cast<int>(rv::opcode::call) == 1);
+static_assert(static_cast<int>(rv::opcode::ret) == 2);
+static_assert(static_cast<int>(rv::opcode::goto_) == 3);
+static_assert(static_cast<int>(rv::opcode::if_) == 4);
+static_assert(rv::instruction_words(1, 3) == 7);
+static_assert(rv::instruction_words(2) == 2);
+static_assert(rv::instruction_words(3) == 2);
+static_assert(rv::instruction_words(4) == 3);
+static_assert(rv::instruction_words(9) == 0);
 
-TEST_CASE("opcode numbers and instruction sizes") {
-  static_assert(static_cast<int>(rv::opcode::call) == 1);
-  static_assert(static_cast<int>(rv::opcode::ret) == 2);
-  static_assert(static_cast<int>(rv::opcode::goto_) == 3);
-  static_assert(static_cast<int>(rv::opcode::if_) == 4);
-  static_assert(rv::instruction_words(1, 3) == 7);
-  static_assert(rv::instruction_words(2) == 2);
-  static_assert(rv::instruction_words(3) == 2);
-  static_assert(rv::instruction_words(4) == 3);
-  static_assert(rv::instruction_words(9) == 0);
-}
-
-namespace {
-// The reference's test_vm_if worked example (relax_vm.md section 2.5).
-rv::executable if_example() {
-  rv::exec_builder b;
-  {
-    auto fn = b.function("main", 3);
-    b.emit_if(b.r(0), 3);
-    b.emit_call("test.vm.add", {b.r(1), b.r(2)}, b.r(3));
-    b.emit_goto(2);
-    b.emit_call("test.vm.mul", {b.r(1), b.r(2)}, b.r(3));
-    b.emit_ret(b.r(3));
-  }
-  return b.get();
-}
-}  // namespace
+// The reference's test_vm_if example, whose encoding its documentation works through.
+using relaxvm_test::programs::if_example;
 
 TEST_CASE("the instruction stream matches the reference's worked example") {
   rv::executable exe = if_example();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// runtime/function.hpp and registry.hpp: typed adapters, raw packed functions, closures.
+// runtime/closure.hpp, adapters.hpp and registry.hpp: closures, typed adapters, raw packed functions.
 #include <doctest/doctest.h>
 
 #include <relaxvm.hpp>

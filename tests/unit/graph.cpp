@@ -123,7 +123,7 @@ TEST_CASE("planner: without storage ids the seeds' graphs get the ids printed th
 }
 
 TEST_CASE("planner: a chain reuses freed storage; __nop shares; the smallest fitting block wins") {
-  // x -> f -> f -> f -> reshape(__nop) -> g (smaller): the reference notes' worked example, extended.
+  // x -> f -> f -> f -> reshape(__nop) -> g (smaller): a worked example of the reference's planner, extended.
   const std::string chain = R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
     {"op": "tvm_op", "name": "a", "attrs": {"func_name": "f", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[0, 0]]},
     {"op": "tvm_op", "name": "b", "attrs": {"func_name": "f", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"}, "inputs": [[1, 0]]},
@@ -240,7 +240,7 @@ TEST_CASE("flatten_data passes every argument as a 1-d view, and the entries kee
 }
 
 TEST_CASE("params: the reference's bytes, byte for byte") {
-  // reference/relay_vm_graph_lowering.md 2.4: {"x": float32[2] = [1.0, 2.0]}, 97 bytes.
+  // As TVM's save_param_dict writes {"x": float32[2] = [1.0, 2.0]}, 97 bytes.
   const unsigned char golden[] = {
       0xb7, 0x9c, 0x04, 0x05, 0x4f, 0x8d, 0xe5, 0xf7, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  //
       0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  //

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lowering layer end to end: IR programs lowered by the whole pipeline and run on the VM
-// (reference/lowering.md, section 6.4), with their outputs, error kinds and messages, and the
+// (docs/lowering.md), with their outputs, error kinds and messages, and the
 // instruction patterns the reference emits.
 #include <doctest/doctest.h>
 #include <relaxvm/doctest.hpp>
@@ -193,7 +193,7 @@ TEST_CASE("if/else on a tensor condition: the reference's 8-instruction layout")
     f.ret(w);
   }
   const std::string t = text_of(ir::build(m.get()));
-  // The parameters' checks, then the reference's layout (reference/lowering.md, 2.7(a)).
+  // The parameters' checks, then the reference's layout (docs/lowering.md)
   CHECK(contains(t, "  call  vm.builtin.read_if_cond in: %0           dst: %2\n"
                     "  If    %2, 4\n"
                     "  call  test.vm.add      in: %1, %1       dst: %3\n"
@@ -589,7 +589,7 @@ TEST_CASE("hostile IR found by review: errors, not crashes, hangs or wrong code"
   }
 }
 
-// ---- memory planning and views, run (reference/lowering.md 6.4, programs 7 and 8) ----------------
+// ---- memory planning and views, run (docs/lowering.md) ----------------
 
 namespace {
 // Float kernels for the chain exp -> reshape -> relu -> add 1 -> pad with two ones -> log, twice, and

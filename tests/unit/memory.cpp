@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// runtime/memory.hpp: naive, pooled and arena allocators, storage, views, device copies.
+// runtime/allocator.hpp: naive, pooled and arena allocators, storage, views, device copies.
 #include <doctest/doctest.h>
 
 #include <cstdint>

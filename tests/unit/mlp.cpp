@@ -227,7 +227,7 @@ TEST_CASE("the MLP written as IR lowers to a program with the hand-written one's
 }
 
 TEST_CASE("the MLP as IR, planned: (n, 32) intermediates alternate between two storages, the output has its own") {
-  // reference/lowering.md 6.4, program 9. Storages as vm.builtin.alloc_storage makes them.
+  // The reference's program 9 (docs/lowering.md). Storages as vm.builtin.alloc_storage makes them.
   const mlp::weights w = mlp::make_weights();
   rv::registry reg;
   mlp::register_kernels(reg);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuples, ADTs, closures and control (builtins/data.hpp, builtins/control.hpp), and the Relay VM on
-// Call/Ret/If/Goto: one test per Relay instruction, following the mapping of the reference notes
-// (relay_vm_graph_lowering.md, section 1.7), then whole programs: a recursive sum over a tagged
+// Call/Ret/If/Goto: one test per Relay instruction, following the Relay VM's own
+// instruction set (TVM's src/runtime/vm/vm.cc), then whole programs: a recursive sum over a tagged
 // list, a closure with captured values, and an if/else.
 #include <doctest/doctest.h>
 

@@ -42,15 +42,15 @@ rv::registry make_registry() {
 
 }  // namespace
 
-TEST_CASE("build() verifies and formalizes at compile time") {
-  static_assert(decltype(prog)::sizes.funcs == 2);
-  static_assert(prog.view().funcs[0].register_file_size == 4);  // r9, r8 became %2, %3
-  static_assert(prog.view().funcs[0].kind == rv::func_kind::vm);
-  static_assert(prog.view().name(1) == "test.scale");
-  static_assert(prog.view().constants.size() == 2);  // the shape is shared
-  static_assert(prog.num_warnings == 0);
-  static_assert(std::is_trivially_destructible_v<decltype(prog)>);
-}
+// Compile-time checks: this file does not compile when one fails.
+// build() verifies and formalizes at compile time.
+static_assert(decltype(prog)::sizes.funcs == 2);
+static_assert(prog.view().funcs[0].register_file_size == 4);  // r9, r8 became %2, %3
+static_assert(prog.view().funcs[0].kind == rv::func_kind::vm);
+static_assert(prog.view().name(1) == "test.scale");
+static_assert(prog.view().constants.size() == 2);  // the shape is shared
+static_assert(prog.num_warnings == 0);
+static_assert(std::is_trivially_destructible_v<decltype(prog)>);
 
 TEST_CASE("a static executable equals the one the builder makes at run time") {
   rv::exec_builder b;

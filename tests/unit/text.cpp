@@ -5,19 +5,12 @@
 #include <relaxvm.hpp>
 #include <string>
 
+#include "../support/programs.hpp"
+
 namespace rv = relaxvm;
 
 TEST_CASE("as_text: the reference's test_vm_if example") {
-  rv::exec_builder b;
-  {
-    auto fn = b.function("main", 3);
-    b.emit_if(b.r(0), 3);
-    b.emit_call("test.vm.add", {b.r(1), b.r(2)}, b.r(3));
-    b.emit_goto(2);
-    b.emit_call("test.vm.mul", {b.r(1), b.r(2)}, b.r(3));
-    b.emit_ret(b.r(3));
-  }
-  CHECK(b.get().as_text() ==
+  CHECK(relaxvm_test::programs::if_example().as_text() ==
         "@main:\n"
         "  If    %0, 3\n"
         "  call  test.vm.add      in: %1, %2       dst: %3\n"
@@ -31,7 +24,7 @@ TEST_CASE("as_text: the reference's test_vm_if example") {
         "\n");
 }
 
-TEST_CASE("as_text and stats: seed 000's func0") {
+TEST_CASE("as_text and stats: the Relax VM design example's func0") {
   rv::exec_builder b;
   {
     auto fn = b.function("func0", 2);

@@ -15,6 +15,7 @@ namespace rv = relaxvm;
 
 // Counts heap allocations, to check that calls allocate nothing.
 #include "../support/counting_new.hpp"
+#include "../support/programs.hpp"
 using relaxvm_test::heap_allocations;
 
 namespace {
@@ -47,20 +48,7 @@ rv::registry test_registry() {
 }
 
 // fact(n) = n < 2 ? 1 : n * fact(n - 1), as bytecode calling itself.
-rv::executable factorial() {
-  rv::exec_builder b;
-  auto fn = b.function("fact", 1, {"n"});
-  b.emit_call("test.lt", {b.r(0), b.imm(2)}, b.r(1));
-  b.emit_if(b.r(1), 3);
-  b.emit_call("vm.builtin.copy", {b.imm(1)}, b.r(2));
-  b.emit_ret(b.r(2));
-  b.emit_call("test.sub", {b.r(0), b.imm(1)}, b.r(3));
-  b.emit_call("fact", {b.r(3)}, b.r(4));
-  b.emit_call("test.mul", {b.r(0), b.r(4)}, b.r(2));
-  b.emit_ret(b.r(2));
-  fn.end();
-  return b.get();
-}
+using relaxvm_test::programs::factorial;
 
 std::string error_of(const rv::result<rv::value>& r) {
   REQUIRE_FALSE(r.ok());
@@ -69,7 +57,7 @@ std::string error_of(const rv::result<rv::value>& r) {
 
 }  // namespace
 
-TEST_CASE("seed 000: move, add, mul on tensors") {
+TEST_CASE("the Relax VM design example: move, add, mul on tensors") {
   rv::exec_builder b;
   rv::tensor c0 = rv::tensor::from<float>({1, 2, 3}, {3});
   {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "config.hpp"  // RELAXVM_ABI
-#include "text.hpp"
+#include "text_builder.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 

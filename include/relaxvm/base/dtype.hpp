@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "config.hpp"  // RELAXVM_ABI
-#include "text.hpp"
+#include "text_builder.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 

@@ -15,7 +15,7 @@
 #if RELAXVM_HEAP
 #include <string>  // error messages (firmware mode keeps them in the error itself)
 #endif
-#include "text.hpp"
+#include "text_builder.hpp"
 
 #if RELAXVM_HOSTED && RELAXVM_HEAP
 #include <exception>

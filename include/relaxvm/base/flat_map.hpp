@@ -26,12 +26,13 @@ class flat_map {
   /// The value of `key`, or nullptr.
   template <class K>
   Value* find(const K& key) {
-    const std::size_t i = lower(key);
-    return i < items_.size() && !(key < items_[i].first) ? &items_[i].second : nullptr;
+    const std::size_t i = position(key);
+    return i < items_.size() ? &items_[i].second : nullptr;
   }
   template <class K>
   const Value* find(const K& key) const {
-    return const_cast<flat_map*>(this)->find(key);
+    const std::size_t i = position(key);
+    return i < items_.size() ? &items_[i].second : nullptr;
   }
   /// The value of `key`, made from `v...` when the key is new; and whether it is new.
   template <class K, class... V>
@@ -54,8 +55,8 @@ class flat_map {
   /// Removes `key`; whether it was there.
   template <class K>
   bool erase(const K& key) {
-    const std::size_t i = lower(key);
-    if (i == items_.size() || key < items_[i].first) return false;
+    const std::size_t i = position(key);
+    if (i == items_.size()) return false;
     items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
     return true;
   }
@@ -79,6 +80,12 @@ class flat_map {
       else hi = mid;
     }
     return lo;
+  }
+  // The entry of `key`, or size() when there is none.
+  template <class K>
+  std::size_t position(const K& key) const {
+    const std::size_t i = lower(key);
+    return i < items_.size() && !(key < items_[i].first) ? i : items_.size();
   }
 
   std::vector<entry> items_;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The integer encodings of the shape builtins (builtins/shape.hpp), on their own so that code which
+// The integer encodings of the shape builtins (builtins/shape_heap.hpp), on their own so that code which
 // emits bytecode (the lowering layer, hand-written programs) needs no runtime headers.
 //
 //   match_code, the reference's MatchShapeCode: what match_shape / match_prim_value do per value

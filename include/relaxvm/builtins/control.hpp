@@ -21,7 +21,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
-#include "../runtime/function.hpp"
+#include "../runtime/adapters.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/tensor.hpp"
 #include "../runtime/value.hpp"

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../runtime/context.hpp"
 #include "../runtime/print.hpp"
 #include "../runtime/registry.hpp"

@@ -14,16 +14,16 @@
 #ifndef RELAXVM_BUILTINS_MEMORY_HPP
 #define RELAXVM_BUILTINS_MEMORY_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/std_parts.hpp"  // std::sort, std::min, ...
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
-#include "../runtime/memory.hpp"
+#include "../runtime/allocator.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
@@ -82,7 +82,7 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
   const tensor_object* k = kept_exclusive<tensor_object>(kept);
   return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
          k->dl.byte_offset == static_cast<std::uint64_t>(offset) && dtype(k->dl.dtype) == t && !k->read_only &&
-         k->strides.empty() && (k->dims.get() == s.get() || std::ranges::equal(k->dims.dims(), s.dims()));
+         k->strides.empty() && (k->dims.get() == s.get() || std::equal(k->dims.dims().begin(), k->dims.dims().end(), s.dims().begin(), s.dims().end()));
 }
 #endif
 }  // namespace detail

@@ -21,7 +21,7 @@
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
 #include "../base/hash_index.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "formalize.hpp"
 #include "instruction.hpp"
 #include "layout.hpp"

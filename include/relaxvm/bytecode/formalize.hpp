@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Formalize: renumbers each vm function's registers in order of first definition (seed 000), so a
+// Formalize: renumbers each vm function's registers in order of first definition (the reference's Formalize), so a
 // program may use any register numbers and still gets a dense register file.
 #ifndef RELAXVM_BYTECODE_FORMALIZE_HPP
 #define RELAXVM_BYTECODE_FORMALIZE_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/std_parts.hpp"  // std::sort, std::min, ...
 #include "../base/hash_index.hpp"
 #include "layout.hpp"
 #include "opcode.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/diagnostic.hpp"
 #include "builder.hpp"
 #include "layout.hpp"
 
@@ -27,15 +28,11 @@ struct static_executable {
 
 namespace detail {
 
-inline constexpr std::size_t max_build_message = 960;
-
 /// What the first (measuring) run of a builder lambda learns: the pool sizes, or the failure.
 struct build_summary {
-  bool ok = false;
+  diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
-  std::size_t message_size = 0;
-  char message[max_build_message]{};
 };
 
 template <class F>
@@ -59,49 +56,19 @@ constexpr exec_layout rerun_builder() {
   return l;
 }
 
-/// Marks `s` failed with message `t` (cut at max_build_message characters).
-constexpr void set_message(build_summary& s, const text& t) {
-  const std::string_view m = t.view();
-  s.ok = false;
-  s.message_size = m.size() < max_build_message ? m.size() : max_build_message;
-  for (std::size_t i = 0; i < s.message_size; ++i) s.message[i] = m[i];
-}
-
 template <class F>
 constexpr build_summary summarize() {
   build_output out = run_builder<F>();
   build_summary s;
-  s.ok = out.ok();
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
-  if (!s.ok) {
-    // The rule's name first, on a chunk of its own, so it is easy to spot in the diagnostic.
-    text t;
-    t << "relaxvm: " << (out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule)) << ' ';
-    t.pad_to(30);
+  if (!out.ok()) {
+    // The rule's name first, so it is easy to spot in the diagnostic.
+    text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
     t << out.message;
-    set_message(s, t);
+    s.result.fail(t);
   }
   return s;
-}
-
-/// 30 characters of a message. Clang prints a char-array template argument as a string only
-/// when it is short and free of single quotes; GCC prints any length.
-struct message_chunk {
-  char text[31]{};
-};
-
-inline constexpr std::size_t chunk_chars = 30;
-
-template <build_summary S>
-constexpr message_chunk chunk_of(std::size_t k) {
-  message_chunk c{};
-  for (std::size_t i = 0; i < chunk_chars; ++i) {
-    const std::size_t at = k * chunk_chars + i;
-    char ch = at < S.message_size ? S.message[at] : ' ';
-    c.text[i] = ch == '\'' ? '`' : ch;
-  }
-  return c;
 }
 
 /// The first run's summary, as a variable of its own: its initializer is then a constant
@@ -109,16 +76,6 @@ constexpr message_chunk chunk_of(std::size_t k) {
 /// be evaluated inside build()'s evaluation and share its budget).
 template <class F>
 inline constexpr build_summary summary_of = summarize<F>();
-
-/// Deliberately not constexpr: reaching it during constant evaluation makes the compiler print
-/// its template arguments, which are the message.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_build() {}
-
-template <build_summary S, std::size_t... K>
-constexpr void report_build_failure(std::index_sequence<K...>) {
-  relaxvm_program_failed_to_build<chunk_of<S>(K)...>();
-}
 
 }  // namespace detail
 
@@ -132,9 +89,8 @@ constexpr void report_build_failure(std::index_sequence<K...>) {
 template <class F>
 consteval auto build(F) {
   constexpr const detail::build_summary& s = detail::summary_of<F>;
-  if constexpr (!s.ok) {
-    detail::report_build_failure<s>(
-        std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) / detail::chunk_chars>());
+  if constexpr (!s.result.ok) {
+    detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
     return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};

@@ -5,15 +5,15 @@
 #ifndef RELAXVM_BYTECODE_VERIFY_HPP
 #define RELAXVM_BYTECODE_VERIFY_HPP
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/std_parts.hpp"  // std::sort, std::min, ...
 #include "../base/checked_math.hpp"
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../base/trivial_vector.hpp"
 #include "instruction.hpp"
 #include "layout.hpp"

@@ -20,11 +20,11 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
-#include "../runtime/function.hpp"
-#include "../runtime/memory.hpp"
+#include "../runtime/adapters.hpp"
+#include "../runtime/allocator.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/tensor.hpp"
-#include "graph.hpp"
+#include "format.hpp"
 #include "params.hpp"
 
 namespace relaxvm::RELAXVM_ABI::graph {

@@ -27,6 +27,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
+#include "../io/bytes.hpp"
 #include "../runtime/tensor.hpp"
 
 namespace relaxvm::RELAXVM_ABI::graph {
@@ -45,87 +46,58 @@ inline constexpr std::uint64_t params_tensor_magic = 0xDD5E40F096B4A13Full;
 /// More dimensions than any tensor of a real model has; a larger count is a corrupt file.
 inline constexpr std::int32_t params_max_ndim = 64;
 
-class byte_writer {
- public:
-  template <class T>
-  void put(T v) {
-    unsigned char b[sizeof(T)];
-    for (std::size_t i = 0; i < sizeof(T); ++i) b[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i));
-    bytes_.insert(bytes_.end(), reinterpret_cast<const std::byte*>(b), reinterpret_cast<const std::byte*>(b) + sizeof(T));
-  }
-  void put_bytes(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    bytes_.insert(bytes_.end(), b, b + n);
-  }
-  std::vector<std::byte> take() { return std::move(bytes_); }
+using relaxvm::detail::byte_cursor;
+using relaxvm::detail::byte_writer;
 
- private:
-  std::vector<std::byte> bytes_;
-};
+/// A little-endian T from `in`; an error naming `what` and the offset when the bytes run out.
+template <class T>
+result<T> get(byte_cursor& in, std::string_view what) {
+  T v{};
+  if (!in.get(v))
+    return value_error("load_params: the file ends at byte ", in.end(), " in ", what, " (at byte ", in.position(), ")");
+  return v;
+}
+inline result<std::span<const std::byte>> get_bytes(byte_cursor& in, std::uint64_t n, std::string_view what) {
+  std::span<const std::byte> out;
+  if (!in.bytes(n, out))
+    return value_error("load_params: the file ends at byte ", in.end(), " in ", what, " (at byte ", in.position(), ")");
+  return out;
+}
 
-class byte_reader {
- public:
-  explicit byte_reader(std::span<const std::byte> b) : bytes_(b) {}
-  /// Reads a little-endian T; an error naming `what` and the offset when the bytes run out.
-  template <class T>
-  result<T> get(std::string_view what) {
-    if (bytes_.size() - pos_ < sizeof(T)) return truncated(what);
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<std::uint64_t>(bytes_[pos_ + i]) << (8 * i);
-    pos_ += sizeof(T);
-    return static_cast<T>(v);
-  }
-  result<std::span<const std::byte>> get_bytes(std::uint64_t n, std::string_view what) {
-    if (bytes_.size() - pos_ < n) return truncated(what);
-    std::span<const std::byte> s = bytes_.subspan(pos_, static_cast<std::size_t>(n));
-    pos_ += static_cast<std::size_t>(n);
-    return s;
-  }
-  std::size_t pos() const noexcept { return pos_; }
-  std::size_t left() const noexcept { return bytes_.size() - pos_; }
-
- private:
-  error truncated(std::string_view what) const {
-    return value_error("load_params: the file ends at byte ", bytes_.size(), " in ", what, " (at byte ", pos_, ")");
-  }
-  std::span<const std::byte> bytes_;
-  std::size_t pos_ = 0;
-};
-
-inline result<tensor> read_tensor(byte_reader& in, std::string_view name) {
-  RELAXVM_TRY_ASSIGN(std::uint64_t magic, in.get<std::uint64_t>("a tensor's magic number"));
+inline result<tensor> read_tensor(byte_cursor& in, std::string_view name) {
+  RELAXVM_TRY_ASSIGN(std::uint64_t magic, get<std::uint64_t>(in, "a tensor's magic number"));
   if (magic != params_tensor_magic)
     return value_error("load_params: tensor '", name, "' does not start with the tensor magic number (byte ",
-                       in.pos() - 8, ")");
-  RELAXVM_TRY(in.get<std::uint64_t>("a tensor's reserved field"));
-  RELAXVM_TRY_ASSIGN(std::int32_t device_type, in.get<std::int32_t>("a tensor's device"));
-  RELAXVM_TRY_ASSIGN(std::int32_t device_id, in.get<std::int32_t>("a tensor's device"));
+                       in.position() - 8, ")");
+  RELAXVM_TRY(get<std::uint64_t>(in, "a tensor's reserved field"));
+  RELAXVM_TRY_ASSIGN(std::int32_t device_type, get<std::int32_t>(in, "a tensor's device"));
+  RELAXVM_TRY_ASSIGN(std::int32_t device_id, get<std::int32_t>(in, "a tensor's device"));
   if (device_type != kDLCPU || device_id != 0)
     return value_error("load_params: tensor '", name, "' is on device type ", device_type, " id ", device_id,
                        "; params files hold cpu:0 tensors");
-  RELAXVM_TRY_ASSIGN(std::int32_t ndim, in.get<std::int32_t>("a tensor's ndim"));
+  RELAXVM_TRY_ASSIGN(std::int32_t ndim, get<std::int32_t>(in, "a tensor's ndim"));
   if (ndim < 0 || ndim > params_max_ndim)
     return value_error("load_params: tensor '", name, "' has ", ndim, " dimensions (0 to ", params_max_ndim, " expected)");
-  RELAXVM_TRY_ASSIGN(std::uint8_t code, in.get<std::uint8_t>("a tensor's dtype"));
-  RELAXVM_TRY_ASSIGN(std::uint8_t bits, in.get<std::uint8_t>("a tensor's dtype"));
-  RELAXVM_TRY_ASSIGN(std::uint16_t lanes, in.get<std::uint16_t>("a tensor's dtype"));
+  RELAXVM_TRY_ASSIGN(std::uint8_t code, get<std::uint8_t>(in, "a tensor's dtype"));
+  RELAXVM_TRY_ASSIGN(std::uint8_t bits, get<std::uint8_t>(in, "a tensor's dtype"));
+  RELAXVM_TRY_ASSIGN(std::uint16_t lanes, get<std::uint16_t>(in, "a tensor's dtype"));
   const dtype t(code, bits, lanes);
   if (lanes != 1)
     return value_error("load_params: tensor '", name, "' has dtype ", t, "; params files hold scalar dtypes only");
   std::int64_t dims[params_max_ndim];
   for (std::int32_t i = 0; i < ndim; ++i) {
-    RELAXVM_TRY_ASSIGN(dims[i], in.get<std::int64_t>("a tensor's shape"));
+    RELAXVM_TRY_ASSIGN(dims[i], get<std::int64_t>(in, "a tensor's shape"));
   }
   const shape s(std::span<const std::int64_t>(dims, static_cast<std::size_t>(ndim)));
   std::int64_t numel = 0, nbytes = 0;
   relaxvm::detail::text what("load_params: tensor '");
   what << name << "'";
   RELAXVM_TRY(relaxvm::detail::check_tensor_layout(s.dims(), t, numel, nbytes, what.view()));
-  RELAXVM_TRY_ASSIGN(std::int64_t stored, in.get<std::int64_t>("a tensor's byte count"));
+  RELAXVM_TRY_ASSIGN(std::int64_t stored, get<std::int64_t>(in, "a tensor's byte count"));
   if (stored != nbytes)
     return value_error("load_params: tensor '", name, "' says it has ", stored, " data bytes, but ", relaxvm::detail::dims_text{s.dims()},
                        " x ", t, " is ", nbytes, " bytes");
-  RELAXVM_TRY_ASSIGN(std::span<const std::byte> data, in.get_bytes(static_cast<std::uint64_t>(nbytes), "a tensor's data"));
+  RELAXVM_TRY_ASSIGN(std::span<const std::byte> data, get_bytes(in, static_cast<std::uint64_t>(nbytes), "a tensor's data"));
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_empty(s, t));
   if (nbytes > 0) std::memcpy(out.raw_data(), data.data(), data.size());
   return out;
@@ -134,44 +106,44 @@ inline result<tensor> read_tensor(byte_reader& in, std::string_view name) {
 
 /// The named tensors of a params file, in the file's order.
 inline result<std::vector<named_tensor>> load_params(std::span<const std::byte> bytes) {
-  detail::byte_reader in(bytes);
-  RELAXVM_TRY_ASSIGN(std::uint64_t magic, in.get<std::uint64_t>("the header"));
+  detail::byte_cursor in(bytes);
+  RELAXVM_TRY_ASSIGN(std::uint64_t magic, detail::get<std::uint64_t>(in, "the header"));
   if (magic != detail::params_list_magic)
     return detail::value_error("load_params: not a params file (the first 8 bytes are not the list magic number)");
-  RELAXVM_TRY(in.get<std::uint64_t>("the header"));
-  RELAXVM_TRY_ASSIGN(std::uint64_t count, in.get<std::uint64_t>("the name count"));
+  RELAXVM_TRY(detail::get<std::uint64_t>(in, "the header"));
+  RELAXVM_TRY_ASSIGN(std::uint64_t count, detail::get<std::uint64_t>(in, "the name count"));
   // Each name takes at least 8 bytes: a count beyond that is corrupt, and must not size a vector.
-  if (count > in.left() / 8)
+  if (count > in.remaining() / 8)
     return detail::value_error("load_params: the file says it has ", count, " names, more than its ", bytes.size(),
                                " bytes can hold");
   std::vector<named_tensor> out(static_cast<std::size_t>(count));
   for (named_tensor& p : out) {
-    RELAXVM_TRY_ASSIGN(std::uint64_t len, in.get<std::uint64_t>("a name's length"));
-    RELAXVM_TRY_ASSIGN(std::span<const std::byte> name, in.get_bytes(len, "a name"));
+    RELAXVM_TRY_ASSIGN(std::uint64_t len, detail::get<std::uint64_t>(in, "a name's length"));
+    RELAXVM_TRY_ASSIGN(std::span<const std::byte> name, detail::get_bytes(in, len, "a name"));
     p.name.assign(reinterpret_cast<const char*>(name.data()), name.size());
   }
-  RELAXVM_TRY_ASSIGN(std::uint64_t arrays, in.get<std::uint64_t>("the tensor count"));
+  RELAXVM_TRY_ASSIGN(std::uint64_t arrays, detail::get<std::uint64_t>(in, "the tensor count"));
   if (arrays != count)
     return detail::value_error("load_params: the file has ", count, " names but ", arrays, " tensors");
   for (named_tensor& p : out) {
     RELAXVM_TRY_ASSIGN(p.value, detail::read_tensor(in, p.name));
   }
-  if (in.left() != 0)
-    return detail::value_error("load_params: ", in.left(), " bytes follow the last tensor (at byte ", in.pos(), ")");
+  if (in.remaining() != 0)
+    return detail::value_error("load_params: ", in.remaining(), " bytes follow the last tensor (at byte ", in.position(), ")");
   return out;
 }
 
 /// The params file of `params`, byte for byte what the reference writes for them in this order.
 inline result<std::vector<std::byte>> save_params(std::span<const named_tensor> params) {
   detail::byte_writer out;
-  out.put<std::uint64_t>(detail::params_list_magic);
-  out.put<std::uint64_t>(0);
-  out.put<std::uint64_t>(params.size());
+  out.u64(detail::params_list_magic);
+  out.u64(0);
+  out.u64(params.size());
   for (const named_tensor& p : params) {
-    out.put<std::uint64_t>(p.name.size());
-    out.put_bytes(p.name.data(), p.name.size());
+    out.u64(p.name.size());
+    out.raw(p.name.data(), p.name.size());
   }
-  out.put<std::uint64_t>(params.size());
+  out.u64(params.size());
   for (const named_tensor& p : params) {
     const tensor& t = p.value;
     if (!t.defined()) return detail::value_error("save_params: '", p.name, "' is an undefined tensor");
@@ -180,17 +152,17 @@ inline result<std::vector<std::byte>> save_params(std::span<const named_tensor> 
     if (!t.is_contiguous()) return detail::value_error("save_params: '", p.name, "' is strided; save a compact copy");
     if (t.dtype().lanes != 1)
       return detail::value_error("save_params: '", p.name, "' has dtype ", t.dtype(), "; params files hold scalar dtypes only");
-    out.put<std::uint64_t>(detail::params_tensor_magic);
-    out.put<std::uint64_t>(0);
-    out.put<std::int32_t>(kDLCPU);
-    out.put<std::int32_t>(0);
-    out.put<std::int32_t>(static_cast<std::int32_t>(t.ndim()));
-    out.put<std::uint8_t>(t.dtype().code);
-    out.put<std::uint8_t>(t.dtype().bits);
-    out.put<std::uint16_t>(t.dtype().lanes);
-    for (std::int64_t d : t.shape().dims()) out.put<std::int64_t>(d);
-    out.put<std::int64_t>(t.nbytes());
-    if (t.nbytes() > 0) out.put_bytes(t.raw_data(), static_cast<std::size_t>(t.nbytes()));
+    out.u64(detail::params_tensor_magic);
+    out.u64(0);
+    out.i32(kDLCPU);
+    out.i32(0);
+    out.i32(static_cast<std::int32_t>(t.ndim()));
+    out.u8(t.dtype().code);
+    out.u8(t.dtype().bits);
+    out.u16(t.dtype().lanes);
+    for (std::int64_t d : t.shape().dims()) out.i64(d);
+    out.i64(t.nbytes());
+    if (t.nbytes() > 0) out.raw(t.raw_data(), static_cast<std::size_t>(t.nbytes()));
   }
   return out.take();
 }

@@ -16,8 +16,9 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../bytecode/layout.hpp"
+#include "bytes.hpp"
 
 namespace relaxvm::RELAXVM_ABI::binary {
 
@@ -43,33 +44,7 @@ inline constexpr tag_entry write_tags[] = {
 
 namespace detail {
 
-class writer {
- public:
-  void u8(std::uint8_t v) { out_.push_back(static_cast<std::byte>(v)); }
-  void u16(std::uint16_t v) { le(v, 2); }
-  void u32(std::uint32_t v) { le(v, 4); }
-  void u64(std::uint64_t v) { le(v, 8); }
-  void i32(std::int32_t v) { le(static_cast<std::uint32_t>(v), 4); }
-  void i64(std::int64_t v) { le(static_cast<std::uint64_t>(v), 8); }
-  void str(std::string_view s) {
-    u64(s.size());
-    for (char c : s) out_.push_back(static_cast<std::byte>(c));
-  }
-  void raw(std::span<const std::uint8_t> b) {
-    for (std::uint8_t x : b) out_.push_back(static_cast<std::byte>(x));
-  }
-  void patch_u64(std::size_t at, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
-  }
-  std::size_t size() const { return out_.size(); }
-  std::vector<std::byte>& bytes() { return out_; }
-
- private:
-  void le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xFF));
-  }
-  std::vector<std::byte> out_;
-};
+using writer = relaxvm::detail::byte_writer;
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
 /// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
@@ -77,27 +52,17 @@ class reader {
  public:
   reader(std::span<const std::byte> all, std::size_t begin, std::size_t end, std::string_view section,
          std::string_view caller = "load")
-      : all_(all), pos_(begin), end_(end), section_(section), caller_(caller) {}
+      : in_(all, begin, end), section_(section), caller_(caller) {}
 
   /// What is being read, for messages ("constant 3's shape").
   relaxvm::detail::text item;
 
-  bool u8(std::uint8_t& v) { return le(v, 1); }
-  bool u16(std::uint16_t& v) { return le(v, 2); }
-  bool u32(std::uint32_t& v) { return le(v, 4); }
-  bool u64(std::uint64_t& v) { return le(v, 8); }
-  bool i32(std::int32_t& v) {
-    std::uint32_t u = 0;
-    if (!le(u, 4)) return false;
-    v = static_cast<std::int32_t>(u);
-    return true;
-  }
-  bool i64(std::int64_t& v) {
-    std::uint64_t u = 0;
-    if (!le(u, 8)) return false;
-    v = static_cast<std::int64_t>(u);
-    return true;
-  }
+  bool u8(std::uint8_t& v) { return get(v); }
+  bool u16(std::uint16_t& v) { return get(v); }
+  bool u32(std::uint32_t& v) { return get(v); }
+  bool u64(std::uint64_t& v) { return get(v); }
+  bool i32(std::int32_t& v) { return get(v); }
+  bool i64(std::int64_t& v) { return get(v); }
   /// A count of items of at least `min_item_size` bytes each: never more than the bytes left.
   bool count(std::uint64_t& n, std::size_t min_item_size) {
     if (!u64(n)) return false;
@@ -108,12 +73,7 @@ class reader {
     }
     return true;
   }
-  bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
-    if (n > remaining()) return cut(n);
-    out = all_.subspan(pos_, static_cast<std::size_t>(n));
-    pos_ += static_cast<std::size_t>(n);
-    return true;
-  }
+  bool bytes(std::uint64_t n, std::span<const std::byte>& out) { return in_.bytes(n, out) || cut(n); }
   bool str(std::string_view& s) {
     std::uint64_t n = 0;
     std::span<const std::byte> b;
@@ -121,12 +81,12 @@ class reader {
     s = std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
     return true;
   }
-  std::size_t remaining() const { return end_ - pos_; }
-  std::size_t position() const { return pos_; }
+  std::size_t remaining() const { return in_.remaining(); }
+  std::size_t position() const { return in_.position(); }
   bool at_end() {
-    if (pos_ == end_) return true;
+    if (remaining() == 0) return true;
     item.clear();
-    fail_text() << "has " << (end_ - pos_) << " bytes at offset " << pos_ << " after its last entry";
+    fail_text() << "has " << remaining() << " bytes at offset " << position() << " after its last entry";
     return false;
   }
 
@@ -146,24 +106,16 @@ class reader {
 
  private:
   template <class T>
-  bool le(T& v, int n) {
-    if (remaining() < static_cast<std::size_t>(n)) return cut(static_cast<std::uint64_t>(n));
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i)
-      x |= static_cast<std::uint64_t>(std::to_integer<std::uint8_t>(all_[pos_ + static_cast<std::size_t>(i)])) << (8 * i);
-    pos_ += static_cast<std::size_t>(n);
-    v = static_cast<T>(x);
-    return true;
+  bool get(T& v) {
+    return in_.get(v) || cut(sizeof(T));
   }
   bool cut(std::uint64_t needed) {
-    fail_text() << "is cut off: it needs " << needed << " bytes at offset " << pos_ << " but the section ends at "
-                << end_;
+    fail_text() << "is cut off: it needs " << needed << " bytes at offset " << position()
+                << " but the section ends at " << in_.end();
     return false;
   }
 
-  std::span<const std::byte> all_;
-  std::size_t pos_;
-  std::size_t end_;
+  relaxvm::detail::byte_cursor in_;
   std::string_view section_;
   std::string_view caller_;
   bool failed_ = false;

@@ -6,7 +6,6 @@
 #ifndef RELAXVM_IO_TEXT_HPP
 #define RELAXVM_IO_TEXT_HPP
 
-#include <algorithm>
 #include <bit>
 #include <vector>
 #include <cstdint>
@@ -15,9 +14,10 @@
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/std_parts.hpp"  // std::sort, std::min, ...
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../bytecode/formalize.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pipeline, in the reference's order (reference/lowering.md, section 1):
+// The pipeline, in the reference's order (docs/lowering.md):
 //   check -> rewrite_dataflow_reshape -> to_non_dataflow -> call_tir_rewrite ->
 //   static_plan_block_memory -> lower_alloc_tensor -> kill_after_last_use ->
 //   lower_runtime_builtin -> shape_lower -> codegen (exec_builder: formalize, verify)

@@ -25,7 +25,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "check.hpp"
 #include "ir.hpp"
 #include "struct_info.hpp"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "ir.hpp"
 
 namespace relaxvm::RELAXVM_ABI::ir {

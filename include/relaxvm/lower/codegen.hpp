@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Code generation: a fully lowered module into an exec_builder, with the reference's conventions
-// (reference/lowering.md, section 2): parameters in r0..n-1, a fresh register per non-void call
+// (docs/lowering.md): parameters in r0..n-1, a fresh register per non-void call
 // and per var-to-var binding (vm.builtin.copy), immediates for int64 values, the constant pool
 // for tensors, strings, dtypes and shapes, %vm first for builtins with the context, %void for
 // void results and null values, a kill as `call vm.builtin.null_value -> the killed register`,

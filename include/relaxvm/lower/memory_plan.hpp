@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// StaticPlanBlockMemory (reference/lowering.md, sections 1.5 and 4): tensors that call_tir_rewrite
+// StaticPlanBlockMemory (docs/lowering.md): tensors that call_tir_rewrite
 // allocated (R.builtin.alloc_tensor) and that live and die inside one binding block, used only by
 // kernels, share storages whose lifetimes do not overlap.
 //
@@ -38,7 +38,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "ir.hpp"
 #include "passes.hpp"
 

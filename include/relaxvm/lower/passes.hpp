@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference's VM pipeline passes before shape lowering (reference/lowering.md, section 1), each
+// The reference's VM pipeline passes before shape lowering (docs/lowering.md), each
 // a function from module to module that tests can call alone:
 //   to_non_dataflow        ToNonDataflow + RemovePurityChecking: dataflow blocks become ordinary
 //                          ones and adjacent blocks merge (purity is not modelled: nothing to unwrap)
@@ -19,7 +19,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "ir.hpp"
 
 namespace relaxvm::RELAXVM_ABI::ir {
@@ -190,7 +190,7 @@ class kill_inserter {
 
 namespace pass {
 
-/// RewriteDataflowReshape (reference/lowering.md, 1.1): a call_dps declared ir::reshape_like
+/// RewriteDataflowReshape (docs/lowering.md): a call_dps declared ir::reshape_like
 /// becomes R.reshape(x, shape), a view with no storage and no copy, when all of these hold: it is
 /// bound to a dataflow variable inside a dataflow block (a block's output keeps its own tensor),
 /// it has exactly one tensor argument x and one tensor output, their dtypes are known and equal,

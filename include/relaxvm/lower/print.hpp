@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "ir.hpp"
 #include "struct_info.hpp"
 

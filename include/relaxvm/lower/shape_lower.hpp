@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ShapeLower: the reference's VMShapeLower and ComputePrimValue in one pass (reference/lowering.md,
-// sections 1.10, 1.11 and 3). Every symbolic expression of a function gets a slot on an int64
+// ShapeLower: the reference's VMShapeLower and ComputePrimValue in one pass (docs/lowering.md,
+// Shape lowering). Every symbolic expression of a function gets a slot on an int64
 // shape heap, in the reference's order; parameters, match_casts and the return value are checked
 // with vm.builtin.check_* calls and matched with vm.builtin.match_shape / match_prim_value in two
 // rounds; composite expressions are computed as soon as their variables are known, with one
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../builtins/codes.hpp"
 #include "ir.hpp"
 #include "passes.hpp"

@@ -16,7 +16,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "sym.hpp"
 
 namespace relaxvm::RELAXVM_ABI::ir {

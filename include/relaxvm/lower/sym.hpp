@@ -19,7 +19,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 
 namespace relaxvm::RELAXVM_ABI::ir {
 

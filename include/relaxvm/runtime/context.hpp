@@ -11,8 +11,8 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
 #include "../base/error.hpp"
-#include "function.hpp"
-#include "memory.hpp"
+#include "adapters.hpp"
+#include "allocator.hpp"
 #include "value.hpp"
 
 namespace relaxvm::RELAXVM_ABI {

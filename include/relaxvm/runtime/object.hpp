@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "../base/config.hpp"
+#include "value_kind.hpp"
 #include "../base/error.hpp"
 #if RELAXVM_HEAP
 #include <vector>
@@ -570,6 +571,31 @@ result<object_ref<T>> try_make_object(Args&&... args) {
   RELAXVM_TRY_ASSIGN(T * p, try_make_raw_object_with_tail<T>(0, std::forward<Args>(args)...));
   return object_ref<T>::adopt(p);
 }
+
+/// What every object handle (shape, string, tensor, tuple, closure) has in common: the reference
+/// it holds and the members through which value and the typed adapters move it in and out of
+/// registers (the object_handle concept). Each handle adds its own constructors and operations.
+template <class Object, value_kind Kind>
+class object_handle_base {
+ public:
+  using object_type = Object;
+  static constexpr value_kind kind = Kind;
+
+  /// Marks the object (and what it holds) as used by several threads (docs/threads.md).
+  void share() const noexcept {
+    if (obj_) obj_->share();
+  }
+  Object* get() const noexcept { return obj_.get(); }
+  /// Gives up the reference without releasing it (value takes it over).
+  object* detach() noexcept { return obj_.release(); }
+
+ protected:
+  object_handle_base() noexcept = default;
+  explicit object_handle_base(object_ref<Object>&& o) noexcept : obj_(std::move(o)) {}
+  object_handle_base(detail::borrow_t b, Object* o) noexcept : obj_(b, o) {}
+
+  object_ref<Object> obj_;
+};
 
 }  // namespace relaxvm
 

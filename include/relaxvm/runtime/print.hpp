@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
-#include "../base/text.hpp"
-#include "function.hpp"
+#include "../base/text_builder.hpp"
+#include "adapters.hpp"
 #include "tensor.hpp"
 #include "tuple.hpp"
 #include "value.hpp"

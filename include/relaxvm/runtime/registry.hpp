@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // basic_registry: names to packed functions. A VM looks every name up once, when it is made;
-// after that a call is an index into a table. relaxvm::registry (builtins/registry.hpp) is a
+// after that a call is an index into a table. relaxvm::registry (builtins/all.hpp) is a
 // basic_registry that starts with every vm.builtin.*.
 #ifndef RELAXVM_RUNTIME_REGISTRY_HPP
 #define RELAXVM_RUNTIME_REGISTRY_HPP
@@ -13,7 +13,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/flat_map.hpp"
-#include "function.hpp"
+#include "adapters.hpp"
 #include "table.hpp"
 
 namespace relaxvm::RELAXVM_ABI {

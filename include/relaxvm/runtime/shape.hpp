@@ -11,7 +11,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "object.hpp"
 #include "value_kind.hpp"
 
@@ -26,10 +26,8 @@ struct shape_object : object {
 };
 static_assert(sizeof(shape_object) % alignof(std::int64_t) == 0);
 
-class shape {
+class shape : public object_handle_base<shape_object, value_kind::shape> {
  public:
-  using object_type = shape_object;
-  static constexpr value_kind kind = value_kind::shape;
   static constexpr bool empty_is_value = true;  // no object: the empty shape
 
   /// The empty shape ().
@@ -46,7 +44,7 @@ class shape {
     for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
     obj_ = object_ref<shape_object>::adopt(o);
   }
-  shape(detail::borrow_t b, shape_object* o) noexcept : obj_(b, o) {}
+  shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
 
   /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
   /// without a scratch buffer; the first error of `dim` is returned.
@@ -98,12 +96,6 @@ class shape {
     return true;
   }
 
-  shape_object* get() const noexcept { return obj_.get(); }
-  /// Gives up this handle's reference (for value).
-  object* detach() noexcept { return obj_.release(); }
-
- private:
-  object_ref<shape_object> obj_;
 };
 
 namespace detail {

@@ -22,10 +22,8 @@ struct string_object : object {
   const char* chars() const noexcept { return reinterpret_cast<const char*>(this + 1); }
 };
 
-class string {
+class string : public object_handle_base<string_object, value_kind::string> {
  public:
-  using object_type = string_object;
-  static constexpr value_kind kind = value_kind::string;
 
   string() : string(std::string_view()) {}
   string(std::string_view s) : string(try_make(s).value()) {}  // NOLINT: implicit, like std::string from a literal
@@ -38,7 +36,7 @@ class string {
   }
   string(const char* s) : string(std::string_view(s)) {}        // NOLINT
   string(const std::string& s) : string(std::string_view(s)) {}  // NOLINT
-  string(detail::borrow_t b, string_object* o) noexcept : obj_(b, o) {}
+  string(detail::borrow_t b, string_object* o) noexcept : object_handle_base(b, o) {}
 
   std::string_view view() const noexcept { return {obj_->chars(), obj_->size}; }
   const char* c_str() const noexcept { return obj_->chars(); }
@@ -48,12 +46,9 @@ class string {
 
   friend bool operator==(const string& a, std::string_view b) noexcept { return a.view() == b; }
 
-  string_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
 
  private:
-  explicit string(object_ref<string_object> o) noexcept : obj_(std::move(o)) {}
-  object_ref<string_object> obj_;
+  explicit string(object_ref<string_object> o) noexcept : object_handle_base(std::move(o)) {}
 };
 
 }  // namespace relaxvm

@@ -25,7 +25,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../base/fixed_string.hpp"
-#include "function.hpp"
+#include "adapters.hpp"
 #include "value.hpp"
 
 namespace relaxvm::RELAXVM_ABI {

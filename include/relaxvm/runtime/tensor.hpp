@@ -21,7 +21,7 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "object.hpp"
 #include "shape.hpp"
 #include "value_kind.hpp"
@@ -106,15 +106,13 @@ inline status check_tensor_layout(std::span<const std::int64_t> dims, dtype t, s
 
 }  // namespace detail
 
-class tensor {
+class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
  public:
-  using object_type = tensor_object;
-  static constexpr value_kind kind = value_kind::tensor;
 
   /// An undefined tensor (no object).
   tensor() noexcept = default;
-  tensor(detail::borrow_t b, tensor_object* o) noexcept : obj_(b, o) {}
-  explicit tensor(object_ref<tensor_object> o) noexcept : obj_(std::move(o)) {}
+  tensor(detail::borrow_t b, tensor_object* o) noexcept : object_handle_base(b, o) {}
+  explicit tensor(object_ref<tensor_object> o) noexcept : object_handle_base(std::move(o)) {}
 
   /// A new uninitialized host tensor; `d` must be a CPU device (any id).
   static result<tensor> try_empty(const relaxvm::shape& s, relaxvm::dtype t,
@@ -301,12 +299,6 @@ class tensor {
   }
   tensor copy() const { return try_copy().value(); }
 
-  /// Lets handles to this tensor be used from several threads (see object::share).
-  void share() const noexcept {
-    if (obj_) obj_->share();
-  }
-  tensor_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
   // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
@@ -322,8 +314,6 @@ class tensor {
     o.dl.strides = nullptr;
     o.dl.byte_offset = 0;
   }
-
-  object_ref<tensor_object> obj_;
 };
 
 namespace detail {

@@ -32,10 +32,8 @@ struct tuple_object : object {
 };
 static_assert(sizeof(tuple_object) % alignof(value) == 0);
 
-class tuple {
+class tuple : public object_handle_base<tuple_object, value_kind::tuple> {
  public:
-  using object_type = tuple_object;
-  static constexpr value_kind kind = value_kind::tuple;
   static constexpr bool empty_is_value = true;  // no object: the empty tuple
 
   /// The empty tuple (no allocation).
@@ -52,7 +50,7 @@ class tuple {
     t.obj_ = object_ref<tuple_object>::adopt(o);
     return t;
   }
-  tuple(detail::borrow_t b, tuple_object* o) noexcept : obj_(b, o) {}
+  tuple(detail::borrow_t b, tuple_object* o) noexcept : object_handle_base(b, o) {}
 
   /// An algebraic data type value: constructor `tag` with these fields.
   static tuple adt(std::int32_t tag, std::span<const value> fields) { return tuple(fields, tag); }
@@ -69,15 +67,7 @@ class tuple {
   /// Replaces field i in place: every handle to this tuple sees it (vm.builtin.tuple_reset_item).
   void set(std::int64_t i, value v) const noexcept { obj_->fields()[i] = std::move(v); }
 
-  void share() const noexcept {
-    if (obj_) obj_->share();
-  }
-  tuple_object* get() const noexcept { return obj_.get(); }
-  object* detach() noexcept { return obj_.release(); }
   // == compares tags and fields: runtime/compare.hpp (t.get() tells the same object).
-
- private:
-  object_ref<tuple_object> obj_;
 };
 
 }  // namespace relaxvm

@@ -21,7 +21,7 @@
 #include "../base/device.hpp"
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "object.hpp"
 #include "shape.hpp"
 #include "string.hpp"

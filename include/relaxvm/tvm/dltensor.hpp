@@ -20,7 +20,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/checked_math.hpp"
 #include "../base/dtype.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../bytecode/layout.hpp"
 #include "../io/binary.hpp"
 

@@ -25,7 +25,7 @@
 #include "../io/binary.hpp"
 #include "../io/executable.hpp"
 #include "../runtime/constant.hpp"
-#include "../runtime/memory.hpp"  // alloc_alignment
+#include "../runtime/allocator.hpp"  // alloc_alignment
 #include "dltensor.hpp"
 #include "relax.hpp"  // vm_bytecode_magic, shared by both formats
 

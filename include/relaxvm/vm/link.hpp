@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/diagnostic.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "../runtime/table.hpp"
@@ -76,22 +77,16 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
   }
 }
 
-constexpr text link_error_start() {
-  text t;
-  t << "relaxvm: link_error ";
-  t.pad_to(30);
-  return t;
-}
+constexpr text link_error_start() { return diagnostic_start("link_error"); }
 
 /// Checks a verified layout against table type T; the first problem, or ok.
 template <class T>
-constexpr build_summary check_link(const exec_view& v) {
-  build_summary s;
-  s.ok = true;
+constexpr diagnostic check_link(const exec_view& v) {
+  diagnostic s;
   if (constexpr std::string_view dup = T::duplicate(); !dup.empty()) {
     text t = link_error_start();
     t << "the function table defines '" << dup << "' twice";
-    set_message(s, t);
+    s.fail(t);
     return s;
   }
   // Every instruction that names a packed function: as the callee, or as a function argument.
@@ -117,7 +112,7 @@ constexpr build_summary check_link(const exec_view& v) {
       if (missing(in.func_idx)) {
         text t = at_instruction();
         t << '\'' << safe_func_name(v, in.func_idx) << "' is not in the function table";
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
       for (std::int64_t k = 0; k < in.num_args; ++k) {
@@ -125,7 +120,7 @@ constexpr build_summary check_link(const exec_view& v) {
         if (a.kind() == arg_kind::func_idx && missing(a.value())) {
           text t = at_instruction();
           t << "argument " << k << ": '" << safe_func_name(v, a.value()) << "' is not in the function table";
-          set_message(s, t);
+          s.fail(t);
           return s;
         }
       }
@@ -140,7 +135,7 @@ constexpr build_summary check_link(const exec_view& v) {
           << (e.fixed == 1 ? "" : "s") << " (";
         for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
         t << "), but the call passes " << n;
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
       for (std::size_t i = 0; i < e.fixed; ++i) {
@@ -150,7 +145,7 @@ constexpr build_summary check_link(const exec_view& v) {
         text t = at_instruction();
         t << "argument " << i << " of '" << e.name << "' expects " << e.param_name(i) << ", but the call passes ";
         append_arg_description(t, v, in.arg_at(static_cast<std::int64_t>(i)), kind);
-        set_message(s, t);
+        s.fail(t);
         return s;
       }
     }
@@ -161,21 +156,11 @@ constexpr build_summary check_link(const exec_view& v) {
     if (fi.kind == func_kind::packed && T::find(v.str(fi.name)) < 0) {
       text t = link_error_start();
       t << "function table entry " << f << " ('" << v.str(fi.name) << "') is not in the function table";
-      set_message(s, t);
+      s.fail(t);
       return s;
     }
   }
   return s;
-}
-
-/// Deliberately not constexpr, like relaxvm_program_failed_to_build: its template arguments are
-/// the message.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_link() {}
-
-template <build_summary S, std::size_t... K>
-constexpr void report_link_failure(std::index_sequence<K...>) {
-  relaxvm_program_failed_to_link<chunk_of<S>(K)...>();
 }
 
 /// Register slots of a frame of function f: its registers, the return slot of the calls it makes
@@ -326,12 +311,10 @@ struct linked_program {
 template <const auto& Prog, const auto& Table>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  constexpr detail::build_summary s = detail::check_link<table_type>(Prog.view());
-  if constexpr (!s.ok) {
+  constexpr detail::diagnostic d = detail::check_link<table_type>(Prog.view());
+  if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
-    constexpr int failed = (detail::report_link_failure<s>(std::make_index_sequence<(s.message_size + detail::chunk_chars - 1) /
-                                                                                    detail::chunk_chars>()),
-                            0);
+    constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
   return linked_program<Prog, Table>{};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::call_tir_rewrite alone (CallTIRRewrite, reference/lowering.md 1.4): each call_dps output
+// ir::pass::call_tir_rewrite alone (CallTIRRewrite, docs/lowering.md): each call_dps output
 // becomes an R.builtin.alloc_tensor, the call becomes a void packed call taking the outputs last,
 // and the binding's variable is bound to the output (a tuple of them for several).
 #include <doctest/doctest.h>

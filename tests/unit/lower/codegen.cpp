@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::codegen (VMCodeGen, reference/lowering.md section 2) on lowered modules, built by hand or by
+// ir::codegen (VMCodeGen, docs/lowering.md) on lowered modules, built by hand or by
 // ir::build: register conventions, copies, kills, immediates and the constant pool, closures, if
 // layout, and the errors for modules that are not lowered.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::kill_after_last_use alone (KillAfterLastUse, reference/lowering.md 1.8 and 6.3 item 7):
+// ir::pass::kill_after_last_use alone (KillAfterLastUse, docs/lowering.md):
 // trivial var-to-var bindings are dropped, then kill_tensor / kill_storage / kill_object follow
 // each variable's last use; parameters, returned values, constants, shapes, prim values, functions,
 // void results, the shape heap and values already killed are never killed, and the pass is

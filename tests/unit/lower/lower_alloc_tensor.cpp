@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::lower_alloc_tensor alone (LowerAllocTensor, reference/lowering.md 1.7): each
+// ir::pass::lower_alloc_tensor alone (LowerAllocTensor, docs/lowering.md): each
 // R.builtin.alloc_tensor(shape, dtype, dev, scope) becomes R.memory.alloc_storage of
 // bytes(dtype) * d0 * d1 ... uint8 (symbolic sizes stay symbolic) and R.memory.alloc_tensor at 0.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::lower_runtime_builtin alone (LowerRuntimeBuiltin, reference/lowering.md 1.9): reshape,
+// ir::pass::lower_runtime_builtin alone (LowerRuntimeBuiltin, docs/lowering.md): reshape,
 // shape_of, make_closure and invoke_closure become VM builtins, the memory operators become the
 // R.vm ones (alloc_storage's arguments reordered to (size, dev, "uint8", scope)), kills become
 // R.vm.kill_object, and an R.builtin.alloc_tensor still present is an error.

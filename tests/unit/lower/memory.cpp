@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::static_plan_block_memory (StaticPlanBlockMemory, reference/lowering.md 1.5 and 4) and
+// ir::pass::static_plan_block_memory (StaticPlanBlockMemory, docs/lowering.md) and
 // ir::pass::rewrite_dataflow_reshape (RewriteDataflowReshape, 1.1) alone: which tensors share
 // which storage, of what size, where the storages are made, and which calls become views. The
 // reference's tests are named where a case follows one. tests/unit/lower.cpp runs such programs.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::shape_lower alone (VMShapeLower + ComputePrimValue, reference/lowering.md section 3):
+// ir::pass::shape_lower alone (VMShapeLower + ComputePrimValue, docs/lowering.md):
 // the cases of test_backend_transform_shape_lower.py (3.6), on modules built with the builder.
 // Lines are compared in a compact form: R.call_packed("vm.builtin.X", a, ...) as X(a, ...),
 // R.prim_value(3) as 3, an ErrorContext string as ctx, annotations and sinfo_args dropped; the

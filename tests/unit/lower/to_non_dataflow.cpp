@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ir::pass::to_non_dataflow alone (ToNonDataflow + RemovePurityChecking, reference/lowering.md 1.2):
+// ir::pass::to_non_dataflow alone (ToNonDataflow + RemovePurityChecking, docs/lowering.md):
 // dataflow variables become ordinary ones, keeping their index, name and struct info, and the
 // blocks of each sequence merge into one.
 #include <doctest/doctest.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A growable character buffer usable in constant expressions. std::string is not (clang 16 with
 // libstdc++ 12), and the verifier's messages must be computed at compile time too.
-#ifndef RELAXVM_BASE_TEXT_HPP
-#define RELAXVM_BASE_TEXT_HPP
+#ifndef RELAXVM_BASE_TEXT_BUILDER_HPP
+#define RELAXVM_BASE_TEXT_BUILDER_HPP
 
 #include "config.hpp"
 #if RELAXVM_HEAP
@@ -206,4 +206,4 @@ constexpr text cat(const Args&... args) {
 
 }  // namespace relaxvm::detail
 
-#endif  // RELAXVM_BASE_TEXT_HPP
+#endif  // RELAXVM_BASE_TEXT_BUILDER_HPP

@@ -4,8 +4,8 @@
 //
 //   vm.builtin.alloc_shape_heap([ctx,] size) -> heap
 //   vm.builtin.shape_of(tensor) -> shape
-//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]   (seed 000)
-//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape        (seed 000)
+//   vm.builtin.store_shape(shape, heap, idx_0, ..., idx_{n-1})        heap[idx_i] = shape[i]
+//   vm.builtin.load_shape(heap, idx_0, ..., idx_{n-1}) -> shape
 //   vm.builtin.match_shape(tensor|shape, heap|null, n, code_0, v_0, ..., [err_ctx])
 //   vm.builtin.make_shape(heap|null, n, code_0, v_0, ...) -> shape
 //   vm.builtin.match_prim_value(int, heap|null, code, v, [err_ctx])
@@ -29,8 +29,8 @@
 // le = 10, gt = 11, ge = 12, and = 13, or = 14, which give 0 or 1 (and/or read non-zero as true).
 // Groups run in order, so one call can compute n * 32 * 4 in two steps. Overflow and division by
 // zero are runtime errors. The codes are in codes.hpp.
-#ifndef RELAXVM_BUILTINS_SHAPE_HPP
-#define RELAXVM_BUILTINS_SHAPE_HPP
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_HPP
 
 #include <cstdint>
 #include <cstring>
@@ -42,8 +42,8 @@
 #include "../base/checked_math.hpp"
 #include "../base/error.hpp"
 #include "../runtime/context.hpp"
-#include "../runtime/function.hpp"
-#include "../runtime/memory.hpp"
+#include "../runtime/adapters.hpp"
+#include "../runtime/allocator.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
@@ -197,7 +197,7 @@ RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept
 
 }  // namespace detail
 
-// ---- seed 000 ------------------------------------------------------------------------------
+// ---- the shape heap, stores and loads ---------------------------------------------------------
 
 /// The heap comes from the host device's allocator of the VM (%vm first, or the VM running the
 /// call); outside a VM, from the system.
@@ -819,4 +819,4 @@ inline constexpr auto shape_table = make_table(
 
 }  // namespace relaxvm::builtins
 
-#endif  // RELAXVM_BUILTINS_SHAPE_HPP
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_HPP

@@ -5,8 +5,8 @@
 // plan_storage assigns storage ids by liveness when a graph has none.
 //
 // Needs nlohmann/json (Debian: nlohmann-json3-dev), and is included only through relaxvm/graph.hpp.
-#ifndef RELAXVM_GRAPH_GRAPH_HPP
-#define RELAXVM_GRAPH_GRAPH_HPP
+#ifndef RELAXVM_GRAPH_FORMAT_HPP
+#define RELAXVM_GRAPH_FORMAT_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
 #include "../base/error.hpp"
-#include "../base/text.hpp"
+#include "../base/text_builder.hpp"
 #include "../runtime/shape.hpp"
 #include "../runtime/tensor.hpp"
 
@@ -536,4 +536,4 @@ inline void plan_storage(graph_def& g) {
 
 }  // namespace relaxvm::graph
 
-#endif  // RELAXVM_GRAPH_GRAPH_HPP
+#endif  // RELAXVM_GRAPH_FORMAT_HPP

@@ -6,10 +6,9 @@
 //   allocator::arena(buffer)   bump allocation in a caller-provided buffer: no heap at all
 //
 // An allocator is a reference-counted handle: every storage it made keeps it alive.
-#ifndef RELAXVM_RUNTIME_MEMORY_HPP
-#define RELAXVM_RUNTIME_MEMORY_HPP
+#ifndef RELAXVM_RUNTIME_ALLOCATOR_HPP
+#define RELAXVM_RUNTIME_ALLOCATOR_HPP
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -474,4 +473,4 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
 
 }  // namespace relaxvm
 
-#endif  // RELAXVM_RUNTIME_MEMORY_HPP
+#endif  // RELAXVM_RUNTIME_ALLOCATOR_HPP

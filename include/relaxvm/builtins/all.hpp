@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // relaxvm::registry: a basic_registry that starts with every vm.builtin.*.
-#ifndef RELAXVM_BUILTINS_REGISTRY_HPP
-#define RELAXVM_BUILTINS_REGISTRY_HPP
+#ifndef RELAXVM_BUILTINS_ALL_HPP
+#define RELAXVM_BUILTINS_ALL_HPP
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
@@ -9,7 +9,7 @@
 #include "core.hpp"
 #include "data.hpp"
 #include "memory.hpp"
-#include "shape.hpp"
+#include "shape_heap.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -31,4 +31,4 @@ class registry : public basic_registry {
 
 }  // namespace relaxvm
 
-#endif  // RELAXVM_BUILTINS_REGISTRY_HPP
+#endif  // RELAXVM_BUILTINS_ALL_HPP
