@@ -8327,16 +8327,21 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 #include <utility>
 #include <vector>
 
-// ---- begin relaxvm/vm/operand.hpp ----
+// ---- begin relaxvm/vm/semantics.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// What both interpreters (virtual_machine and static_vm) do alike with an instruction's
-// operands: load a Call argument, and reject an If condition that is not an int64 or a bool.
-#ifndef RELAXVM_VM_OPERAND_HPP
-#define RELAXVM_VM_OPERAND_HPP
+// The instructions' semantics, written once for every loop that runs them (virtual_machine's,
+// static_vm's interpreter and its compiled functions; the graph executor for the error a kernel
+// leaves): loading a Call argument, what a failed packed call leaves, the If test, what Ret
+// returns, how an error unwinds through the frames it passes ("in ..." then "called from ..."),
+// and the errors of arity, re-entrancy and the VM context.
+#ifndef RELAXVM_VM_SEMANTICS_HPP
+#define RELAXVM_VM_SEMANTICS_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 
 namespace relaxvm::RELAXVM_ABI {
@@ -8392,6 +8397,45 @@ RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
   return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
 }
 
+/// Call: the error a packed function reported through `err` (the packed calling convention), taken
+/// out of it; an internal error when the function failed without reporting one.
+RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
+  if (!err) return internal_error("a packed function failed without reporting an error");
+  error e = std::move(*err);
+  err.reset();
+  return e;
+}
+
+/// If: whether the condition can be tested (an int64 or a bool).
+RELAXVM_ALWAYS_INLINE bool valid_condition(const value& c) noexcept {
+  return c.kind() == value_kind::int64 || c.kind() == value_kind::boolean;
+}
+/// If: how far to go, from the If: the next instruction when the condition is non-zero, else the
+/// false offset.
+RELAXVM_ALWAYS_INLINE std::int64_t if_offset(const value& c, std::int64_t false_offset) noexcept {
+  return c.raw_int() != 0 ? 1 : false_offset;
+}
+
+/// Ret: the value in register `src` of the returning frame, which dies: moved out when the frame
+/// owns it, copied when it only borrows it (an argument or a constant).
+RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ? value(src) : std::move(src); }
+
+/// An error's way out: adds where it happened to `e` ("in <function>, instruction <pc> (<text>)"
+/// for the failing instruction, then "called from ..." for each caller), popping each frame as it
+/// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
+/// func_index(), return_pc() and pop().
+template <class Frames>
+error unwind(error e, const exec_view& v, std::int64_t pc, Frames frames) {
+  for (bool innermost = true; frames.more(); innermost = false) {
+    text t(innermost ? "in " : "called from ");
+    append_location(t, v, frames.func_index(), pc);
+    e.add_context(t.view());
+    pc = frames.return_pc();
+    frames.pop();
+  }
+  return e;
+}
+
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
 RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& c) {
   return type_error("If: the condition must be an int64 or a bool, but register %", reg, " holds ", c.describe(),
@@ -8422,8 +8466,8 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 }  // namespace detail
 }  // namespace relaxvm
 
-#endif  // RELAXVM_VM_OPERAND_HPP
-// ---- end relaxvm/vm/operand.hpp ----
+#endif  // RELAXVM_VM_SEMANTICS_HPP
+// ---- end relaxvm/vm/semantics.hpp ----
 // ---- begin relaxvm/vm/options.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // What a virtual_machine is made with (vm_options: limits, devices, allocation and call-site
@@ -9046,27 +9090,20 @@ class basic_vm_impl final : public vm_context {
                          "sets up); the program may loop forever");
   }
 
-  error take_error() {
-    if (!err_) return internal_error("a packed function failed without reporting an error");
-    error e = std::move(*err_);
-    err_.reset();
-    return e;
-  }
+  error take_error() { return detail::take_error(err_); }
 
   // Adds where it happened (the failing instruction, then each caller) and clears the frames of
-  // this invocation.
-  error fail(error e, std::int64_t pc, std::size_t base) {
-    bool top = true;
-    while (frames_.size() > base) {
-      const frame& fr = frames_.back();
-      text t(top ? "in " : "called from ");
-      append_location(t, view_, fr.func_index, pc);
-      e.add_context(t.view());
-      pc = fr.return_pc;
-      top = false;
-      pop_frame();
-    }
-    return e;
+  // this invocation (detail::unwind).
+  RELAXVM_NOINLINE error fail(error e, std::int64_t pc, std::size_t base) {
+    struct frames_of_invocation {
+      basic_vm_impl& vm;
+      std::size_t base;
+      bool more() const { return vm.frames_.size() > base; }
+      std::int64_t func_index() const { return vm.frames_.back().func_index; }
+      std::int64_t return_pc() const { return vm.frames_.back().return_pc; }
+      void pop() { vm.pop_frame(); }
+    };
+    return detail::unwind(std::move(e), view_, pc, frames_of_invocation{*this, base});
   }
 
   // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
@@ -9186,7 +9223,7 @@ class basic_vm_impl final : public vm_context {
           value result;
           if (o.a != void_register) {
             value& src = regs[o.a];
-            result = src.is_borrowed() ? value(src) : std::move(src);  // the frame dies: move what it owns
+            result = detail::take_return(src);
           }
           const frame& done = frames_.back();
           const bool instrumented = done.instrumented;
@@ -9215,9 +9252,8 @@ class basic_vm_impl final : public vm_context {
         case step::goto_: pc += o.a; break;
         case step::if_: {
           const value& c = regs[o.a];
-          if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(if_condition_error(o.a, c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : o.b;
+          if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) return fail(if_condition_error(o.a, c), pc, base);
+          pc += detail::if_offset(c, o.b);
           break;
         }
         default: RELAXVM_UNREACHABLE();  // every op has one of the steps above
@@ -10166,17 +10202,16 @@ class static_vm final : public vm_context {
     top_ = fr->caller;
   }
 
-  error fail(error e, std::int64_t pc, static_frame* base) {
-    bool first = true;
-    while (top_ != base) {
-      detail::text t(first ? "in " : "called from ");
-      append_location(t, view, top_->func_index, pc);
-      e.add_context(t.view());
-      pc = top_->return_pc;
-      first = false;
-      pop_frame();
-    }
-    return e;
+  RELAXVM_NOINLINE error fail(error e, std::int64_t pc, static_frame* base) {
+    struct frames_of_invocation {
+      static_vm& vm;
+      static_frame* base;
+      bool more() const { return vm.top_ != base; }
+      std::int64_t func_index() const { return vm.top_->func_index; }
+      std::int64_t return_pc() const { return vm.top_->return_pc; }
+      void pop() { vm.pop_frame(); }
+    };
+    return detail::unwind(std::move(e), view, pc, frames_of_invocation{*this, base});
   }
 
   // Runs until the frame above `base` returns.
@@ -10212,7 +10247,7 @@ class static_vm final : public vm_context {
           value result;
           if (in.reg != void_register) {
             value& src = regs[in.reg];
-            result = src.is_borrowed() ? value(src) : std::move(src);
+            result = detail::take_return(src);
           }
           const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
           pop_frame();
@@ -10229,9 +10264,8 @@ class static_vm final : public vm_context {
         case opcode::goto_: pc += in.offset; break;
         case opcode::if_: {
           const value& c = regs[in.reg];
-          if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
-            return fail(detail::if_condition_error(in.reg, c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : in.offset;
+          if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
+          pc += detail::if_offset(c, in.offset);
           break;
         }
       }
@@ -10250,9 +10284,7 @@ class static_vm final : public vm_context {
   static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
 
   error take_failure() {
-    error e = failure_ ? std::move(*failure_) : detail::internal_error("static_vm: a call failed without an error");
-    failure_.reset();
-    return e;
+    return detail::take_error(failure_);
   }
 
   // The first pcs of function Fi's blocks.
@@ -10390,7 +10422,7 @@ class static_vm final : public vm_context {
     } else if constexpr (in.op == opcode::ret) {
       if constexpr (in.reg != void_register) {
         value& src = regs[in.reg];
-        out = src.is_borrowed() ? value(src) : std::move(src);
+        out = detail::take_return(src);
       } else {
         out.reset();
       }
@@ -10400,11 +10432,11 @@ class static_vm final : public vm_context {
       return Pc + in.offset;
     } else {
       const value& c = regs[in.reg];
-      if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)) {
+      if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) {
         failure_.emplace(detail::if_condition_error(in.reg, c));
         return failure(Pc, base);
       }
-      return c.raw_int() != 0 ? Pc + 1 : Pc + in.offset;
+      return Pc + detail::if_offset(c, in.offset);
     }
   }
   // The instruction at pc failed with the error in failure_: add where, unwind the frames.

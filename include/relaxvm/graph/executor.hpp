@@ -22,6 +22,7 @@
 #include "../base/error.hpp"
 #include "../runtime/adapters.hpp"
 #include "../runtime/allocator.hpp"
+#include "../vm/semantics.hpp"
 #include "../runtime/registry.hpp"
 #include "../runtime/tensor.hpp"
 #include "format.hpp"
@@ -512,8 +513,7 @@ class executor {
 
   RELAXVM_NOINLINE error kernel_failed(const op_exec& op) {
     ret_.reset();  // what an earlier kernel returned goes now, not at the next run
-    error e = err_ ? std::move(*err_) : relaxvm::detail::internal_error("a packed function failed without reporting an error");
-    err_.reset();
+    error e = relaxvm::detail::take_error(err_);
     detail::text where("in graph ");
     where << detail::node_text{g_, op.node};
     e.add_context(where.view());

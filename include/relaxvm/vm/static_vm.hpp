@@ -30,7 +30,7 @@
 #include "../runtime/allocator.hpp"
 #include "../runtime/value.hpp"
 #include "link.hpp"
-#include "operand.hpp"
+#include "semantics.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -306,17 +306,16 @@ class static_vm final : public vm_context {
     top_ = fr->caller;
   }
 
-  error fail(error e, std::int64_t pc, static_frame* base) {
-    bool first = true;
-    while (top_ != base) {
-      detail::text t(first ? "in " : "called from ");
-      append_location(t, view, top_->func_index, pc);
-      e.add_context(t.view());
-      pc = top_->return_pc;
-      first = false;
-      pop_frame();
-    }
-    return e;
+  RELAXVM_NOINLINE error fail(error e, std::int64_t pc, static_frame* base) {
+    struct frames_of_invocation {
+      static_vm& vm;
+      static_frame* base;
+      bool more() const { return vm.top_ != base; }
+      std::int64_t func_index() const { return vm.top_->func_index; }
+      std::int64_t return_pc() const { return vm.top_->return_pc; }
+      void pop() { vm.pop_frame(); }
+    };
+    return detail::unwind(std::move(e), view, pc, frames_of_invocation{*this, base});
   }
 
   // Runs until the frame above `base` returns.
@@ -352,7 +351,7 @@ class static_vm final : public vm_context {
           value result;
           if (in.reg != void_register) {
             value& src = regs[in.reg];
-            result = src.is_borrowed() ? value(src) : std::move(src);
+            result = detail::take_return(src);
           }
           const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
           pop_frame();
@@ -369,9 +368,8 @@ class static_vm final : public vm_context {
         case opcode::goto_: pc += in.offset; break;
         case opcode::if_: {
           const value& c = regs[in.reg];
-          if (c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)
-            return fail(detail::if_condition_error(in.reg, c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : in.offset;
+          if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
+          pc += detail::if_offset(c, in.offset);
           break;
         }
       }
@@ -390,9 +388,7 @@ class static_vm final : public vm_context {
   static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
 
   error take_failure() {
-    error e = failure_ ? std::move(*failure_) : detail::internal_error("static_vm: a call failed without an error");
-    failure_.reset();
-    return e;
+    return detail::take_error(failure_);
   }
 
   // The first pcs of function Fi's blocks.
@@ -530,7 +526,7 @@ class static_vm final : public vm_context {
     } else if constexpr (in.op == opcode::ret) {
       if constexpr (in.reg != void_register) {
         value& src = regs[in.reg];
-        out = src.is_borrowed() ? value(src) : std::move(src);
+        out = detail::take_return(src);
       } else {
         out.reset();
       }
@@ -540,11 +536,11 @@ class static_vm final : public vm_context {
       return Pc + in.offset;
     } else {
       const value& c = regs[in.reg];
-      if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean)) {
+      if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) {
         failure_.emplace(detail::if_condition_error(in.reg, c));
         return failure(Pc, base);
       }
-      return c.raw_int() != 0 ? Pc + 1 : Pc + in.offset;
+      return Pc + detail::if_offset(c, in.offset);
     }
   }
   // The instruction at pc failed with the error in failure_: add where, unwind the frames.

@@ -37,7 +37,7 @@
 #include "../runtime/registry.hpp"
 #include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
-#include "operand.hpp"
+#include "semantics.hpp"
 #include "options.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
@@ -584,27 +584,20 @@ class basic_vm_impl final : public vm_context {
                          "sets up); the program may loop forever");
   }
 
-  error take_error() {
-    if (!err_) return internal_error("a packed function failed without reporting an error");
-    error e = std::move(*err_);
-    err_.reset();
-    return e;
-  }
+  error take_error() { return detail::take_error(err_); }
 
   // Adds where it happened (the failing instruction, then each caller) and clears the frames of
-  // this invocation.
-  error fail(error e, std::int64_t pc, std::size_t base) {
-    bool top = true;
-    while (frames_.size() > base) {
-      const frame& fr = frames_.back();
-      text t(top ? "in " : "called from ");
-      append_location(t, view_, fr.func_index, pc);
-      e.add_context(t.view());
-      pc = fr.return_pc;
-      top = false;
-      pop_frame();
-    }
-    return e;
+  // this invocation (detail::unwind).
+  RELAXVM_NOINLINE error fail(error e, std::int64_t pc, std::size_t base) {
+    struct frames_of_invocation {
+      basic_vm_impl& vm;
+      std::size_t base;
+      bool more() const { return vm.frames_.size() > base; }
+      std::int64_t func_index() const { return vm.frames_.back().func_index; }
+      std::int64_t return_pc() const { return vm.frames_.back().return_pc; }
+      void pop() { vm.pop_frame(); }
+    };
+    return detail::unwind(std::move(e), view_, pc, frames_of_invocation{*this, base});
   }
 
   // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
@@ -724,7 +717,7 @@ class basic_vm_impl final : public vm_context {
           value result;
           if (o.a != void_register) {
             value& src = regs[o.a];
-            result = src.is_borrowed() ? value(src) : std::move(src);  // the frame dies: move what it owns
+            result = detail::take_return(src);
           }
           const frame& done = frames_.back();
           const bool instrumented = done.instrumented;
@@ -753,9 +746,8 @@ class basic_vm_impl final : public vm_context {
         case step::goto_: pc += o.a; break;
         case step::if_: {
           const value& c = regs[o.a];
-          if (RELAXVM_UNLIKELY(c.kind() != value_kind::int64 && c.kind() != value_kind::boolean))
-            return fail(if_condition_error(o.a, c), pc, base);
-          pc += c.raw_int() != 0 ? 1 : o.b;
+          if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) return fail(if_condition_error(o.a, c), pc, base);
+          pc += detail::if_offset(c, o.b);
           break;
         }
         default: RELAXVM_UNREACHABLE();  // every op has one of the steps above

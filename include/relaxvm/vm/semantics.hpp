@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// What both interpreters (virtual_machine and static_vm) do alike with an instruction's
-// operands: load a Call argument, and reject an If condition that is not an int64 or a bool.
-#ifndef RELAXVM_VM_OPERAND_HPP
-#define RELAXVM_VM_OPERAND_HPP
+// The instructions' semantics, written once for every loop that runs them (virtual_machine's,
+// static_vm's interpreter and its compiled functions; the graph executor for the error a kernel
+// leaves): loading a Call argument, what a failed packed call leaves, the If test, what Ret
+// returns, how an error unwinds through the frames it passes ("in ..." then "called from ..."),
+// and the errors of arity, re-entrancy and the VM context.
+#ifndef RELAXVM_VM_SEMANTICS_HPP
+#define RELAXVM_VM_SEMANTICS_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "../base/config.hpp"
 #include "../base/error.hpp"
+#include "../base/text_builder.hpp"
+#include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
 #include "../bytecode/opcode.hpp"
 #include "../runtime/value.hpp"
@@ -67,6 +74,45 @@ RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
   return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
 }
 
+/// Call: the error a packed function reported through `err` (the packed calling convention), taken
+/// out of it; an internal error when the function failed without reporting one.
+RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
+  if (!err) return internal_error("a packed function failed without reporting an error");
+  error e = std::move(*err);
+  err.reset();
+  return e;
+}
+
+/// If: whether the condition can be tested (an int64 or a bool).
+RELAXVM_ALWAYS_INLINE bool valid_condition(const value& c) noexcept {
+  return c.kind() == value_kind::int64 || c.kind() == value_kind::boolean;
+}
+/// If: how far to go, from the If: the next instruction when the condition is non-zero, else the
+/// false offset.
+RELAXVM_ALWAYS_INLINE std::int64_t if_offset(const value& c, std::int64_t false_offset) noexcept {
+  return c.raw_int() != 0 ? 1 : false_offset;
+}
+
+/// Ret: the value in register `src` of the returning frame, which dies: moved out when the frame
+/// owns it, copied when it only borrows it (an argument or a constant).
+RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ? value(src) : std::move(src); }
+
+/// An error's way out: adds where it happened to `e` ("in <function>, instruction <pc> (<text>)"
+/// for the failing instruction, then "called from ..." for each caller), popping each frame as it
+/// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
+/// func_index(), return_pc() and pop().
+template <class Frames>
+error unwind(error e, const exec_view& v, std::int64_t pc, Frames frames) {
+  for (bool innermost = true; frames.more(); innermost = false) {
+    text t(innermost ? "in " : "called from ");
+    append_location(t, v, frames.func_index(), pc);
+    e.add_context(t.view());
+    pc = frames.return_pc();
+    frames.pop();
+  }
+  return e;
+}
+
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
 RELAXVM_NOINLINE inline error if_condition_error(std::int64_t reg, const value& c) {
   return type_error("If: the condition must be an int64 or a bool, but register %", reg, " holds ", c.describe(),
@@ -97,4 +143,4 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 }  // namespace detail
 }  // namespace relaxvm
 
-#endif  // RELAXVM_VM_OPERAND_HPP
+#endif  // RELAXVM_VM_SEMANTICS_HPP
