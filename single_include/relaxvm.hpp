@@ -1388,7 +1388,7 @@ struct func_info {
 };
 
 /// Kinds of constants. The numbers are this library's in-memory tags; the binary format writes
-/// its own tag table (see io/binary.hpp), so they may change without breaking saved files.
+/// its own tag table (see io/binary_format.hpp), so they may change without breaking saved files.
 enum class const_kind : std::uint8_t { int64 = 1, float64, boolean, dtype, device, shape, string, tensor };
 
 constexpr std::string_view to_string(const_kind k) {
@@ -3508,25 +3508,83 @@ consteval auto build(F) {
 
 #endif  // RELAXVM_BYTECODE_STATIC_EXECUTABLE_HPP
 // ---- end relaxvm/bytecode/static_executable.hpp ----
-// ---- begin relaxvm/io/binary.hpp ----
+// ---- begin relaxvm/io/binary_format.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The binary executable format (docs/format.md): save a layout to bytes, and read bytes back into
-// a layout with every size and offset checked. Verification of the result is the caller's step.
-#ifndef RELAXVM_IO_BINARY_HPP
-#define RELAXVM_IO_BINARY_HPP
+// The binary executable format (docs/format.md): its magic, versions, sections and constant tags.
+// io/binary_writer.hpp writes it (binary::save), io/binary_reader.hpp reads it (binary::read).
+#ifndef RELAXVM_IO_BINARY_FORMAT_HPP
+#define RELAXVM_IO_BINARY_FORMAT_HPP
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+
+namespace relaxvm::RELAXVM_ABI::binary {
+
+inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
+inline constexpr std::uint32_t format_major = 1;
+inline constexpr std::uint32_t format_minor = 0;
+inline constexpr std::uint32_t tag_table_version = 1;
+
+enum section_id : std::uint32_t { functions = 1, constant_tags = 2, constants = 3, code = 4 };
+inline constexpr std::uint32_t section_required = 1;
+inline constexpr std::size_t header_size = 24;
+inline constexpr std::size_t section_entry_size = 24;
+
+/// The tags this writer uses, and the kind names that give them meaning.
+struct tag_entry {
+  std::uint8_t tag;
+  const_kind kind;
+};
+inline constexpr tag_entry write_tags[] = {
+    {1, const_kind::int64}, {2, const_kind::float64}, {3, const_kind::boolean}, {4, const_kind::dtype},
+    {5, const_kind::device}, {6, const_kind::shape}, {7, const_kind::string}, {8, const_kind::tensor},
+};
+
+namespace detail {
+
+struct section {
+  std::uint32_t id = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+inline std::string_view section_name(std::uint32_t id) {
+  switch (id) {
+    case functions: return "functions";
+    case constant_tags: return "constant tags";
+    case constants: return "constants";
+    case code: return "code";
+    default: return "unknown";
+  }
+}
+
+}  // namespace detail
+}  // namespace relaxvm::binary
+
+#endif  // RELAXVM_IO_BINARY_FORMAT_HPP
+// ---- end relaxvm/io/binary_format.hpp ----
+// ---- begin relaxvm/io/binary_reader.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// binary::read: bytes in the format of docs/format.md (io/binary_format.hpp) back into a layout,
+// with every size and offset checked; verifying the result is the caller's step. Its section
+// reader also serves TVM's formats (relaxvm/tvm/).
+#ifndef RELAXVM_IO_BINARY_READER_HPP
+#define RELAXVM_IO_BINARY_READER_HPP
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <vector>
 
 // ---- begin relaxvm/io/bytes.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Little-endian bytes, written and read: the one byte cursor of every file format relaxvm reads
-// and writes (its own executables, io/binary.hpp; TVM's, relaxvm/tvm/; params files,
+// and writes (its own executables, io/binary_*.hpp; TVM's, relaxvm/tvm/; params files,
 // graph/params.hpp). The formats add their own messages on top: a read that runs out of bytes
 // only returns false here, and consumes nothing.
 #ifndef RELAXVM_IO_BYTES_HPP
@@ -3618,30 +3676,7 @@ class byte_cursor {
 // ---- end relaxvm/io/bytes.hpp ----
 
 namespace relaxvm::RELAXVM_ABI::binary {
-
-inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
-inline constexpr std::uint32_t format_major = 1;
-inline constexpr std::uint32_t format_minor = 0;
-inline constexpr std::uint32_t tag_table_version = 1;
-
-enum section_id : std::uint32_t { functions = 1, constant_tags = 2, constants = 3, code = 4 };
-inline constexpr std::uint32_t section_required = 1;
-inline constexpr std::size_t header_size = 24;
-inline constexpr std::size_t section_entry_size = 24;
-
-/// The tags this writer uses, and the kind names that give them meaning.
-struct tag_entry {
-  std::uint8_t tag;
-  const_kind kind;
-};
-inline constexpr tag_entry write_tags[] = {
-    {1, const_kind::int64}, {2, const_kind::float64}, {3, const_kind::boolean}, {4, const_kind::dtype},
-    {5, const_kind::device}, {6, const_kind::shape}, {7, const_kind::string}, {8, const_kind::tensor},
-};
-
 namespace detail {
-
-using writer = relaxvm::detail::byte_writer;
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
 /// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
@@ -3719,96 +3754,6 @@ class reader {
   relaxvm::detail::text message_;
   relaxvm::detail::text dropped_;
 };
-
-inline void write_dtype(writer& w, std::int64_t packed) {
-  const dtype t = dtype::unpack(packed);
-  w.u8(t.code);
-  w.u8(t.bits);
-  w.u16(t.lanes);
-}
-
-inline void write_functions(writer& w, const exec_view& v) {
-  w.u64(v.funcs.size());
-  for (const func_info& f : v.funcs) {
-    w.u8(static_cast<std::uint8_t>(f.kind));
-    w.str(v.str(f.name));
-    w.i64(f.start);
-    w.i64(f.end);
-    w.i64(f.num_args);
-    w.i64(f.register_file_size);
-    w.u64(static_cast<std::uint64_t>(f.params_count));
-    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
-  }
-}
-
-inline void write_tags_section(writer& w) {
-  w.u32(tag_table_version);
-  w.u64(std::size(write_tags));
-  for (const tag_entry& t : write_tags) {
-    w.u8(t.tag);
-    w.str(to_string(t.kind));
-  }
-}
-
-inline std::uint8_t tag_of(const_kind k) {
-  for (const tag_entry& t : write_tags)
-    if (t.kind == k) return t.tag;
-  return 0;
-}
-
-inline void write_constants(writer& w, const exec_view& v) {
-  w.u64(v.constants.size());
-  for (const const_info& c : v.constants) {
-    w.u8(tag_of(c.kind));
-    switch (c.kind) {
-      case const_kind::int64:
-      case const_kind::float64: w.i64(c.scalar); break;
-      case const_kind::boolean: w.u8(static_cast<std::uint8_t>(c.scalar)); break;
-      case const_kind::dtype: write_dtype(w, c.scalar); break;
-      case const_kind::device: {
-        const device d = device::unpack(c.scalar);
-        w.i32(static_cast<std::int32_t>(d.device_type));
-        w.i32(d.device_id);
-        break;
-      }
-      case const_kind::shape:
-      case const_kind::tensor:
-        if (c.kind == const_kind::tensor) write_dtype(w, c.scalar);
-        w.u64(static_cast<std::uint64_t>(c.ndim));
-        for (std::int64_t k = 0; k < c.ndim; ++k) w.i64(v.i64s[static_cast<std::size_t>(c.dims_offset + k)]);
-        if (c.kind == const_kind::tensor) {
-          w.u64(static_cast<std::uint64_t>(c.data_size));
-          w.raw(v.bytes.subspan(static_cast<std::size_t>(c.data_offset), static_cast<std::size_t>(c.data_size)));
-        }
-        break;
-      case const_kind::string: w.str(v.str({c.data_offset, c.data_size})); break;
-    }
-  }
-}
-
-inline void write_code(writer& w, const exec_view& v) {
-  w.u64(v.instr_offset.size());
-  for (std::int64_t x : v.instr_offset) w.i64(x);
-  w.u64(v.instr_data.size());
-  for (std::int64_t x : v.instr_data) w.i64(x);
-}
-
-struct section {
-  std::uint32_t id = 0;
-  std::uint32_t flags = 0;
-  std::uint64_t offset = 0;
-  std::uint64_t size = 0;
-};
-
-inline std::string_view section_name(std::uint32_t id) {
-  switch (id) {
-    case functions: return "functions";
-    case constant_tags: return "constant tags";
-    case constants: return "constants";
-    case code: return "code";
-    default: return "unknown";
-  }
-}
 
 inline status read_functions(reader& r, exec_layout& l) {
   std::uint64_t n = 0;
@@ -3992,36 +3937,6 @@ inline status read_code(reader& r, exec_layout& l) {
 
 }  // namespace detail
 
-/// Writes a (verified) layout in the format of docs/format.md.
-inline std::vector<std::byte> save(const exec_view& v) {
-  detail::writer w;
-  for (std::uint8_t b : magic) w.u8(b);
-  w.u32(format_major);
-  w.u32(format_minor);
-  constexpr std::uint32_t ids[] = {functions, constant_tags, constants, code};
-  w.u32(std::size(ids));
-  w.u32(0);
-  const std::size_t table = w.size();
-  for (std::uint32_t id : ids) {
-    w.u32(id);
-    w.u32(section_required);
-    w.u64(0);  // offset and size, patched below
-    w.u64(0);
-  }
-  for (std::size_t k = 0; k < std::size(ids); ++k) {
-    const std::size_t begin = w.size();
-    switch (ids[k]) {
-      case functions: detail::write_functions(w, v); break;
-      case constant_tags: detail::write_tags_section(w); break;
-      case constants: detail::write_constants(w, v); break;
-      case code: detail::write_code(w, v); break;
-    }
-    w.patch_u64(table + k * section_entry_size + 8, begin);
-    w.patch_u64(table + k * section_entry_size + 16, w.size() - begin);
-  }
-  return std::move(w.bytes());
-}
-
 /// Reads bytes written by save() into a layout, checking every size and offset; it does not run
 /// the verifier (executable::try_load does).
 inline result<exec_layout> read(std::span<const std::byte> bytes) {
@@ -4099,8 +4014,133 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 
 }  // namespace relaxvm::binary
 
-#endif  // RELAXVM_IO_BINARY_HPP
-// ---- end relaxvm/io/binary.hpp ----
+#endif  // RELAXVM_IO_BINARY_READER_HPP
+// ---- end relaxvm/io/binary_reader.hpp ----
+// ---- begin relaxvm/io/binary_writer.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// binary::save: a layout to bytes in the format of docs/format.md (io/binary_format.hpp).
+#ifndef RELAXVM_IO_BINARY_WRITER_HPP
+#define RELAXVM_IO_BINARY_WRITER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI::binary {
+namespace detail {
+
+using writer = relaxvm::detail::byte_writer;
+
+inline void write_dtype(writer& w, std::int64_t packed) {
+  const dtype t = dtype::unpack(packed);
+  w.u8(t.code);
+  w.u8(t.bits);
+  w.u16(t.lanes);
+}
+
+inline void write_functions(writer& w, const exec_view& v) {
+  w.u64(v.funcs.size());
+  for (const func_info& f : v.funcs) {
+    w.u8(static_cast<std::uint8_t>(f.kind));
+    w.str(v.str(f.name));
+    w.i64(f.start);
+    w.i64(f.end);
+    w.i64(f.num_args);
+    w.i64(f.register_file_size);
+    w.u64(static_cast<std::uint64_t>(f.params_count));
+    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+  }
+}
+
+inline void write_tags_section(writer& w) {
+  w.u32(tag_table_version);
+  w.u64(std::size(write_tags));
+  for (const tag_entry& t : write_tags) {
+    w.u8(t.tag);
+    w.str(to_string(t.kind));
+  }
+}
+
+inline std::uint8_t tag_of(const_kind k) {
+  for (const tag_entry& t : write_tags)
+    if (t.kind == k) return t.tag;
+  return 0;
+}
+
+inline void write_constants(writer& w, const exec_view& v) {
+  w.u64(v.constants.size());
+  for (const const_info& c : v.constants) {
+    w.u8(tag_of(c.kind));
+    switch (c.kind) {
+      case const_kind::int64:
+      case const_kind::float64: w.i64(c.scalar); break;
+      case const_kind::boolean: w.u8(static_cast<std::uint8_t>(c.scalar)); break;
+      case const_kind::dtype: write_dtype(w, c.scalar); break;
+      case const_kind::device: {
+        const device d = device::unpack(c.scalar);
+        w.i32(static_cast<std::int32_t>(d.device_type));
+        w.i32(d.device_id);
+        break;
+      }
+      case const_kind::shape:
+      case const_kind::tensor:
+        if (c.kind == const_kind::tensor) write_dtype(w, c.scalar);
+        w.u64(static_cast<std::uint64_t>(c.ndim));
+        for (std::int64_t k = 0; k < c.ndim; ++k) w.i64(v.i64s[static_cast<std::size_t>(c.dims_offset + k)]);
+        if (c.kind == const_kind::tensor) {
+          w.u64(static_cast<std::uint64_t>(c.data_size));
+          w.raw(v.bytes.subspan(static_cast<std::size_t>(c.data_offset), static_cast<std::size_t>(c.data_size)));
+        }
+        break;
+      case const_kind::string: w.str(v.str({c.data_offset, c.data_size})); break;
+    }
+  }
+}
+
+inline void write_code(writer& w, const exec_view& v) {
+  w.u64(v.instr_offset.size());
+  for (std::int64_t x : v.instr_offset) w.i64(x);
+  w.u64(v.instr_data.size());
+  for (std::int64_t x : v.instr_data) w.i64(x);
+}
+
+}  // namespace detail
+
+/// Writes a (verified) layout in the format of docs/format.md.
+inline std::vector<std::byte> save(const exec_view& v) {
+  detail::writer w;
+  for (std::uint8_t b : magic) w.u8(b);
+  w.u32(format_major);
+  w.u32(format_minor);
+  constexpr std::uint32_t ids[] = {functions, constant_tags, constants, code};
+  w.u32(std::size(ids));
+  w.u32(0);
+  const std::size_t table = w.size();
+  for (std::uint32_t id : ids) {
+    w.u32(id);
+    w.u32(section_required);
+    w.u64(0);  // offset and size, patched below
+    w.u64(0);
+  }
+  for (std::size_t k = 0; k < std::size(ids); ++k) {
+    const std::size_t begin = w.size();
+    switch (ids[k]) {
+      case functions: detail::write_functions(w, v); break;
+      case constant_tags: detail::write_tags_section(w); break;
+      case constants: detail::write_constants(w, v); break;
+      case code: detail::write_code(w, v); break;
+    }
+    w.patch_u64(table + k * section_entry_size + 8, begin);
+    w.patch_u64(table + k * section_entry_size + 16, w.size() - begin);
+  }
+  return std::move(w.bytes());
+}
+
+}  // namespace relaxvm::binary
+
+#endif  // RELAXVM_IO_BINARY_WRITER_HPP
+// ---- end relaxvm/io/binary_writer.hpp ----
 // ---- begin relaxvm/io/text.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // Text forms of an executable: as_text() and stats() in the reference's layout, and as_cpp(),
@@ -4583,11 +4623,7 @@ class executable {
 // Reference counts are plain integers unless the object is shared (share(), or
 // RELAXVM_ATOMIC_REFCOUNT=1), because an atomic increment and decrement cost about 11 ns on the
 // machines we measure, several times a whole VM call. docs/threads.md says what this means for
-// threads.
-//
-// Object memory comes from a small per-thread cache of blocks (32 to 512 bytes), so that a program
-// that makes and drops the same objects on every run (tensors, storages, shapes) stops calling the
-// system allocator after its first run. RELAXVM_OBJECT_CACHE=0 turns the cache off.
+// threads. Where objects live: runtime/object_memory.hpp.
 #ifndef RELAXVM_RUNTIME_OBJECT_HPP
 #define RELAXVM_RUNTIME_OBJECT_HPP
 
@@ -4601,83 +4637,30 @@ class executable {
 #include <type_traits>
 #include <utility>
 
-// ---- begin relaxvm/runtime/value_kind.hpp ----
+// ---- begin relaxvm/runtime/object_memory.hpp ----
 // SPDX-License-Identifier: Apache-2.0
-// The kinds of value a register can hold.
-#ifndef RELAXVM_RUNTIME_VALUE_KIND_HPP
-#define RELAXVM_RUNTIME_VALUE_KIND_HPP
+// Object memory: where objects (runtime/object.hpp) live. Blocks come from a small per-thread
+// cache (32 to 512 bytes), so that a program that makes and drops the same objects on every run
+// (tensors, storages, shapes) stops calling the system allocator after its first run;
+// RELAXVM_OBJECT_CACHE=0 turns the cache off. In firmware mode (RELAXVM_HEAP=0) every object
+// comes from the buffer given to set_object_memory(), and running out is an error, not a trap.
+// Also the heap entry points of tensor data and allocator blocks (heap_allocate, heap_free).
+#ifndef RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
+#define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
+#include <span>
 #include <string_view>
 
-
-namespace relaxvm::RELAXVM_ABI {
-
-/// Kinds up to `context` are held inline; the others refer to a reference-counted object.
-enum class value_kind : std::uint8_t {
-  null,
-  int64,
-  float64,
-  boolean,
-  dtype,
-  device,
-  context,  ///< the VM context (%vm), passed to builtins that take ctx
-  shape,
-  string,
-  tensor,
-  tuple,
-  closure,
-  object,  ///< any other object (make_object<T>)
-};
-
-constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
-
-/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
-/// compile-time linker checks arguments against it).
-using kind_set = std::uint32_t;
-constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
-template <class... K>
-constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
-inline constexpr kind_set any_kind = ~kind_set{0};
-
-constexpr std::string_view to_string(value_kind k) {
-  switch (k) {
-    case value_kind::null: return "null";
-    case value_kind::int64: return "int64";
-    case value_kind::float64: return "float64";
-    case value_kind::boolean: return "bool";
-    case value_kind::dtype: return "dtype";
-    case value_kind::device: return "device";
-    case value_kind::context: return "vm context";
-    case value_kind::shape: return "shape";
-    case value_kind::string: return "string";
-    case value_kind::tensor: return "tensor";
-    case value_kind::tuple: return "tuple";
-    case value_kind::closure: return "closure";
-    case value_kind::object: return "object";
-  }
-  return "unknown";
-}
-
-}  // namespace relaxvm
-
-#endif  // RELAXVM_RUNTIME_VALUE_KIND_HPP
-// ---- end relaxvm/runtime/value_kind.hpp ----
-#if RELAXVM_HEAP
-#include <vector>
-#endif
 
 #if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
 
 namespace relaxvm::RELAXVM_ABI {
-
-class object;
-
 namespace detail {
-void release_object(object* o) noexcept;
-void share_object(object* o) noexcept;
 
 // Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
 // max_cached_blocks each; larger or surplus blocks go back to the system.
@@ -4843,6 +4826,106 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   ::operator delete(p);
 }
 
+}  // namespace detail
+
+#if !RELAXVM_HEAP
+/// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
+/// strings, closures, storage records; at most 512 bytes each) live in. Call it before making
+/// any object, or again once every object is gone; the buffer must outlive them all.
+/// object_memory_peak() says how much a program used.
+inline void set_object_memory(std::span<std::byte> buffer) {
+  detail::object_memory_state& m = detail::object_memory();
+  if (m.live != 0)
+    RELAXVM_ON_ERROR(detail::runtime_error("relaxvm: set_object_memory while ", m.live,
+                                           " objects still live in the previous buffer"));
+  // Blocks are handed out at multiples of 32 bytes from an aligned start.
+  const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
+  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
+  m = {};
+  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
+  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
+  m.end = m.next + m.size;
+}
+inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
+#endif
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
+// ---- end relaxvm/runtime/object_memory.hpp ----
+// ---- begin relaxvm/runtime/value_kind.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The kinds of value a register can hold.
+#ifndef RELAXVM_RUNTIME_VALUE_KIND_HPP
+#define RELAXVM_RUNTIME_VALUE_KIND_HPP
+
+#include <cstdint>
+#include <string_view>
+
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// Kinds up to `context` are held inline; the others refer to a reference-counted object.
+enum class value_kind : std::uint8_t {
+  null,
+  int64,
+  float64,
+  boolean,
+  dtype,
+  device,
+  context,  ///< the VM context (%vm), passed to builtins that take ctx
+  shape,
+  string,
+  tensor,
+  tuple,
+  closure,
+  object,  ///< any other object (make_object<T>)
+};
+
+constexpr bool holds_object(value_kind k) { return k >= value_kind::shape; }
+
+/// A set of kinds, one bit each: what a parameter type accepts, known at compile time (the
+/// compile-time linker checks arguments against it).
+using kind_set = std::uint32_t;
+constexpr kind_set kinds_of(value_kind k) { return kind_set{1} << static_cast<unsigned>(k); }
+template <class... K>
+constexpr kind_set kinds_of(value_kind k, K... more) { return (kinds_of(k) | ... | kinds_of(more)); }
+inline constexpr kind_set any_kind = ~kind_set{0};
+
+constexpr std::string_view to_string(value_kind k) {
+  switch (k) {
+    case value_kind::null: return "null";
+    case value_kind::int64: return "int64";
+    case value_kind::float64: return "float64";
+    case value_kind::boolean: return "bool";
+    case value_kind::dtype: return "dtype";
+    case value_kind::device: return "device";
+    case value_kind::context: return "vm context";
+    case value_kind::shape: return "shape";
+    case value_kind::string: return "string";
+    case value_kind::tensor: return "tensor";
+    case value_kind::tuple: return "tuple";
+    case value_kind::closure: return "closure";
+    case value_kind::object: return "object";
+  }
+  return "unknown";
+}
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_RUNTIME_VALUE_KIND_HPP
+// ---- end relaxvm/runtime/value_kind.hpp ----
+#if RELAXVM_HEAP
+#include <vector>
+#endif
+
+namespace relaxvm::RELAXVM_ABI {
+
+class object;
+
+namespace detail {
+void release_object(object* o) noexcept;
+void share_object(object* o) noexcept;
 }  // namespace detail
 
 /// What every object of one C++ type shares: its name, how to destroy it, and how to share what
@@ -5176,27 +5259,6 @@ class object_ref {
   }
   T* ptr_ = nullptr;
 };
-
-#if !RELAXVM_HEAP
-/// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
-/// strings, closures, storage records; at most 512 bytes each) live in. Call it before making
-/// any object, or again once every object is gone; the buffer must outlive them all.
-/// object_memory_peak() says how much a program used.
-inline void set_object_memory(std::span<std::byte> buffer) {
-  detail::object_memory_state& m = detail::object_memory();
-  if (m.live != 0)
-    RELAXVM_ON_ERROR(detail::runtime_error("relaxvm: set_object_memory while ", m.live,
-                                           " objects still live in the previous buffer"));
-  // Blocks are handed out at multiples of 32 bytes from an aligned start.
-  const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
-  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
-  m = {};
-  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
-  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
-  m.end = m.next + m.size;
-}
-inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
-#endif
 
 /// make_object<T>(args...): a new T with one reference.
 template <class T, class... Args>
@@ -8327,6 +8389,53 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 #include <utility>
 #include <vector>
 
+// ---- begin relaxvm/bytecode/facts.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Facts of a verified program that the machines running it need, each computed by one function
+// (constexpr, so that link() and static_vm compute them at compile time and virtual_machine when
+// it is made): the register slots of a function's frame, and which functions are passed as values.
+#ifndef RELAXVM_BYTECODE_FACTS_HPP
+#define RELAXVM_BYTECODE_FACTS_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
+/// and their argument scratch (the layout of a frame in virtual_machine and static_vm).
+constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
+  const func_info& fi = v.funcs[f];
+  std::int64_t max_args = 0;
+  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
+  }
+  return fi.register_file_size + 1 + max_args;
+}
+
+/// Per function index: whether some instruction passes the function as a value (f[i]).
+template <std::size_t N>
+constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
+  std::array<bool, N> used{};
+  for (const func_info& fi : v.funcs) {
+    if (fi.kind != func_kind::vm) continue;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) continue;
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
+    }
+  }
+  return used;
+}
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BYTECODE_FACTS_HPP
+// ---- end relaxvm/bytecode/facts.hpp ----
 // ---- begin relaxvm/vm/semantics.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The instructions' semantics, written once for every loop that runs them (virtual_machine's,
@@ -8679,17 +8788,12 @@ class basic_vm_impl final : public vm_context {
   }
   const executable& exec() const { return exe_; }
 
-  // ---- the stateful API (set_input, invoke_stateful, get_output, save_function) ----
+  // ---- the stateful API's calls (its state is basic_virtual_machine's) ----
   struct saved_function {
     std::int64_t index;
     std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
     bool include_return;
   };
-  // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
-  // function or an input while a call uses it cannot free the arguments under that call.
-  flat_map<std::string, std::shared_ptr<const saved_function>> saved;
-  flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs;
-  flat_map<std::string, value> outputs;
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
     const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
@@ -8808,12 +8912,7 @@ class basic_vm_impl final : public vm_context {
       e.register_file_size = fi.register_file_size;
       e.params_begin = fi.params_begin;
       e.params_count = fi.params_count;
-      std::int64_t max_args = 0;
-      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-        const instruction in = decode(view_, pc);
-        if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
-      }
-      e.frame_slots = fi.register_file_size + 1 + max_args;
+      e.frame_slots = detail::frame_slots(view_, i);
       auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
       clo->func_index = static_cast<std::int64_t>(i);
       clo->program = keep_alive_;
@@ -9406,7 +9505,7 @@ class basic_virtual_machine {
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    if (const auto* saved = vm->saved.find(name)) return vm_function(vm, (*saved)->index, *saved);
+    if (const auto* saved = saved_.find(name)) return vm_function(vm, (*saved)->index, *saved);
     const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(vm, i);
@@ -9462,7 +9561,7 @@ class basic_virtual_machine {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    vm->inputs[func] = std::make_shared<const std::vector<value>>(std::move(stored));
+    inputs_[func] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -9476,13 +9575,13 @@ class basic_virtual_machine {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    const auto* in = vm->inputs.find(func);
+    const auto* in = inputs_.find(func);
     if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
     std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
     if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    vm->outputs[func] = std::move(out);
+    outputs_[func] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -9519,7 +9618,7 @@ class basic_virtual_machine {
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
     for (const value& b : vm->entry(i).bound) f.args.push_back(b);
-    vm->saved.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
+    saved_.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -9559,8 +9658,8 @@ class basic_virtual_machine {
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    const value* v = vm->outputs.find(func);
+    RELAXVM_TRY(try_vm());  // a moved-from VM has no state
+    const value* v = outputs_.find(func);
     if (!v)
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
@@ -9575,6 +9674,12 @@ class basic_virtual_machine {
     return v;
   }
   std::unique_ptr<impl> impl_;
+  // The stateful API's state. Held by shared_ptr, and each call holds its own reference: a kernel
+  // that replaces a saved function or an input while a call uses it cannot free the arguments
+  // under that call.
+  detail::flat_map<std::string, std::shared_ptr<const typename impl::saved_function>> saved_;
+  detail::flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs_;
+  detail::flat_map<std::string, value> outputs_;
 };
 using virtual_machine = basic_virtual_machine<>;
 
@@ -9607,6 +9712,15 @@ using virtual_machine = basic_virtual_machine<>;
 #include <type_traits>
 #include <utility>
 
+// ---- begin relaxvm/vm/static_frame.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The header static_vm keeps for each live frame (vm/static_vm.hpp), on its own: link() sizes the
+// memory a program needs from it (vm/link.hpp) before any static_vm exists.
+#ifndef RELAXVM_VM_STATIC_FRAME_HPP
+#define RELAXVM_VM_STATIC_FRAME_HPP
+
+#include <cstdint>
+
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -9618,6 +9732,13 @@ struct static_frame {
   std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
   std::int64_t caller_dst;  ///< where the caller wants the result
 };
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_STATIC_FRAME_HPP
+// ---- end relaxvm/vm/static_frame.hpp ----
+
+namespace relaxvm::RELAXVM_ABI {
 
 namespace detail {
 
@@ -9740,34 +9861,6 @@ constexpr diagnostic check_link(const exec_view& v) {
     }
   }
   return s;
-}
-
-/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
-/// and their argument scratch (as in the dynamic VM).
-constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
-  const func_info& fi = v.funcs[f];
-  std::int64_t max_args = 0;
-  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-    const instruction in = decode(v, pc);
-    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
-  }
-  return fi.register_file_size + 1 + max_args;
-}
-
-/// Per function index: whether some instruction passes the function as a value (f[i]).
-template <std::size_t N>
-constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
-  std::array<bool, N> used{};
-  for (const func_info& fi : v.funcs) {
-    if (fi.kind != func_kind::vm) continue;
-    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-      const instruction in = decode(v, pc);
-      if (in.op != opcode::call) continue;
-      for (std::int64_t k = 0; k < in.num_args; ++k)
-        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
-    }
-  }
-  return used;
 }
 
 /// Whether the program may call a vm function indirectly: it passes a vm function as a value (the

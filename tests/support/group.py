@@ -23,11 +23,22 @@ def main():
     prelude, seen = [], set()
     for src in sources:
         src_dir = os.path.dirname(os.path.abspath(src))
+        depth, included = 0, False
         with open(src, encoding="utf-8") as f:
-            for line in f:
+            for number, line in enumerate(f, 1):
+                stripped = line.strip()
+                if stripped.startswith(("#if", "#ifdef", "#ifndef")):
+                    depth += 1
+                elif stripped.startswith("#endif"):
+                    depth -= 1
+                elif stripped.startswith(("#define", "#undef")) and not included:
+                    sys.exit(f"group.py: {src}:{number} defines a macro before its includes; build it on its own")
                 m = INCLUDE.match(line)
                 if not m:
                     continue
+                if depth > 0:
+                    sys.exit(f"group.py: {src}:{number} includes a header conditionally; build it on its own")
+                included = True
                 kind, name = m.groups()
                 local = os.path.normpath(os.path.join(src_dir, name))
                 if kind == '"' and os.path.exists(local):

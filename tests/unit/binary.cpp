@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// io/binary.hpp and executable::save/load: round trips, and every kind of malformed input.
+// io/binary_*.hpp and executable::save/load: round trips, and every kind of malformed input.
 #include <doctest/doctest.h>
 
 #include <bit>

@@ -44,7 +44,7 @@ struct func_info {
 };
 
 /// Kinds of constants. The numbers are this library's in-memory tags; the binary format writes
-/// its own tag table (see io/binary.hpp), so they may change without breaking saved files.
+/// its own tag table (see io/binary_format.hpp), so they may change without breaking saved files.
 enum class const_kind : std::uint8_t { int64 = 1, float64, boolean, dtype, device, shape, string, tensor };
 
 constexpr std::string_view to_string(const_kind k) {

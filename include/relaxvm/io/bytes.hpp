@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Little-endian bytes, written and read: the one byte cursor of every file format relaxvm reads
-// and writes (its own executables, io/binary.hpp; TVM's, relaxvm/tvm/; params files,
+// and writes (its own executables, io/binary_*.hpp; TVM's, relaxvm/tvm/; params files,
 // graph/params.hpp). The formats add their own messages on top: a read that runs out of bytes
 // only returns false here, and consumes nothing.
 #ifndef RELAXVM_IO_BYTES_HPP

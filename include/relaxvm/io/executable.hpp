@@ -21,7 +21,8 @@
 #include "../bytecode/layout.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "../bytecode/verify.hpp"
-#include "binary.hpp"
+#include "binary_reader.hpp"
+#include "binary_writer.hpp"
 #include "text.hpp"
 
 #if RELAXVM_HOSTED

@@ -4,11 +4,7 @@
 // Reference counts are plain integers unless the object is shared (share(), or
 // RELAXVM_ATOMIC_REFCOUNT=1), because an atomic increment and decrement cost about 11 ns on the
 // machines we measure, several times a whole VM call. docs/threads.md says what this means for
-// threads.
-//
-// Object memory comes from a small per-thread cache of blocks (32 to 512 bytes), so that a program
-// that makes and drops the same objects on every run (tensors, storages, shapes) stops calling the
-// system allocator after its first run. RELAXVM_OBJECT_CACHE=0 turns the cache off.
+// threads. Where objects live: runtime/object_memory.hpp.
 #ifndef RELAXVM_RUNTIME_OBJECT_HPP
 #define RELAXVM_RUNTIME_OBJECT_HPP
 
@@ -23,14 +19,11 @@
 #include <utility>
 
 #include "../base/config.hpp"
-#include "value_kind.hpp"
 #include "../base/error.hpp"
+#include "object_memory.hpp"
+#include "value_kind.hpp"
 #if RELAXVM_HEAP
 #include <vector>
-#endif
-
-#if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
-#include <sanitizer/asan_interface.h>
 #endif
 
 namespace relaxvm::RELAXVM_ABI {
@@ -40,171 +33,6 @@ class object;
 namespace detail {
 void release_object(object* o) noexcept;
 void share_object(object* o) noexcept;
-
-// Blocks of 32 << c bytes (c < size_classes) are kept on per-thread free lists, at most
-// max_cached_blocks each; larger or surplus blocks go back to the system.
-inline constexpr std::uint32_t size_classes = 5;
-inline constexpr std::uint32_t uncached_class = 0xFF;
-inline constexpr std::size_t max_cached_blocks = 256;
-
-constexpr std::uint32_t size_class_of(std::size_t n) {
-  for (std::uint32_t c = 0; c < size_classes; ++c)
-    if (n <= (std::size_t{32} << c)) return c;
-  return uncached_class;
-}
-
-#if RELAXVM_OBJECT_CACHE
-// Under AddressSanitizer a cached block is poisoned, so a use after free is still reported.
-#if defined(RELAXVM_ASAN)
-inline void poison_block(void* p, std::uint32_t c) noexcept { ASAN_POISON_MEMORY_REGION(p, std::size_t{32} << c); }
-inline void unpoison_block(void* p, std::uint32_t c) noexcept { ASAN_UNPOISON_MEMORY_REGION(p, std::size_t{32} << c); }
-#else
-inline void poison_block(void*, std::uint32_t) noexcept {}
-inline void unpoison_block(void*, std::uint32_t) noexcept {}
-#endif
-
-struct object_cache {
-  struct block {
-    block* next;
-  };
-  block* heads[size_classes] = {};
-  std::size_t counts[size_classes] = {};
-  object_cache() = default;
-  object_cache(const object_cache&) = delete;
-  object_cache& operator=(const object_cache&) = delete;
-  ~object_cache();
-};
-// Set when this thread's cache is destroyed: objects freed later (by static destructors) go
-// straight back to the system. A trivially destructible thread_local, so it outlives the cache.
-inline RELAXVM_THREAD_LOCAL bool object_cache_gone = false;
-inline object_cache::~object_cache() {
-  for (std::uint32_t c = 0; c < size_classes; ++c)
-    while (block* b = heads[c]) {
-      unpoison_block(b, c);
-      heads[c] = b->next;
-      ::operator delete(static_cast<void*>(b));
-    }
-  object_cache_gone = true;
-}
-inline object_cache& thread_object_cache() {
-  static RELAXVM_THREAD_LOCAL object_cache cache;
-  return cache;
-}
-#endif
-
-/// Ends the message of a failed heap allocation.
-inline constexpr std::string_view no_heap_note =
-    RELAXVM_HEAP ? "" : " (firmware mode, RELAXVM_HEAP=0, has no heap: allocate from an arena allocator)";
-/// Tensor data and allocator blocks from the system heap: null when there is no room, and always
-/// in firmware mode (RELAXVM_HEAP=0), which has no heap and links no operator new.
-inline void* heap_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
-#if RELAXVM_HEAP
-  return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{alignment}, std::nothrow);
-#else
-  (void)nbytes;
-  (void)alignment;
-  return nullptr;
-#endif
-}
-inline void heap_free(void* p, std::size_t alignment) noexcept {
-#if RELAXVM_HEAP
-  ::operator delete(p, std::align_val_t{alignment});
-#else
-  (void)p;  // heap_allocate gave nothing to free
-  (void)alignment;
-#endif
-}
-
-#if !RELAXVM_HEAP
-// Firmware mode: every object comes from the buffer given to set_object_memory(), in blocks of
-// the size classes, and goes back to a free list of its class; nothing comes from the heap.
-struct object_memory_state {
-  struct block {
-    block* next;
-  };
-  std::byte* next = nullptr;
-  std::byte* end = nullptr;
-  std::size_t size = 0;
-  std::size_t peak = 0;
-  std::size_t live = 0;  // objects not yet freed
-  block* heads[size_classes] = {};
-};
-inline object_memory_state& object_memory() {
-  static object_memory_state state;
-  return state;
-}
-/// Why an object of `n` bytes found no room in the object memory.
-RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
-  if (n > (std::size_t{32} << (size_classes - 1)))
-    return runtime_error("relaxvm: an object of ", n, " bytes is larger than firmware mode's largest block (",
-                         std::size_t{32} << (size_classes - 1), " bytes): a string, shape or tuple too long");
-  return runtime_error("relaxvm: the object memory (", object_memory().size, " bytes) has no room for an object of ", n,
-                       " bytes; give set_object_memory() a larger buffer");
-}
-#endif
-
-/// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
-/// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
-/// that into an error); with a heap, operator new's behaviour.
-inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class) {
-  size_class = size_class_of(n);
-#if !RELAXVM_HEAP
-  object_memory_state& m = object_memory();
-  if (size_class == uncached_class) return nullptr;
-  if (object_memory_state::block* b = m.heads[size_class]) {
-    ++m.live;
-    m.heads[size_class] = b->next;
-    return b;
-  }
-  const std::size_t bytes = std::size_t{32} << size_class;
-  if (static_cast<std::size_t>(m.end - m.next) < bytes) return nullptr;
-  ++m.live;
-  void* p = m.next;
-  m.next += bytes;
-  const auto used = static_cast<std::size_t>(m.next - (m.end - m.size));
-  m.peak = used > m.peak ? used : m.peak;
-  return p;
-#endif
-#if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (object_cache::block* b = cache.heads[size_class]) {
-      unpoison_block(b, size_class);
-      cache.heads[size_class] = b->next;
-      --cache.counts[size_class];
-      return b;
-    }
-  }
-#endif
-  return ::operator new(size_class != uncached_class ? std::size_t{32} << size_class : n);
-}
-
-inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
-  (void)size_class;  // not needed without the cache
-#if !RELAXVM_HEAP
-  auto* b = static_cast<object_memory_state::block*>(p);
-  object_memory_state& m = object_memory();
-  b->next = m.heads[size_class];
-  m.heads[size_class] = b;
-  --m.live;
-  return;
-#endif
-#if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (cache.counts[size_class] < max_cached_blocks) {
-      auto* b = static_cast<object_cache::block*>(p);
-      b->next = cache.heads[size_class];
-      cache.heads[size_class] = b;
-      ++cache.counts[size_class];
-      poison_block(b, size_class);
-      return;
-    }
-  }
-#endif
-  ::operator delete(p);
-}
-
 }  // namespace detail
 
 /// What every object of one C++ type shares: its name, how to destroy it, and how to share what
@@ -538,27 +366,6 @@ class object_ref {
   }
   T* ptr_ = nullptr;
 };
-
-#if !RELAXVM_HEAP
-/// Firmware mode (RELAXVM_HEAP=0): gives the library the memory its objects (tensors, shapes,
-/// strings, closures, storage records; at most 512 bytes each) live in. Call it before making
-/// any object, or again once every object is gone; the buffer must outlive them all.
-/// object_memory_peak() says how much a program used.
-inline void set_object_memory(std::span<std::byte> buffer) {
-  detail::object_memory_state& m = detail::object_memory();
-  if (m.live != 0)
-    RELAXVM_ON_ERROR(detail::runtime_error("relaxvm: set_object_memory while ", m.live,
-                                           " objects still live in the previous buffer"));
-  // Blocks are handed out at multiples of 32 bytes from an aligned start.
-  const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
-  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
-  m = {};
-  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
-  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
-  m.end = m.next + m.size;
-}
-inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
-#endif
 
 /// make_object<T>(args...): a new T with one reference.
 template <class T, class... Args>

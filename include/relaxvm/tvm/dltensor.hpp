@@ -22,7 +22,8 @@
 #include "../base/dtype.hpp"
 #include "../base/text_builder.hpp"
 #include "../bytecode/layout.hpp"
-#include "../io/binary.hpp"
+#include "../io/binary_reader.hpp"
+#include "../io/binary_writer.hpp"
 
 namespace relaxvm::RELAXVM_ABI::tvm {
 

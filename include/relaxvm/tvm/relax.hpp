@@ -19,7 +19,8 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/layout.hpp"
-#include "../io/binary.hpp"
+#include "../io/binary_reader.hpp"
+#include "../io/binary_writer.hpp"
 #include "../io/executable.hpp"
 #include "dltensor.hpp"
 

@@ -22,7 +22,8 @@
 #include "../bytecode/builder.hpp"
 #include "../bytecode/layout.hpp"
 #include "../graph/params.hpp"
-#include "../io/binary.hpp"
+#include "../io/binary_reader.hpp"
+#include "../io/binary_writer.hpp"
 #include "../io/executable.hpp"
 #include "../runtime/constant.hpp"
 #include "../runtime/allocator.hpp"  // alloc_alignment

@@ -24,21 +24,14 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/diagnostic.hpp"
+#include "../bytecode/facts.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "../runtime/table.hpp"
 #include "../runtime/value.hpp"
+#include "static_frame.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
-
-/// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
-struct static_frame {
-  static_frame* caller;
-  std::int64_t func_index;
-  value* regs;
-  std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
-  std::int64_t caller_dst;  ///< where the caller wants the result
-};
 
 namespace detail {
 
@@ -161,34 +154,6 @@ constexpr diagnostic check_link(const exec_view& v) {
     }
   }
   return s;
-}
-
-/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
-/// and their argument scratch (as in the dynamic VM).
-constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
-  const func_info& fi = v.funcs[f];
-  std::int64_t max_args = 0;
-  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-    const instruction in = decode(v, pc);
-    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
-  }
-  return fi.register_file_size + 1 + max_args;
-}
-
-/// Per function index: whether some instruction passes the function as a value (f[i]).
-template <std::size_t N>
-constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
-  std::array<bool, N> used{};
-  for (const func_info& fi : v.funcs) {
-    if (fi.kind != func_kind::vm) continue;
-    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-      const instruction in = decode(v, pc);
-      if (in.op != opcode::call) continue;
-      for (std::int64_t k = 0; k < in.num_args; ++k)
-        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
-    }
-  }
-  return used;
 }
 
 /// Whether the program may call a vm function indirectly: it passes a vm function as a value (the

@@ -27,6 +27,7 @@
 #include "../base/hash_index.hpp"
 #include "../base/std_parts.hpp"
 #include "../base/text_builder.hpp"
+#include "../bytecode/facts.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
 #include "../bytecode/opcode.hpp"
@@ -173,17 +174,12 @@ class basic_vm_impl final : public vm_context {
   }
   const executable& exec() const { return exe_; }
 
-  // ---- the stateful API (set_input, invoke_stateful, get_output, save_function) ----
+  // ---- the stateful API's calls (its state is basic_virtual_machine's) ----
   struct saved_function {
     std::int64_t index;
     std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
     bool include_return;
   };
-  // Held by shared_ptr, and each call holds its own reference: a kernel that replaces a saved
-  // function or an input while a call uses it cannot free the arguments under that call.
-  flat_map<std::string, std::shared_ptr<const saved_function>> saved;
-  flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs;
-  flat_map<std::string, value> outputs;
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
     const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
@@ -302,12 +298,7 @@ class basic_vm_impl final : public vm_context {
       e.register_file_size = fi.register_file_size;
       e.params_begin = fi.params_begin;
       e.params_count = fi.params_count;
-      std::int64_t max_args = 0;
-      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-        const instruction in = decode(view_, pc);
-        if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
-      }
-      e.frame_slots = fi.register_file_size + 1 + max_args;
+      e.frame_slots = detail::frame_slots(view_, i);
       auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
       clo->func_index = static_cast<std::int64_t>(i);
       clo->program = keep_alive_;
@@ -900,7 +891,7 @@ class basic_virtual_machine {
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    if (const auto* saved = vm->saved.find(name)) return vm_function(vm, (*saved)->index, *saved);
+    if (const auto* saved = saved_.find(name)) return vm_function(vm, (*saved)->index, *saved);
     const std::int64_t i = vm->find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return vm_function(vm, i);
@@ -956,7 +947,7 @@ class basic_virtual_machine {
       RELAXVM_TRY_ASSIGN(value moved, vm->to_first_device(a));
       stored.push_back(std::move(moved));
     }
-    vm->inputs[func] = std::make_shared<const std::vector<value>>(std::move(stored));
+    inputs_[func] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
   void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
@@ -970,13 +961,13 @@ class basic_virtual_machine {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
-    const auto* in = vm->inputs.find(func);
+    const auto* in = inputs_.find(func);
     if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
     std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
     if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
-    vm->outputs[func] = std::move(out);
+    outputs_[func] = std::move(out);
     return {};
   }
   void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
@@ -1013,7 +1004,7 @@ class basic_virtual_machine {
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
     for (const value& b : vm->entry(i).bound) f.args.push_back(b);
-    vm->saved.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
+    saved_.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
   void save_function(std::string_view func, std::string_view save_name, bool include_return,
@@ -1053,8 +1044,8 @@ class basic_virtual_machine {
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
 
   result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    const value* v = vm->outputs.find(func);
+    RELAXVM_TRY(try_vm());  // a moved-from VM has no state
+    const value* v = outputs_.find(func);
     if (!v)
       return detail::value_error("get_output: No output saved for call of \"", func,
                                  "\"; use `invoke_stateful` to call it first.");
@@ -1069,6 +1060,12 @@ class basic_virtual_machine {
     return v;
   }
   std::unique_ptr<impl> impl_;
+  // The stateful API's state. Held by shared_ptr, and each call holds its own reference: a kernel
+  // that replaces a saved function or an input while a call uses it cannot free the arguments
+  // under that call.
+  detail::flat_map<std::string, std::shared_ptr<const typename impl::saved_function>> saved_;
+  detail::flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs_;
+  detail::flat_map<std::string, value> outputs_;
 };
 using virtual_machine = basic_virtual_machine<>;
 

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The binary executable format (docs/format.md): save a layout to bytes, and read bytes back into
-// a layout with every size and offset checked. Verification of the result is the caller's step.
-#ifndef RELAXVM_IO_BINARY_HPP
-#define RELAXVM_IO_BINARY_HPP
+// binary::read: bytes in the format of docs/format.md (io/binary_format.hpp) back into a layout,
+// with every size and offset checked; verifying the result is the caller's step. Its section
+// reader also serves TVM's formats (relaxvm/tvm/).
+#ifndef RELAXVM_IO_BINARY_READER_HPP
+#define RELAXVM_IO_BINARY_READER_HPP
 
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/device.hpp"
@@ -18,33 +17,11 @@
 #include "../base/error.hpp"
 #include "../base/text_builder.hpp"
 #include "../bytecode/layout.hpp"
+#include "binary_format.hpp"
 #include "bytes.hpp"
 
 namespace relaxvm::RELAXVM_ABI::binary {
-
-inline constexpr std::array<std::uint8_t, 8> magic = {0x89, 'R', 'V', 'M', 0x0D, 0x0A, 0x1A, 0x0A};
-inline constexpr std::uint32_t format_major = 1;
-inline constexpr std::uint32_t format_minor = 0;
-inline constexpr std::uint32_t tag_table_version = 1;
-
-enum section_id : std::uint32_t { functions = 1, constant_tags = 2, constants = 3, code = 4 };
-inline constexpr std::uint32_t section_required = 1;
-inline constexpr std::size_t header_size = 24;
-inline constexpr std::size_t section_entry_size = 24;
-
-/// The tags this writer uses, and the kind names that give them meaning.
-struct tag_entry {
-  std::uint8_t tag;
-  const_kind kind;
-};
-inline constexpr tag_entry write_tags[] = {
-    {1, const_kind::int64}, {2, const_kind::float64}, {3, const_kind::boolean}, {4, const_kind::dtype},
-    {5, const_kind::device}, {6, const_kind::shape}, {7, const_kind::string}, {8, const_kind::tensor},
-};
-
 namespace detail {
-
-using writer = relaxvm::detail::byte_writer;
 
 /// Reads little-endian fields from one section, naming the section and the item on failure.
 /// `caller` starts every message (the TVM readers of relaxvm/tvm/ use this cursor too).
@@ -122,96 +99,6 @@ class reader {
   relaxvm::detail::text message_;
   relaxvm::detail::text dropped_;
 };
-
-inline void write_dtype(writer& w, std::int64_t packed) {
-  const dtype t = dtype::unpack(packed);
-  w.u8(t.code);
-  w.u8(t.bits);
-  w.u16(t.lanes);
-}
-
-inline void write_functions(writer& w, const exec_view& v) {
-  w.u64(v.funcs.size());
-  for (const func_info& f : v.funcs) {
-    w.u8(static_cast<std::uint8_t>(f.kind));
-    w.str(v.str(f.name));
-    w.i64(f.start);
-    w.i64(f.end);
-    w.i64(f.num_args);
-    w.i64(f.register_file_size);
-    w.u64(static_cast<std::uint64_t>(f.params_count));
-    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
-  }
-}
-
-inline void write_tags_section(writer& w) {
-  w.u32(tag_table_version);
-  w.u64(std::size(write_tags));
-  for (const tag_entry& t : write_tags) {
-    w.u8(t.tag);
-    w.str(to_string(t.kind));
-  }
-}
-
-inline std::uint8_t tag_of(const_kind k) {
-  for (const tag_entry& t : write_tags)
-    if (t.kind == k) return t.tag;
-  return 0;
-}
-
-inline void write_constants(writer& w, const exec_view& v) {
-  w.u64(v.constants.size());
-  for (const const_info& c : v.constants) {
-    w.u8(tag_of(c.kind));
-    switch (c.kind) {
-      case const_kind::int64:
-      case const_kind::float64: w.i64(c.scalar); break;
-      case const_kind::boolean: w.u8(static_cast<std::uint8_t>(c.scalar)); break;
-      case const_kind::dtype: write_dtype(w, c.scalar); break;
-      case const_kind::device: {
-        const device d = device::unpack(c.scalar);
-        w.i32(static_cast<std::int32_t>(d.device_type));
-        w.i32(d.device_id);
-        break;
-      }
-      case const_kind::shape:
-      case const_kind::tensor:
-        if (c.kind == const_kind::tensor) write_dtype(w, c.scalar);
-        w.u64(static_cast<std::uint64_t>(c.ndim));
-        for (std::int64_t k = 0; k < c.ndim; ++k) w.i64(v.i64s[static_cast<std::size_t>(c.dims_offset + k)]);
-        if (c.kind == const_kind::tensor) {
-          w.u64(static_cast<std::uint64_t>(c.data_size));
-          w.raw(v.bytes.subspan(static_cast<std::size_t>(c.data_offset), static_cast<std::size_t>(c.data_size)));
-        }
-        break;
-      case const_kind::string: w.str(v.str({c.data_offset, c.data_size})); break;
-    }
-  }
-}
-
-inline void write_code(writer& w, const exec_view& v) {
-  w.u64(v.instr_offset.size());
-  for (std::int64_t x : v.instr_offset) w.i64(x);
-  w.u64(v.instr_data.size());
-  for (std::int64_t x : v.instr_data) w.i64(x);
-}
-
-struct section {
-  std::uint32_t id = 0;
-  std::uint32_t flags = 0;
-  std::uint64_t offset = 0;
-  std::uint64_t size = 0;
-};
-
-inline std::string_view section_name(std::uint32_t id) {
-  switch (id) {
-    case functions: return "functions";
-    case constant_tags: return "constant tags";
-    case constants: return "constants";
-    case code: return "code";
-    default: return "unknown";
-  }
-}
 
 inline status read_functions(reader& r, exec_layout& l) {
   std::uint64_t n = 0;
@@ -395,36 +282,6 @@ inline status read_code(reader& r, exec_layout& l) {
 
 }  // namespace detail
 
-/// Writes a (verified) layout in the format of docs/format.md.
-inline std::vector<std::byte> save(const exec_view& v) {
-  detail::writer w;
-  for (std::uint8_t b : magic) w.u8(b);
-  w.u32(format_major);
-  w.u32(format_minor);
-  constexpr std::uint32_t ids[] = {functions, constant_tags, constants, code};
-  w.u32(std::size(ids));
-  w.u32(0);
-  const std::size_t table = w.size();
-  for (std::uint32_t id : ids) {
-    w.u32(id);
-    w.u32(section_required);
-    w.u64(0);  // offset and size, patched below
-    w.u64(0);
-  }
-  for (std::size_t k = 0; k < std::size(ids); ++k) {
-    const std::size_t begin = w.size();
-    switch (ids[k]) {
-      case functions: detail::write_functions(w, v); break;
-      case constant_tags: detail::write_tags_section(w); break;
-      case constants: detail::write_constants(w, v); break;
-      case code: detail::write_code(w, v); break;
-    }
-    w.patch_u64(table + k * section_entry_size + 8, begin);
-    w.patch_u64(table + k * section_entry_size + 16, w.size() - begin);
-  }
-  return std::move(w.bytes());
-}
-
 /// Reads bytes written by save() into a layout, checking every size and offset; it does not run
 /// the verifier (executable::try_load does).
 inline result<exec_layout> read(std::span<const std::byte> bytes) {
@@ -502,4 +359,4 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
 
 }  // namespace relaxvm::binary
 
-#endif  // RELAXVM_IO_BINARY_HPP
+#endif  // RELAXVM_IO_BINARY_READER_HPP
