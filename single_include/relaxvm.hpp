@@ -3755,6 +3755,21 @@ class reader {
   relaxvm::detail::text dropped_;
 };
 
+/// Adds function `f`, called `name`, with its `params` parameter names read from `r`, to `l`
+/// (relaxvm's format and TVM's store a function's fields in the same order after its kind).
+inline bool add_function(reader& r, exec_layout& l, func_info f, std::string_view name, std::uint64_t params) {
+  f.name = l.add_chars(name);
+  f.params_begin = static_cast<std::int64_t>(l.param_names.size());
+  f.params_count = static_cast<std::int64_t>(params);
+  for (std::uint64_t p = 0; p < params; ++p) {
+    std::string_view pn;
+    if (!r.str(pn)) return false;
+    l.param_names.push_back(l.add_chars(pn));
+  }
+  l.funcs.push_back(f);
+  return true;
+}
+
 inline status read_functions(reader& r, exec_layout& l) {
   std::uint64_t n = 0;
   if (!r.count(n, 1 + 8 + 4 * 8 + 8)) return r.error();
@@ -3773,15 +3788,7 @@ inline status read_functions(reader& r, exec_layout& l) {
       return r.error();
     }
     f.kind = static_cast<func_kind>(kind);
-    f.name = l.add_chars(name);
-    f.params_begin = static_cast<std::int64_t>(l.param_names.size());
-    f.params_count = static_cast<std::int64_t>(params);
-    for (std::uint64_t p = 0; p < params; ++p) {
-      std::string_view pn;
-      if (!r.str(pn)) return r.error();
-      l.param_names.push_back(l.add_chars(pn));
-    }
-    l.funcs.push_back(f);
+    if (!add_function(r, l, f, name, params)) return r.error();
   }
   r.item.clear();
   if (!r.at_end()) return r.error();
@@ -4039,17 +4046,23 @@ inline void write_dtype(writer& w, std::int64_t packed) {
   w.u16(t.lanes);
 }
 
+/// A function's fields after its kind: name, start, end, arguments, registers and parameter
+/// names (relaxvm's format and TVM's store them alike).
+inline void write_function_fields(writer& w, const exec_view& v, const func_info& f) {
+  w.str(v.str(f.name));
+  w.i64(f.start);
+  w.i64(f.end);
+  w.i64(f.num_args);
+  w.i64(f.register_file_size);
+  w.u64(static_cast<std::uint64_t>(f.params_count));
+  for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+}
+
 inline void write_functions(writer& w, const exec_view& v) {
   w.u64(v.funcs.size());
   for (const func_info& f : v.funcs) {
     w.u8(static_cast<std::uint8_t>(f.kind));
-    w.str(v.str(f.name));
-    w.i64(f.start);
-    w.i64(f.end);
-    w.i64(f.num_args);
-    w.i64(f.register_file_size);
-    w.u64(static_cast<std::uint64_t>(f.params_count));
-    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+    write_function_fields(w, v, f);
   }
 }
 
@@ -9578,7 +9591,7 @@ class basic_virtual_machine {
     const auto* in = inputs_.find(func);
     if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
-    std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see inputs_)
     if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
     outputs_[func] = std::move(out);

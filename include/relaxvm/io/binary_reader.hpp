@@ -100,6 +100,21 @@ class reader {
   relaxvm::detail::text dropped_;
 };
 
+/// Adds function `f`, called `name`, with its `params` parameter names read from `r`, to `l`
+/// (relaxvm's format and TVM's store a function's fields in the same order after its kind).
+inline bool add_function(reader& r, exec_layout& l, func_info f, std::string_view name, std::uint64_t params) {
+  f.name = l.add_chars(name);
+  f.params_begin = static_cast<std::int64_t>(l.param_names.size());
+  f.params_count = static_cast<std::int64_t>(params);
+  for (std::uint64_t p = 0; p < params; ++p) {
+    std::string_view pn;
+    if (!r.str(pn)) return false;
+    l.param_names.push_back(l.add_chars(pn));
+  }
+  l.funcs.push_back(f);
+  return true;
+}
+
 inline status read_functions(reader& r, exec_layout& l) {
   std::uint64_t n = 0;
   if (!r.count(n, 1 + 8 + 4 * 8 + 8)) return r.error();
@@ -118,15 +133,7 @@ inline status read_functions(reader& r, exec_layout& l) {
       return r.error();
     }
     f.kind = static_cast<func_kind>(kind);
-    f.name = l.add_chars(name);
-    f.params_begin = static_cast<std::int64_t>(l.param_names.size());
-    f.params_count = static_cast<std::int64_t>(params);
-    for (std::uint64_t p = 0; p < params; ++p) {
-      std::string_view pn;
-      if (!r.str(pn)) return r.error();
-      l.param_names.push_back(l.add_chars(pn));
-    }
-    l.funcs.push_back(f);
+    if (!add_function(r, l, f, name, params)) return r.error();
   }
   r.item.clear();
   if (!r.at_end()) return r.error();

@@ -26,17 +26,23 @@ inline void write_dtype(writer& w, std::int64_t packed) {
   w.u16(t.lanes);
 }
 
+/// A function's fields after its kind: name, start, end, arguments, registers and parameter
+/// names (relaxvm's format and TVM's store them alike).
+inline void write_function_fields(writer& w, const exec_view& v, const func_info& f) {
+  w.str(v.str(f.name));
+  w.i64(f.start);
+  w.i64(f.end);
+  w.i64(f.num_args);
+  w.i64(f.register_file_size);
+  w.u64(static_cast<std::uint64_t>(f.params_count));
+  for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+}
+
 inline void write_functions(writer& w, const exec_view& v) {
   w.u64(v.funcs.size());
   for (const func_info& f : v.funcs) {
     w.u8(static_cast<std::uint8_t>(f.kind));
-    w.str(v.str(f.name));
-    w.i64(f.start);
-    w.i64(f.end);
-    w.i64(f.num_args);
-    w.i64(f.register_file_size);
-    w.u64(static_cast<std::uint64_t>(f.params_count));
-    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+    write_function_fields(w, v, f);
   }
 }
 

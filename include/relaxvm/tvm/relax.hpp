@@ -69,15 +69,7 @@ inline status read_relax_functions(reader& r, exec_layout& l) {
     if (!r.i64(f.start) || !r.i64(f.end) || !r.i64(f.num_args) || !r.i64(f.register_file_size) || !r.count(params, 8))
       return r.error();
     f.kind = kind == 0 ? func_kind::packed : func_kind::vm;
-    f.name = l.add_chars(name);
-    f.params_begin = static_cast<std::int64_t>(l.param_names.size());
-    f.params_count = static_cast<std::int64_t>(params);
-    for (std::uint64_t p = 0; p < params; ++p) {
-      std::string_view pn;
-      if (!r.str(pn)) return r.error();
-      l.param_names.push_back(l.add_chars(pn));
-    }
-    l.funcs.push_back(f);
+    if (!binary::detail::add_function(r, l, f, name, params)) return r.error();
   }
   return {};
 }
@@ -252,13 +244,7 @@ inline result<std::vector<std::byte>> save_relax(const executable& exe) {
   w.u64(v.funcs.size());
   for (const func_info& f : v.funcs) {
     w.i32(static_cast<std::int32_t>(f.kind == func_kind::packed ? relax_func_kind::packed : relax_func_kind::vm));
-    w.str(v.str(f.name));
-    w.i64(f.start);
-    w.i64(f.end);
-    w.i64(f.num_args);
-    w.i64(f.register_file_size);
-    w.u64(static_cast<std::uint64_t>(f.params_count));
-    for (std::int64_t p = 0; p < f.params_count; ++p) w.str(v.param_name(f, p));
+    binary::detail::write_function_fields(w, v, f);
   }
   w.u64(v.constants.size());
   for (const const_info& c : v.constants) detail::write_relax_constant(w, v, c);

@@ -964,7 +964,7 @@ class basic_virtual_machine {
     const auto* in = inputs_.find(func);
     if (!in && !(vm->entry(i).kind == func_kind::vm && vm->entry(i).num_args == 0))
       return detail::value_error("invoke_stateful: No inputs set for stateful call of ", func, "; use `set_input` first.");
-    std::shared_ptr<const std::vector<value>> args;  // held for the call (see basic_vm_impl::inputs)
+    std::shared_ptr<const std::vector<value>> args;  // held for the call (see inputs_)
     if (in) args = *in;
     RELAXVM_TRY_ASSIGN(value out, vm->invoke_index(i, args ? std::span<const value>(*args) : std::span<const value>()));
     outputs_[func] = std::move(out);
