@@ -3770,6 +3770,31 @@ inline bool add_function(reader& r, exec_layout& l, func_info f, std::string_vie
   return true;
 }
 
+/// A shape's dimensions (a u64 count, then int64s) into `l`, for constant `c` (relaxvm's format
+/// and TVM's store shapes alike).
+inline bool read_dims(reader& r, exec_layout& l, const_info& c) {
+  std::uint64_t ndim = 0;
+  if (!r.count(ndim, 8)) return false;
+  c.dims_offset = static_cast<std::int64_t>(l.i64s.size());
+  c.ndim = static_cast<std::int64_t>(ndim);
+  for (std::uint64_t k = 0; k < ndim; ++k) {
+    std::int64_t d = 0;
+    if (!r.i64(d)) return false;
+    l.i64s.push_back(d);
+  }
+  return true;
+}
+
+/// A string constant's characters (a u64 length, then the bytes) into `l`, for constant `c`.
+inline bool read_string(reader& r, exec_layout& l, const_info& c) {
+  std::string_view s;
+  if (!r.str(s)) return false;
+  const str_ref ref = l.add_chars(s);
+  c.data_offset = ref.offset;
+  c.data_size = ref.size;
+  return true;
+}
+
 inline status read_functions(reader& r, exec_layout& l) {
   std::uint64_t n = 0;
   if (!r.count(n, 1 + 8 + 4 * 8 + 8)) return r.error();
@@ -3883,15 +3908,7 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
       case const_kind::shape:
       case const_kind::tensor: {
         if (c.kind == const_kind::tensor && !read_dtype(r, c.scalar)) return r.error();
-        std::uint64_t ndim = 0;
-        if (!r.count(ndim, 8)) return r.error();
-        c.dims_offset = static_cast<std::int64_t>(l.i64s.size());
-        c.ndim = static_cast<std::int64_t>(ndim);
-        for (std::uint64_t k = 0; k < ndim; ++k) {
-          std::int64_t d = 0;
-          if (!r.i64(d)) return r.error();
-          l.i64s.push_back(d);
-        }
+        if (!read_dims(r, l, c)) return r.error();
         if (c.kind == const_kind::tensor) {
           std::uint64_t nbytes = 0;
           std::span<const std::byte> data;
@@ -3904,11 +3921,7 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
         break;
       }
       case const_kind::string: {
-        std::string_view s;
-        if (!r.str(s)) return r.error();
-        const str_ref ref = l.add_chars(s);
-        c.data_offset = ref.offset;
-        c.data_size = ref.size;
+        if (!read_string(r, l, c)) return r.error();
         break;
       }
     }

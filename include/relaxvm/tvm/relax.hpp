@@ -94,24 +94,12 @@ inline status read_relax_constants(reader& r, exec_layout& l) {
         break;
       case relax_tag::shape: {
         c.kind = const_kind::shape;
-        std::uint64_t ndim = 0;
-        if (!r.count(ndim, 8)) return r.error();
-        c.dims_offset = static_cast<std::int64_t>(l.i64s.size());
-        c.ndim = static_cast<std::int64_t>(ndim);
-        for (std::uint64_t k = 0; k < ndim; ++k) {
-          std::int64_t d = 0;
-          if (!r.i64(d)) return r.error();
-          l.i64s.push_back(d);
-        }
+        if (!binary::detail::read_dims(r, l, c)) return r.error();
         break;
       }
       case relax_tag::string: {
         c.kind = const_kind::string;
-        std::string_view s;
-        if (!r.str(s)) return r.error();
-        const str_ref ref = l.add_chars(s);
-        c.data_offset = ref.offset;
-        c.data_size = ref.size;
+        if (!binary::detail::read_string(r, l, c)) return r.error();
         break;
       }
       case relax_tag::int64:
