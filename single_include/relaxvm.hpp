@@ -1141,6 +1141,21 @@ constexpr bool is_special_register(std::int64_t r) { return r >= begin_special_r
 #include <span>
 #include <string_view>
 
+// ---- begin relaxvm/base/hash_index.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// A hash index usable in constant expressions: it maps a 64-bit hash to the positions (in some
+// table the caller owns) of the entries with that hash, so that finding a name or a constant
+// costs a hash and a comparison or two instead of a walk over the table. The builder finds
+// functions and equal constants through it, and formalize() renamed registers, which keeps
+// building a program of N instructions linear in N, at compile time too (constexpr steps).
+#ifndef RELAXVM_BASE_HASH_INDEX_HPP
+#define RELAXVM_BASE_HASH_INDEX_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
 // ---- begin relaxvm/base/trivial_vector.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // trivial_vector<T>: a growable array of trivially copyable elements, with the part of
@@ -1358,6 +1373,112 @@ class trivial_vector {
 #endif  // RELAXVM_BASE_TRIVIAL_VECTOR_HPP
 // ---- end relaxvm/base/trivial_vector.hpp ----
 
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// FNV-1a, 64-bit (its offset basis and prime), folded over further words by hash_mix.
+inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
+inline constexpr std::uint64_t hash_prime = 1099511628211ull;
+
+constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t word) {
+  // One multiply per word (not per byte): a word's bytes all reach the high bits through it, and
+  // the final xor-shift in hash_index brings them down to the bucket bits.
+  return (h ^ word) * hash_prime;
+}
+
+constexpr std::uint64_t hash_chars(std::uint64_t h, std::string_view s) {
+  // The FNV step written out rather than a hash_mix call per character: fewer constexpr steps.
+  const char* p = s.data();
+  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * hash_prime;
+  return h;
+}
+
+/// a == b, in fewer constexpr steps than std::string_view's operator== (libstdc++ 12 compares
+/// through char_traits, a few calls per character).
+constexpr bool same_chars(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  for (std::size_t i = 0, n = a.size(); i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
+
+/// Its address moves with the program's load address (ASLR): part of hash_index's salt.
+inline constexpr char hash_salt_anchor = 0;
+
+/// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
+/// most half full. find() takes the caller's equality test, since equal hashes need not mean
+/// equal entries.
+///
+/// Hashes are computed from the program, and a loader's program comes from a file: at run time
+/// each index mixes its hashes with a salt of its own (from addresses, which ASLR moves) before
+/// choosing buckets, so that a file cannot be made whose keys all fall in one run of buckets.
+/// (During constant evaluation the salt is 0: those programs are the programmer's own.) What an
+/// index finds never depends on the salt, only how fast it finds it.
+class hash_index {
+ public:
+  constexpr hash_index() : salt_(make_salt()) {}
+
+  /// A position with hash `h` for which `same(position)` is true, or -1.
+  template <class Same>
+  constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
+    if (slots_.empty()) return -1;
+    for (std::size_t i = bucket(h);; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (s.position < 0) return -1;
+      if (s.hash == h && same(s.position)) return s.position;
+    }
+  }
+  /// Records `position` under hash `h` (a position may be recorded once).
+  constexpr void insert(std::uint64_t h, std::int64_t position) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    place(h, position);
+    ++count_;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t hash = 0;
+    std::int64_t position = -1;  // -1: empty
+  };
+  // The murmur3 finalizer: every bit of h (and of the salt) reaches the bucket bits.
+  constexpr std::size_t bucket(std::uint64_t h) const {
+    h ^= salt_;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return static_cast<std::size_t>(h ^ (h >> 33)) & mask_;
+  }
+  constexpr std::uint64_t make_salt() const {
+    if (std::is_constant_evaluated()) return 0;
+    return hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(this)),
+                    reinterpret_cast<std::uintptr_t>(&hash_salt_anchor));
+  }
+  constexpr void place(std::uint64_t h, std::int64_t position) {
+    std::size_t i = bucket(h);
+    while (slots_[i].position >= 0) i = (i + 1) & mask_;
+    slots_[i] = {h, position};
+  }
+  constexpr void grow() {
+    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
+    trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
+    slots_ = trivial_vector<slot>();
+    slots_.resize(n, slot{});
+    mask_ = n - 1;
+    for (const slot& s : old)
+      if (s.position >= 0) place(s.hash, s.position);
+  }
+
+  trivial_vector<slot> slots_;
+  std::uint64_t salt_ = 0;
+  std::size_t mask_ = 0;
+  std::size_t count_ = 0;
+};
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_BASE_HASH_INDEX_HPP
+// ---- end relaxvm/base/hash_index.hpp ----
+
 namespace relaxvm::RELAXVM_ABI {
 
 /// A range of characters in the layout's character pool.
@@ -1464,6 +1585,51 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
     }
   }
   return true;
+}
+
+/// A 32-bit digest of what the verifier checks in `v`: every pool but the tensor data (whose
+/// bytes cannot make a program unsafe; their sizes are covered). build() records it for the
+/// program it verified, so that executable::from_static can tell that program from one whose
+/// public pools were changed since (verified again).
+constexpr std::uint32_t layout_digest(const exec_view& v) {
+  std::uint64_t h = detail::hash_seed;
+  auto mix = [&h](std::int64_t w) { h = detail::hash_mix(h, static_cast<std::uint64_t>(w)); };
+  auto words = [&](std::span<const std::int64_t> s) {
+    mix(static_cast<std::int64_t>(s.size()));
+    for (const std::int64_t w : s) mix(w);
+  };
+  mix(static_cast<std::int64_t>(v.funcs.size()));
+  for (const func_info& f : v.funcs) {
+    mix(static_cast<std::int64_t>(f.kind));
+    mix(f.name.offset);
+    mix(f.name.size);
+    mix(f.start);
+    mix(f.end);
+    mix(f.num_args);
+    mix(f.register_file_size);
+    mix(f.params_begin);
+    mix(f.params_count);
+  }
+  mix(static_cast<std::int64_t>(v.param_names.size()));
+  for (const str_ref& r : v.param_names) {
+    mix(r.offset);
+    mix(r.size);
+  }
+  h = detail::hash_chars(h, std::string_view(v.chars.data(), v.chars.size()));
+  mix(static_cast<std::int64_t>(v.constants.size()));
+  for (const const_info& c : v.constants) {
+    mix(static_cast<std::int64_t>(c.kind));
+    mix(c.scalar);
+    mix(c.dims_offset);
+    mix(c.ndim);
+    mix(c.data_offset);
+    mix(c.data_size);
+  }
+  words(v.i64s);
+  mix(static_cast<std::int64_t>(v.bytes.size()));
+  words(v.instr_offset);
+  words(v.instr_data);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
 }
 
 /// A layout in vectors: what the builder makes and the loader reads. The vectors are
@@ -2444,127 +2610,6 @@ constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).
 #include <utility>
 #include <vector>
 
-// ---- begin relaxvm/base/hash_index.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-// A hash index usable in constant expressions: it maps a 64-bit hash to the positions (in some
-// table the caller owns) of the entries with that hash, so that finding a name or a constant
-// costs a hash and a comparison or two instead of a walk over the table. The builder finds
-// functions and equal constants through it, and formalize() renamed registers, which keeps
-// building a program of N instructions linear in N, at compile time too (constexpr steps).
-#ifndef RELAXVM_BASE_HASH_INDEX_HPP
-#define RELAXVM_BASE_HASH_INDEX_HPP
-
-#include <cstddef>
-#include <cstdint>
-#include <string_view>
-#include <type_traits>
-
-
-namespace relaxvm::RELAXVM_ABI::detail {
-
-/// FNV-1a, 64-bit (its offset basis and prime), folded over further words by hash_mix.
-inline constexpr std::uint64_t hash_seed = 14695981039346656037ull;
-inline constexpr std::uint64_t hash_prime = 1099511628211ull;
-
-constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t word) {
-  // One multiply per word (not per byte): a word's bytes all reach the high bits through it, and
-  // the final xor-shift in hash_index brings them down to the bucket bits.
-  return (h ^ word) * hash_prime;
-}
-
-constexpr std::uint64_t hash_chars(std::uint64_t h, std::string_view s) {
-  // The FNV step written out rather than a hash_mix call per character: fewer constexpr steps.
-  const char* p = s.data();
-  for (std::size_t i = 0, n = s.size(); i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * hash_prime;
-  return h;
-}
-
-/// a == b, in fewer constexpr steps than std::string_view's operator== (libstdc++ 12 compares
-/// through char_traits, a few calls per character).
-constexpr bool same_chars(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  const char* p = a.data();
-  const char* q = b.data();
-  for (std::size_t i = 0, n = a.size(); i < n; ++i)
-    if (p[i] != q[i]) return false;
-  return true;
-}
-
-/// Its address moves with the program's load address (ASLR): part of hash_index's salt.
-inline constexpr char hash_salt_anchor = 0;
-
-/// Positions keyed by hash, with open addressing (linear probing) in a power-of-two table kept at
-/// most half full. find() takes the caller's equality test, since equal hashes need not mean
-/// equal entries.
-///
-/// Hashes are computed from the program, and a loader's program comes from a file: at run time
-/// each index mixes its hashes with a salt of its own (from addresses, which ASLR moves) before
-/// choosing buckets, so that a file cannot be made whose keys all fall in one run of buckets.
-/// (During constant evaluation the salt is 0: those programs are the programmer's own.) What an
-/// index finds never depends on the salt, only how fast it finds it.
-class hash_index {
- public:
-  constexpr hash_index() : salt_(make_salt()) {}
-
-  /// A position with hash `h` for which `same(position)` is true, or -1.
-  template <class Same>
-  constexpr std::int64_t find(std::uint64_t h, Same&& same) const {
-    if (slots_.empty()) return -1;
-    for (std::size_t i = bucket(h);; i = (i + 1) & mask_) {
-      const slot& s = slots_[i];
-      if (s.position < 0) return -1;
-      if (s.hash == h && same(s.position)) return s.position;
-    }
-  }
-  /// Records `position` under hash `h` (a position may be recorded once).
-  constexpr void insert(std::uint64_t h, std::int64_t position) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    place(h, position);
-    ++count_;
-  }
-
- private:
-  struct slot {
-    std::uint64_t hash = 0;
-    std::int64_t position = -1;  // -1: empty
-  };
-  // The murmur3 finalizer: every bit of h (and of the salt) reaches the bucket bits.
-  constexpr std::size_t bucket(std::uint64_t h) const {
-    h ^= salt_;
-    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
-    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
-    return static_cast<std::size_t>(h ^ (h >> 33)) & mask_;
-  }
-  constexpr std::uint64_t make_salt() const {
-    if (std::is_constant_evaluated()) return 0;
-    return hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(this)),
-                    reinterpret_cast<std::uintptr_t>(&hash_salt_anchor));
-  }
-  constexpr void place(std::uint64_t h, std::int64_t position) {
-    std::size_t i = bucket(h);
-    while (slots_[i].position >= 0) i = (i + 1) & mask_;
-    slots_[i] = {h, position};
-  }
-  constexpr void grow() {
-    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
-    trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
-    slots_ = trivial_vector<slot>();
-    slots_.resize(n, slot{});
-    mask_ = n - 1;
-    for (const slot& s : old)
-      if (s.position >= 0) place(s.hash, s.position);
-  }
-
-  trivial_vector<slot> slots_;
-  std::uint64_t salt_ = 0;
-  std::size_t mask_ = 0;
-  std::size_t count_ = 0;
-};
-
-}  // namespace relaxvm::detail
-
-#endif  // RELAXVM_BASE_HASH_INDEX_HPP
-// ---- end relaxvm/base/hash_index.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -3319,6 +3364,7 @@ struct constant_traits<char[N]> {
 #define RELAXVM_BYTECODE_STATIC_EXECUTABLE_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 
@@ -3428,6 +3474,8 @@ template <layout_sizes S>
 struct static_executable {
   static_layout<S> layout;
   std::size_t num_warnings = 0;
+  /// layout_digest() of the program build() verified (see executable::from_static).
+  std::uint32_t digest = 0;
 
   static constexpr layout_sizes sizes = S;
   constexpr exec_view view() const { return layout.view(); }
@@ -3440,6 +3488,7 @@ struct build_summary {
   diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
+  std::uint32_t digest = 0;
 };
 
 template <class F>
@@ -3469,6 +3518,7 @@ constexpr build_summary summarize() {
   build_summary s;
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
+  s.digest = layout_digest(out.layout.view());
   if (!out.ok()) {
     // The rule's name first, so it is easy to spot in the diagnostic.
     text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
@@ -3500,7 +3550,8 @@ consteval auto build(F) {
     detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings,
+                                     s.digest};
   }
 }
 
@@ -4493,6 +4544,107 @@ inline std::string as_cpp(const exec_view& v) {
 #include <utility>
 #include <vector>
 
+// ---- begin relaxvm/bytecode/facts.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Program facts: what the machines running a verified program need to know about it, learned in
+// one pass over its instructions (constexpr). link() keeps them for static_vm at compile time; an
+// executable computes them once when it is made, and every virtual_machine made from it reads them.
+#ifndef RELAXVM_BYTECODE_FACTS_HPP
+#define RELAXVM_BYTECODE_FACTS_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// What the program says of one function (an entry of the function table).
+struct function_facts {
+  /// A vm function's frame, in value slots: its registers, the return slot of the Calls it makes
+  /// and their argument scratch (as many as its widest Call's arguments). 0 for packed functions.
+  std::int64_t frame_slots = 0;
+  /// The widest Call the function makes (vm functions).
+  std::int64_t max_call_args = 0;
+  /// Some instruction passes the function as a value (a closure over it can be made).
+  bool used_as_value = false;
+  /// The first instruction that names the function, as callee or as an argument (function,
+  /// instruction), or -1, -1: which error messages quote.
+  std::int64_t first_use_function = -1, first_use_pc = -1;
+};
+
+/// What the program says of one instruction.
+struct instruction_facts {
+  /// It starts a block: a function's first instruction, a jump target, or the one after a Ret, Goto or If.
+  bool leader = false;
+  /// A Call of a vm function: its index; else -1.
+  std::int64_t vm_callee = -1;
+};
+
+/// One pass over every instruction of every vm function of `v` (verified). `funcs` has an entry
+/// per function; `instrs` one per instruction, or is empty when the caller needs no per
+/// instruction facts (the VM). Instructions outside every function stay default.
+constexpr void collect_facts(const exec_view& v, std::span<function_facts> funcs, std::span<instruction_facts> instrs) {
+  const bool per_instruction = !instrs.empty();
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    const func_info& fi = v.funcs[f];
+    if (fi.kind != func_kind::vm) continue;
+    function_facts& self = funcs[f];
+    if (per_instruction && fi.start < fi.end) instrs[static_cast<std::size_t>(fi.start)].leader = true;
+    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call) {
+        if (!per_instruction) continue;
+        if (pc + 1 < fi.end) instrs[static_cast<std::size_t>(pc + 1)].leader = true;
+        if (in.op == opcode::goto_ || in.op == opcode::if_) instrs[static_cast<std::size_t>(pc + in.offset)].leader = true;
+        continue;
+      }
+      if (in.num_args > self.max_call_args) self.max_call_args = in.num_args;
+      auto named = [&](std::int64_t callee) -> function_facts& {
+        function_facts& c = funcs[static_cast<std::size_t>(callee)];
+        if (c.first_use_pc < 0) {
+          c.first_use_function = static_cast<std::int64_t>(f);
+          c.first_use_pc = pc;
+        }
+        return c;
+      };
+      named(in.func_idx);
+      if (per_instruction && v.funcs[static_cast<std::size_t>(in.func_idx)].kind == func_kind::vm)
+        instrs[static_cast<std::size_t>(pc)].vm_callee = in.func_idx;
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) named(a.value()).used_as_value = true;
+    }
+    self.frame_slots = fi.register_file_size + 1 + self.max_call_args;
+  }
+}
+
+/// The facts of a program of sizes S, in arrays: link() keeps them as a constexpr member.
+template <layout_sizes S>
+struct static_program_facts {
+  std::array<function_facts, S.funcs> funcs{};
+  std::array<instruction_facts, S.instr_offset> instrs{};
+
+  /// The program may call a vm function indirectly: it passes one as a value (the only way a
+  /// closure over one is made). Then the depth of its calls is not known statically.
+  constexpr bool calls_indirectly(const exec_view& v) const {
+    for (std::size_t f = 0; f < S.funcs; ++f)
+      if (funcs[f].used_as_value && v.funcs[f].kind == func_kind::vm) return true;
+    return false;
+  }
+};
+
+template <layout_sizes S>
+constexpr static_program_facts<S> facts_of(const exec_view& v) {
+  static_program_facts<S> p;
+  collect_facts(v, p.funcs, p.instrs);
+  return p;
+}
+
+}  // namespace relaxvm::RELAXVM_ABI
+
+#endif  // RELAXVM_BYTECODE_FACTS_HPP
+// ---- end relaxvm/bytecode/facts.hpp ----
 
 #if RELAXVM_HOSTED
 #include <cstdio>
@@ -4510,14 +4662,17 @@ class executable {
   executable& operator=(const executable&) = default;
   ~executable() = default;
 
-  /// A compile-time executable, copied into vectors. build() verified it, but its pools are
-  /// public, so it is verified again: a modified one throws relaxvm::error (or calls
-  /// RELAXVM_ON_ERROR without exceptions); from_static() is the non-throwing form.
+  /// A compile-time executable, copied into vectors. build() verified it; its pools are public,
+  /// so one whose pools no longer match the digest build() recorded (modified since) is verified
+  /// again, and fails as a loaded one would: relaxvm::error (or RELAXVM_ON_ERROR without
+  /// exceptions). A program with warnings is verified again too, for their text. from_static()
+  /// is the non-throwing form.
   template <layout_sizes S>
   executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
       : executable(from_static(s).value()) {}
   template <layout_sizes S>
   static result<executable> from_static(const static_executable<S>& s) {
+    if (s.num_warnings == 0 && s.digest == layout_digest(s.view())) return executable(make(to_layout(s.view()), {}));
     return from_layout(to_layout(s.view()));
   }
 
@@ -4579,6 +4734,9 @@ class executable {
 
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
+  /// What the program says of each function (frame slots, first use, ...), indexed like the
+  /// function table: learned once, when the executable was made.
+  std::span<const function_facts> facts() const { return data_->facts; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
@@ -4611,6 +4769,7 @@ class executable {
     std::unique_ptr<std::uint8_t[], aligned_free> bytes;
     std::size_t bytes_size = 0;
     std::vector<std::string> warnings;
+    std::vector<function_facts> facts;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
@@ -4631,6 +4790,8 @@ class executable {
       t << "... and " << report.warnings_dropped << " more warnings";
       s->warnings.emplace_back(t.view());
     }
+    s->facts.resize(s->layout.funcs.size());
+    collect_facts(s->layout.view(), s->facts, {});
     return s;
   }
   explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
@@ -8397,9 +8558,12 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 // after that a Call is an index into a table, with borrowed arguments and no allocation.
 //
 // VM-to-VM calls push a frame and continue in the same loop: recursion does not grow the C++
-// stack, and its depth is limited by vm_options::max_call_depth. Frames live on a segmented stack of
-// values (segments never move, so register pointers stay valid) and are recycled. After any error
-// the frames of the failed call are cleared and the VM is ready for the next call.
+// stack, and its depth is limited by vm_options::max_call_depth. Frames live on a value_stack
+// (value_stack.hpp) and are recycled. After any error the frames of the failed call are cleared
+// and the VM is ready for the next call.
+//
+// What the loop runs is the executable decoded when the VM is made (decoded_program.hpp); what
+// If and Ret mean, and how an error unwinds, is written once for every machine (semantics.hpp).
 #ifndef RELAXVM_VM_VIRTUAL_MACHINE_HPP
 #define RELAXVM_VM_VIRTUAL_MACHINE_HPP
 
@@ -8415,53 +8579,6 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 #include <utility>
 #include <vector>
 
-// ---- begin relaxvm/bytecode/facts.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-// Facts of a verified program that the machines running it need, each computed by one function
-// (constexpr, so that link() and static_vm compute them at compile time and virtual_machine when
-// it is made): the register slots of a function's frame, and which functions are passed as values.
-#ifndef RELAXVM_BYTECODE_FACTS_HPP
-#define RELAXVM_BYTECODE_FACTS_HPP
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-
-
-namespace relaxvm::RELAXVM_ABI::detail {
-
-/// Register slots of a frame of function f: its registers, the return slot of the calls it makes
-/// and their argument scratch (the layout of a frame in virtual_machine and static_vm).
-constexpr std::int64_t frame_slots(const exec_view& v, std::size_t f) {
-  const func_info& fi = v.funcs[f];
-  std::int64_t max_args = 0;
-  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-    const instruction in = decode(v, pc);
-    if (in.op == opcode::call && in.num_args > max_args) max_args = in.num_args;
-  }
-  return fi.register_file_size + 1 + max_args;
-}
-
-/// Per function index: whether some instruction passes the function as a value (f[i]).
-template <std::size_t N>
-constexpr std::array<bool, N> functions_used_as_values(const exec_view& v) {
-  std::array<bool, N> used{};
-  for (const func_info& fi : v.funcs) {
-    if (fi.kind != func_kind::vm) continue;
-    for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-      const instruction in = decode(v, pc);
-      if (in.op != opcode::call) continue;
-      for (std::int64_t k = 0; k < in.num_args; ++k)
-        if (const arg a = in.arg_at(k); a.kind() == arg_kind::func_idx) used[static_cast<std::size_t>(a.value())] = true;
-    }
-  }
-  return used;
-}
-
-}  // namespace relaxvm::detail
-
-#endif  // RELAXVM_BYTECODE_FACTS_HPP
-// ---- end relaxvm/bytecode/facts.hpp ----
 // ---- begin relaxvm/vm/semantics.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The instructions' semantics, written once for every loop that runs them (virtual_machine's,
@@ -8603,6 +8720,327 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 
 #endif  // RELAXVM_VM_SEMANTICS_HPP
 // ---- end relaxvm/vm/semantics.hpp ----
+// ---- begin relaxvm/vm/decoded_program.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// decoded_program: an executable as virtual_machine runs it, made once when the VM is made. Every
+// packed function is resolved in the registry; every instruction of a vm function is decoded into
+// a vm_op (indexed by pc, like the bytecode) and every Call argument into an operand: a register,
+// or a value of `fixed` (immediates, constants, function values, %vm, %void), so that the loop
+// neither decodes argument kinds nor looks functions up.
+#ifndef RELAXVM_VM_DECODED_PROGRAM_HPP
+#define RELAXVM_VM_DECODED_PROGRAM_HPP
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// An entry of the function table, as the loop reads it.
+struct vm_func_entry {
+  func_kind kind = func_kind::packed;
+  std::string_view name;
+  // packed
+  const closure_object* callee = nullptr;  // what runs
+  std::span<const value> bound;            // captured values of a registered closure
+  // vm
+  std::int64_t start = 0, num_args = 0, register_file_size = 0;
+  std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
+  std::int64_t params_begin = 0, params_count = 0;
+};
+
+/// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
+// A Call of a packed function without captured values, while no instrument hook is set, runs
+// one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
+// (else borrowed into the frame's argument scratch), and its result written straight into
+// regs[dst] when the callee allows it (result_after_args; else through the return slot).
+enum class vm_step : std::uint8_t {
+  packed_call,             ///< arguments borrowed, result through the return slot
+  packed_call_args,        ///< arguments in place, result through the return slot
+  packed_call_result,      ///< arguments borrowed, result in place
+  packed_call_in_place,    ///< arguments and result in place
+  call,                    ///< any other Call: a vm function, captured values, or the hook watching
+  kill,                    ///< vm.builtin.null_value into a register: the register is cleared
+  ret,
+  goto_,
+  if_,
+};
+/// A register argument of an argument block: block[pos] = regs[reg].
+struct vm_block_reg {
+  std::uint32_t pos;
+  std::uint32_t reg;
+};
+/// An instruction as the loop runs it, decoded when the VM is made (decoded_program::ops[pc]).
+struct vm_op {
+  vm_step what = vm_step::ret;
+  bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
+  bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+  bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
+  std::uint32_t num_args = 0;
+  std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
+  std::int64_t b = 0;      ///< call: the function index; if: the offset when false
+  std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
+  const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+  packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
+  const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into decoded_program::fixed
+  mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+  /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
+  /// arguments (immediates, constants) written once when the VM is made, so that a run writes
+  /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
+  /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
+  value* block = nullptr;
+  const vm_block_reg* regs_at = nullptr;
+  std::uint32_t num_regs = 0;
+  mutable bool busy = false;
+};
+
+/// The decoded program of one VM. A class template (of a parameter nobody sets), like the VM, so
+/// that a translation unit which makes no VM does not compile it.
+template <class Unused = void>
+class decoded_program {
+ public:
+  /// Resolves every packed function of `exe` in `reg` and decodes its code for the VM `vm`.
+  /// `prepare_calls`: vm_options::prepare_calls; `instrumented`: an instrument hook is set.
+  status make(const executable& exe, const basic_registry& reg, vm_context* vm, bool prepare_calls, bool instrumented) {
+    view_ = exe.view();
+    facts_ = exe.facts();
+    vm_ = vm;
+    prepare_calls_ = prepare_calls;
+    instrumented_ = instrumented;
+    keep_alive = exe.keep_alive();
+    funcs.resize(view_.funcs.size());
+    func_values.resize(view_.funcs.size());
+    std::vector<std::int64_t> missing;
+    for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
+      const func_info& fi = view_.funcs[i];
+      vm_func_entry& e = funcs[i];
+      e.kind = fi.kind;
+      e.name = view_.name(i);
+      by_name.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
+      if (fi.kind == func_kind::packed) {
+        const closure* c = reg.find(e.name);
+        if (!c) {
+          missing.push_back(static_cast<std::int64_t>(i));
+          continue;
+        }
+        func_values[i] = value(*c);
+        e.callee = &c->get()->callee();
+        e.bound = c->bound();
+        continue;
+      }
+      e.start = fi.start;
+      e.num_args = fi.num_args;
+      e.register_file_size = fi.register_file_size;
+      e.params_begin = fi.params_begin;
+      e.params_count = fi.params_count;
+      e.frame_slots = facts_[i].frame_slots;
+      auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
+      clo->func_index = static_cast<std::int64_t>(i);
+      clo->program = keep_alive;
+      func_values[i] = value(closure(object_ref<closure_object>(std::move(clo))));
+    }
+    if (!missing.empty()) return missing_functions(missing);
+    const_owner = make_object<keep_alive_owner>(keep_alive);
+    return decode_all();
+  }
+
+  /// Index of function `name`, or -1.
+  std::int64_t find(std::string_view name) const {
+    return by_name.find(hash_chars(hash_seed, name),
+                        [&](std::int64_t i) { return funcs[static_cast<std::size_t>(i)].name == name; });
+  }
+
+  static bool is_call(const vm_op& o) { return o.what <= vm_step::kill; }
+  /// Chooses each Call's step again: the fast paths need a plain packed callee and no hook.
+  void set_instrumented(bool on) {
+    instrumented_ = on;
+    for (vm_op& o : ops)
+      if (is_call(o)) o.what = call_step(o, on);
+  }
+  /// Kept views leave their storages' lists before the slots go (see drop_kept).
+  void release_kept() noexcept {
+#if RELAXVM_HEAP
+    for (vm_op& o : ops) drop_kept(o.kept);
+#endif
+  }
+
+  std::shared_ptr<const void> keep_alive;  ///< the executable's layout
+  std::vector<vm_func_entry> funcs;        ///< the function table
+  std::vector<value> func_values;  ///< f[i] arguments: closures of vm functions, registry closures
+  object_ref<object> const_owner;  ///< keeps the executable's bytes alive under tensor constants
+  std::vector<vm_op> ops;                 ///< the instructions, decoded (by pc)
+  std::vector<std::int64_t> operands;     ///< the Call arguments of ops
+  std::vector<value> fixed;               ///< Call arguments that are not registers (borrowed or inline)
+  std::vector<value> blocks;              ///< the argument blocks of vm_op::block (borrowed values)
+  std::vector<vm_block_reg> block_regs;   ///< their register arguments
+  hash_index by_name;                     ///< function name -> its index in funcs
+
+ private:
+  // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
+  static constexpr std::uint32_t max_prepared_args = 64;
+  static vm_step call_step(const vm_op& o, bool instrumented) {
+    if (!o.callee || instrumented) return vm_step::call;
+    if (o.kill) return vm_step::kill;
+    if (o.args_in_place) return o.result_in_place ? vm_step::packed_call_in_place : vm_step::packed_call_args;
+    return o.result_in_place ? vm_step::packed_call_result : vm_step::packed_call;
+  }
+
+  // Decodes every instruction of a vm function into ops (indexed by pc, like the bytecode) and
+  // every Call argument into an operand: a register, or a value of fixed (immediates, constants,
+  // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
+  // functions up. Instructions outside every function are neither verified nor reachable: they
+  // are left alone (the fuzzer found that decoding them reads out of bounds).
+  status decode_all() {
+    const std::size_t n = view_.instr_offset.size();
+    ops.resize(n);
+    std::vector<std::size_t> first_operand(n, 0);
+    const_fixed_.assign(view_.constants.size(), 0);
+    fixed.push_back(value());     // ~0: %void
+    fixed.push_back(value(vm_));  // ~1: %vm
+    for (const func_info& f : view_.funcs) {
+      if (f.kind != func_kind::vm) continue;
+      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
+    }
+    for (std::size_t pc = 0; pc < n; ++pc)
+      if (is_call(ops[pc])) ops[pc].operands = operands.data() + first_operand[pc];
+    make_blocks();
+    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
+    return decode_error_ ? status(std::move(*decode_error_)) : status();
+  }
+  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
+    const instruction in = decode(view_, static_cast<std::int64_t>(pc));
+    vm_op& o = ops[pc];
+    switch (in.op) {
+      case opcode::call: {
+        o.a = in.dst;
+        o.b = in.func_idx;
+        o.num_args = static_cast<std::uint32_t>(in.num_args);
+        const vm_func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
+        if (f.kind == func_kind::packed && f.bound.empty()) {
+          o.callee = f.callee;
+          o.result_in_place = f.callee->result_after_args && in.dst != void_register;
+          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
+        }
+        first_operand[pc] = operands.size();
+        bool consecutive = in.num_args > 0;
+        for (std::int64_t k = 0; k < in.num_args; ++k) {
+          const std::int64_t code = operand(in.arg_at(k));
+          operands.push_back(code);
+          consecutive = consecutive && code >= 0 && code == operands[first_operand[pc]] + k;
+        }
+        o.args_in_place = consecutive;
+        if (consecutive) o.first = operands[first_operand[pc]];
+        o.what = call_step(o, instrumented_);
+        break;
+      }
+      case opcode::ret:
+        o.what = vm_step::ret;
+        o.a = in.reg;
+        break;
+      case opcode::goto_:
+        o.what = vm_step::goto_;
+        o.a = in.offset;
+        break;
+      case opcode::if_:
+        o.what = vm_step::if_;
+        o.a = in.reg;
+        o.b = in.offset;
+        break;
+    }
+  }
+  // The argument blocks of packed calls whose arguments are not in place (see vm_op::block).
+  void make_blocks() {
+    std::size_t values = 0, regs = 0;
+    for (const vm_op& o : ops)
+      if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
+        values += o.num_args;
+        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
+      }
+    blocks.resize(values);
+    block_regs.resize(regs);
+    std::size_t v = 0, r = 0;
+    for (vm_op& o : ops) {
+      if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
+      o.block = blocks.data() + v;
+      o.regs_at = block_regs.data() + r;
+      for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
+        const std::int64_t x = o.operands[k];
+        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
+          block_regs[r++] = vm_block_reg{k, static_cast<std::uint32_t>(x)};
+          ++o.num_regs;
+        } else {
+          blocks[v] = value::borrow(fixed[static_cast<std::size_t>(~x)]);
+        }
+      }
+      // The callee's version for this site (its register arguments are still null here).
+      o.invoke = o.callee->invoke;
+      if (prepare_calls_ && o.callee->prepare && o.num_args <= max_prepared_args) {
+        std::uint64_t fixed_mask = 0;
+        for (std::uint32_t k = 0; k < o.num_args; ++k)
+          if (o.operands[k] < 0) fixed_mask |= std::uint64_t{1} << k;
+        if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed_mask)) o.invoke = p;
+      }
+    }
+  }
+  std::int64_t operand(arg a) {
+    const std::int64_t v = a.value();
+    auto add_fixed = [&](value x) {
+      fixed.push_back(std::move(x));
+      return ~static_cast<std::int64_t>(fixed.size() - 1);
+    };
+    switch (a.kind()) {
+      case arg_kind::reg:
+        if (v < begin_special_register) return v;
+        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
+      case arg_kind::imm: return add_fixed(value(v));
+      case arg_kind::const_idx: {
+        // A constant becomes a value when the first instruction that uses it is decoded, once:
+        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
+        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
+        if (known != 0) return known;
+        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner);
+        if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
+        known = add_fixed(c.ok() ? std::move(*c) : value());
+        return known;
+      }
+      case arg_kind::func_idx: return add_fixed(value::borrow(func_values[static_cast<std::size_t>(v)]));
+    }
+    return ~std::int64_t{0};
+  }
+
+  error missing_functions(const std::vector<std::int64_t>& missing) const {
+    // Each with the first instruction that needs it, so the user can tell where it comes from.
+    text t;
+    t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
+      << " not in the registry:";
+    for (std::int64_t m : missing) {
+      t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
+      if (const function_facts& u = facts_[static_cast<std::size_t>(m)]; u.first_use_pc >= 0) {
+        t << ", needed by ";
+        append_location(t, view_, u.first_use_function, u.first_use_pc);
+      }
+    }
+    t << "\nregister them (registry::def) before making the VM";
+    return error(error_kind::value, t.view());
+  }
+
+  exec_view view_;                          // views of the executable, which the VM keeps
+  std::span<const function_facts> facts_;
+  vm_context* vm_ = nullptr;
+  bool prepare_calls_ = false, instrumented_ = false;
+  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
+  std::optional<error> decode_error_;
+};
+
+}  // namespace relaxvm::RELAXVM_ABI::detail
+
+#endif  // RELAXVM_VM_DECODED_PROGRAM_HPP
+// ---- end relaxvm/vm/decoded_program.hpp ----
 // ---- begin relaxvm/vm/options.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // What a virtual_machine is made with (vm_options: limits, devices, allocation and call-site
@@ -8680,6 +9118,73 @@ struct vm_options {
 
 #endif  // RELAXVM_VM_OPTIONS_HPP
 // ---- end relaxvm/vm/options.hpp ----
+// ---- begin relaxvm/vm/value_stack.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// value_stack: the memory of virtual_machine's frames. Slots are taken from the top of a stack of
+// segments that never move (so register pointers stay valid while the stack grows) and given back
+// in reverse order; segments are kept for the next call.
+#ifndef RELAXVM_VM_VALUE_STACK_HPP
+#define RELAXVM_VM_VALUE_STACK_HPP
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// A class template (of a parameter nobody sets), like the VM, so that a translation unit which
+/// makes no VM does not compile it.
+template <class Unused = void>
+class value_stack {
+ public:
+  /// Where a range of slots begins; give it back to pop() to free them and all above.
+  struct mark {
+    std::size_t segment = 0, offset = 0;
+  };
+
+  /// n slots at the top, or nullptr when memory runs out (nothing changes then). `at`: where
+  /// they begin.
+  value* push(std::size_t n, mark& at) {
+    std::size_t s = seg_, t = top_;
+    if (segments_.empty() || t + n > segments_[s].size) {
+      if (!segments_.empty()) ++s;
+      t = 0;
+      if (s == segments_.size() || segments_[s].size < n) {
+        const std::size_t size = n > segment_slots ? n : segment_slots;
+        value* mem = new (std::nothrow) value[size];
+        if (mem == nullptr) return nullptr;
+        if (s == segments_.size()) segments_.push_back({});
+        segments_[s] = {std::unique_ptr<value[]>(mem), size};
+      }
+    }
+    at = {s, t};
+    seg_ = s;
+    top_ = t + n;
+    return segments_[s].data.get() + t;
+  }
+  /// Frees the slots from `at` up (the caller has cleared them).
+  void pop(const mark& at) {
+    seg_ = at.segment;
+    top_ = at.offset;
+  }
+
+ private:
+  struct segment {
+    std::unique_ptr<value[]> data;
+    std::size_t size = 0;
+  };
+  static constexpr std::size_t segment_slots = 4096;
+
+  std::vector<segment> segments_;
+  std::size_t seg_ = 0, top_ = 0;
+};
+
+}  // namespace relaxvm::RELAXVM_ABI::detail
+
+#endif  // RELAXVM_VM_VALUE_STACK_HPP
+// ---- end relaxvm/vm/value_stack.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -8691,62 +9196,9 @@ namespace detail {
 template <class Unused = void>
 class basic_vm_impl final : public vm_context {
  public:
-  struct func_entry {
-    func_kind kind = func_kind::packed;
-    std::string_view name;
-    // packed
-    const closure_object* callee = nullptr;  // what runs
-    std::span<const value> bound;            // captured values of a registered closure
-    // vm
-    std::int64_t start = 0, num_args = 0, register_file_size = 0;
-    std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
-    std::int64_t params_begin = 0, params_count = 0;
-  };
-
-  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
-  // A Call of a packed function without captured values, while no instrument hook is set, runs
-  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
-  // (else borrowed into the frame's argument scratch), and its result written straight into
-  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
-  enum class step : std::uint8_t {
-    packed_call,             ///< arguments borrowed, result through the return slot
-    packed_call_args,        ///< arguments in place, result through the return slot
-    packed_call_result,      ///< arguments borrowed, result in place
-    packed_call_in_place,    ///< arguments and result in place
-    call,                    ///< any other Call: a vm function, captured values, or the hook watching
-    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
-    ret,
-    goto_,
-    if_,
-  };
-  /// A register argument of an argument block: block[pos] = regs[reg].
-  struct block_reg {
-    std::uint32_t pos;
-    std::uint32_t reg;
-  };
-  /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
-  struct op {
-    step what = step::ret;
-    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
-    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
-    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
-    std::uint32_t num_args = 0;
-    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
-    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
-    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
-    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
-    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
-    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
-    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
-    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
-    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
-    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
-    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
-    value* block = nullptr;
-    const block_reg* regs_at = nullptr;
-    std::uint32_t num_regs = 0;
-    mutable bool busy = false;
-  };
+  using func_entry = vm_func_entry;
+  using step = vm_step;
+  using op = vm_op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
@@ -8758,7 +9210,7 @@ class basic_vm_impl final : public vm_context {
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
     std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
-    RELAXVM_TRY(vm->resolve(reg));
+    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
     return vm;
   }
 
@@ -8767,11 +9219,11 @@ class basic_vm_impl final : public vm_context {
     if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
     const closure_object& o = *c.get();
     if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != keep_alive_)
+      if (o.program != prog_.keep_alive)
         return value_error("invoke_closure: closure '", o.name.view(),
                            "' belongs to another executable than this VM's");
-      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(funcs_.size()) ||
-          funcs_[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
+      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
+          prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
         return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
       return invoke_vm(o.func_index, args, o.bound);
     }
@@ -8790,25 +9242,18 @@ class basic_vm_impl final : public vm_context {
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
   ~basic_vm_impl() { release_kept(); }
-  void release_kept() noexcept {
-#if RELAXVM_HEAP
-    for (op& o : ops_) drop_kept(o.kept);
-#endif
-  }
+  void release_kept() noexcept { prog_.release_kept(); }
 
   // ---- entry points ----
-  std::int64_t find(std::string_view name) const {
-    return by_name_.find(hash_chars(hash_seed, name),
-                         [&](std::int64_t i) { return funcs_[static_cast<std::size_t>(i)].name == name; });
-  }
+  std::int64_t find(std::string_view name) const { return prog_.find(name); }
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
-    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
     if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound);
     return invoke_vm(fi, args, {});
   }
 
-  const func_entry& entry(std::int64_t fi) const { return funcs_[static_cast<std::size_t>(fi)]; }
+  const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
   std::string_view param_name(const func_entry& f, std::int64_t i) const {
     return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
   }
@@ -8822,7 +9267,7 @@ class basic_vm_impl final : public vm_context {
   };
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
-    const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
+    const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
     result<value> r =
         e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
     if (!r.ok() || f->include_return) return r;
@@ -8840,8 +9285,7 @@ class basic_vm_impl final : public vm_context {
   instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
-    for (op& o : ops_)
-      if (is_call(o)) o.what = call_step(o);
+    prog_.set_instrumented(static_cast<bool>(instrument_));
   }
   std::size_t depth() const { return frames_.size(); }
 
@@ -8854,14 +9298,9 @@ class basic_vm_impl final : public vm_context {
     value* args;  // argument scratch of calls made by this frame
     std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
     std::int64_t caller_dst;  // where the caller wants the result
-    std::size_t segment, offset;
+    typename value_stack<Unused>::mark stack_mark;  // where its slots begin on stack_
     bool instrumented;        // the hook saw "before" for this frame and expects "after"
   };
-  struct segment {
-    std::unique_ptr<value[]> data;
-    std::size_t size = 0;
-  };
-  static constexpr std::size_t segment_slots = 4096;
 
   // A tuple whose tensors all are on the first device is returned as it is. Each tuple object is
   // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
@@ -8911,240 +9350,10 @@ class basic_vm_impl final : public vm_context {
   basic_vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
-  status resolve(const basic_registry& reg) {
-    keep_alive_ = exe_.keep_alive();
-    funcs_.resize(view_.funcs.size());
-    func_values_.resize(view_.funcs.size());
-    std::vector<std::int64_t> missing;
-    for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
-      const func_info& fi = view_.funcs[i];
-      func_entry& e = funcs_[i];
-      e.kind = fi.kind;
-      e.name = view_.name(i);
-      by_name_.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
-      if (fi.kind == func_kind::packed) {
-        const closure* c = reg.find(e.name);
-        if (!c) {
-          missing.push_back(static_cast<std::int64_t>(i));
-          continue;
-        }
-        func_values_[i] = value(*c);
-        e.callee = &c->get()->callee();
-        e.bound = c->bound();
-        continue;
-      }
-      e.start = fi.start;
-      e.num_args = fi.num_args;
-      e.register_file_size = fi.register_file_size;
-      e.params_begin = fi.params_begin;
-      e.params_count = fi.params_count;
-      e.frame_slots = detail::frame_slots(view_, i);
-      auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
-      clo->func_index = static_cast<std::int64_t>(i);
-      clo->program = keep_alive_;
-      func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
-    }
-    if (!missing.empty()) return missing_functions(missing);
-    const_owner_ = make_object<keep_alive_owner>(keep_alive_);
-    return decode_all();
-  }
-
-  // Decodes every instruction of a vm function into ops_ (indexed by pc, like the bytecode) and
-  // every Call argument into an operand: a register, or a value of fixed_ (immediates, constants,
-  // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
-  // functions up. Instructions outside every function are neither verified nor reachable: they
-  // are left alone (the fuzzer found that decoding them reads out of bounds).
-  status decode_all() {
-    const std::size_t n = view_.instr_offset.size();
-    ops_.resize(n);
-    std::vector<std::size_t> first_operand(n, 0);
-    const_fixed_.assign(view_.constants.size(), 0);
-    fixed_.push_back(value());       // ~0: %void
-    fixed_.push_back(value(this));   // ~1: %vm
-    for (const func_info& f : view_.funcs) {
-      if (f.kind != func_kind::vm) continue;
-      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
-    }
-    for (std::size_t pc = 0; pc < n; ++pc)
-      if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
-    make_blocks();
-    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
-    return decode_error_ ? status(std::move(*decode_error_)) : status();
-  }
-  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
-    const instruction in = decode(view_, static_cast<std::int64_t>(pc));
-    op& o = ops_[pc];
-    switch (in.op) {
-      case opcode::call: {
-        o.a = in.dst;
-        o.b = in.func_idx;
-        o.num_args = static_cast<std::uint32_t>(in.num_args);
-        const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
-        if (f.kind == func_kind::packed && f.bound.empty()) {
-          o.callee = f.callee;
-          o.result_in_place = f.callee->result_after_args && in.dst != void_register;
-          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
-        }
-        first_operand[pc] = operands_.size();
-        bool consecutive = in.num_args > 0;
-        for (std::int64_t k = 0; k < in.num_args; ++k) {
-          const std::int64_t code = operand(in.arg_at(k));
-          operands_.push_back(code);
-          consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
-        }
-        o.args_in_place = consecutive;
-        if (consecutive) o.first = operands_[first_operand[pc]];
-        o.what = call_step(o);
-        break;
-      }
-      case opcode::ret:
-        o.what = step::ret;
-        o.a = in.reg;
-        break;
-      case opcode::goto_:
-        o.what = step::goto_;
-        o.a = in.offset;
-        break;
-      case opcode::if_:
-        o.what = step::if_;
-        o.a = in.reg;
-        o.b = in.offset;
-        break;
-    }
-  }
-  // The argument blocks of packed calls whose arguments are not in place (see op::block).
-  void make_blocks() {
-    std::size_t values = 0, regs = 0;
-    for (const op& o : ops_)
-      if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
-        values += o.num_args;
-        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
-      }
-    blocks_.resize(values);
-    block_regs_.resize(regs);
-    std::size_t v = 0, r = 0;
-    for (op& o : ops_) {
-      if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
-      o.block = blocks_.data() + v;
-      o.regs_at = block_regs_.data() + r;
-      for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
-        const std::int64_t x = o.operands[k];
-        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
-          block_regs_[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
-          ++o.num_regs;
-        } else {
-          blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
-        }
-      }
-      // The callee's version for this site (its register arguments are still null here).
-      o.invoke = o.callee->invoke;
-      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= max_prepared_args) {
-        std::uint64_t fixed = 0;
-        for (std::uint32_t k = 0; k < o.num_args; ++k)
-          if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
-        if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed)) o.invoke = p;
-      }
-    }
-  }
-  static bool is_call(const op& o) { return o.what <= step::kill; }
-  // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
-  static constexpr std::uint32_t max_prepared_args = 64;
-  // What instruction_slot() gives while `o` runs.
-  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
-  // The fast paths need a plain packed callee and no hook (set_instrument decides again).
-  step call_step(const op& o) const {
-    if (!o.callee || instrument_) return step::call;
-    if (o.kill) return step::kill;
-    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
-    return o.result_in_place ? step::packed_call_result : step::packed_call;
-  }
-
-  std::int64_t operand(arg a) {
-    const std::int64_t v = a.value();
-    auto fixed = [&](value x) {
-      fixed_.push_back(std::move(x));
-      return ~static_cast<std::int64_t>(fixed_.size() - 1);
-    };
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (v < begin_special_register) return v;
-        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
-      case arg_kind::imm: return fixed(value(v));
-      case arg_kind::const_idx: {
-        // A constant becomes a value when the first instruction that uses it is decoded, once:
-        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
-        if (known != 0) return known;
-        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
-        if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        known = fixed(c.ok() ? std::move(*c) : value());
-        return known;
-      }
-      case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
-    }
-    return ~std::int64_t{0};
-  }
-
-  error missing_functions(const std::vector<std::int64_t>& missing) const {
-    // Name the first instruction that needs each, so the user can tell where it comes from: one
-    // pass over the code for all of them (-1: none needs it).
-    struct use {
-      std::int64_t func = -1, pc = -1;
-    };
-    std::vector<use> first_use(view_.funcs.size());
-    for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
-      const func_info& fi = view_.funcs[f];
-      if (fi.kind != func_kind::vm) continue;
-      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-        const instruction in = decode(view_, pc);
-        if (in.op != opcode::call) continue;
-        auto note = [&](std::int64_t callee) {
-          use& u = first_use[static_cast<std::size_t>(callee)];
-          if (u.pc < 0) u = {static_cast<std::int64_t>(f), pc};
-        };
-        note(in.func_idx);
-        for (std::int64_t k = 0; k < in.num_args; ++k)
-          if (in.arg_at(k).kind() == arg_kind::func_idx) note(in.arg_at(k).value());
-      }
-    }
-    text t;
-    t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
-      << " not in the registry:";
-    for (std::int64_t m : missing) {
-      t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
-      if (const use& u = first_use[static_cast<std::size_t>(m)]; u.pc >= 0) {
-        t << ", needed by ";
-        append_location(t, view_, u.func, u.pc);
-      }
-    }
-    t << "\nregister them (registry::def) before making the VM";
-    return error(error_kind::value, t.view());
-  }
-
   // ---- frames ----
-  // n slots at the top of the value stack, or nullptr when memory runs out (nothing changes then).
-  value* alloc_slots(std::size_t n, std::size_t& seg, std::size_t& off) {
-    std::size_t s = seg_, t = top_;
-    if (segments_.empty() || t + n > segments_[s].size) {
-      if (!segments_.empty()) ++s;
-      t = 0;
-      if (s == segments_.size() || segments_[s].size < n) {
-        const std::size_t size = std::max(n, segment_slots);
-        value* mem = new (std::nothrow) value[size];
-        if (mem == nullptr) return nullptr;
-        if (s == segments_.size()) segments_.push_back({});
-        segments_[s] = {std::unique_ptr<value[]>(mem), size};
-      }
-    }
-    seg_ = seg = s;
-    off = t;
-    top_ = t + n;
-    return segments_[s].data.get() + off;
-  }
-
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
                     std::int64_t return_pc, std::int64_t caller_dst) {
-    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
     if (static_cast<std::int64_t>(frames_.size()) >= opts_.max_call_depth)
       return runtime_error("call depth limit of ", opts_.max_call_depth, " frames reached calling function '", f.name,
                            "'; raise vm_options::max_call_depth if the recursion is intended");
@@ -9157,8 +9366,8 @@ class basic_vm_impl final : public vm_context {
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
                            " slots); raise vm_options::max_stack_slots if the program is trusted");
-    std::size_t seg = 0, off = 0;
-    value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
+    typename value_stack<Unused>::mark at;
+    value* slots = stack_.push(static_cast<std::size_t>(f.frame_slots), at);
     if (slots == nullptr)
       return runtime_error("out of memory allocating ", f.frame_slots, " register slots for function '", f.name, "'");
     used_slots_ += f.frame_slots;
@@ -9166,7 +9375,7 @@ class basic_vm_impl final : public vm_context {
     for (const value& a : args) slots[k++] = value::borrow(a);
     for (const value& a : bound) slots[k++] = value::borrow(a);
     value* ret = slots + f.register_file_size;
-    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, seg, off, false});
+    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, at, false});
     return {};
   }
 
@@ -9178,8 +9387,7 @@ class basic_vm_impl final : public vm_context {
     for (std::int64_t i = 0; i < owning; ++i) fr.regs[i].reset();
     for (std::int64_t i = owning; i < fr.fn->frame_slots; ++i) value::forget(fr.regs[i]);
     used_slots_ -= fr.fn->frame_slots;
-    seg_ = fr.segment;
-    top_ = fr.offset;
+    stack_.pop(fr.stack_mark);
     frames_.pop_back();
   }
 
@@ -9197,14 +9405,14 @@ class basic_vm_impl final : public vm_context {
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
       stack_base_ = native_stack_position();
     } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
-      return native_stack_error(funcs_[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
+      return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
     const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
-      return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
+      return context_returned_error(prog_.funcs[static_cast<std::size_t>(fi)].name);
     return r;
   }
 
@@ -9257,13 +9465,13 @@ class basic_vm_impl final : public vm_context {
 
   call_event event(const frame& fr, std::int64_t pc, std::int64_t callee, bool before, std::span<const value> args,
                    const value* result) const {
-    const func_entry& c = funcs_[static_cast<std::size_t>(callee)];
+    const func_entry& c = prog_.funcs[static_cast<std::size_t>(callee)];
     return call_event{c.name, callee, c.kind == func_kind::vm, fr.fn->name, pc - fr.fn->start, before, args, result};
   }
 
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
-    const op* const code = ops_.data();
+    const op* const code = prog_.ops.data();
     // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
     // of its packed calls) point into the value stack, whose segments never move. frames_ moves
     // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
@@ -9304,7 +9512,7 @@ class basic_vm_impl final : public vm_context {
           for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
           const std::span<const value> args(argv, o.num_args);
           const std::int64_t dst = o.a, fi = o.b;
-          const func_entry& callee = funcs_[static_cast<std::size_t>(fi)];
+          const func_entry& callee = prog_.funcs[static_cast<std::size_t>(fi)];
           if (RELAXVM_UNLIKELY(static_cast<bool>(instrument_))) {
             instrument_action action = instrument_action::proceed;
             if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
@@ -9386,6 +9594,9 @@ class basic_vm_impl final : public vm_context {
     }
   }
 
+  // What instruction_slot() gives while `o` runs.
+  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
+
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
   RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
@@ -9393,7 +9604,7 @@ class basic_vm_impl final : public vm_context {
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      for (const vm_block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
@@ -9427,7 +9638,7 @@ class basic_vm_impl final : public vm_context {
   // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
   // scratch slots hold only such borrowed values (or null), so nothing is dropped.
   RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
-    value::borrow_into(slot, operand >= 0 ? regs[operand] : fixed_[static_cast<std::size_t>(~operand)]);
+    value::borrow_into(slot, operand >= 0 ? regs[operand] : prog_.fixed[static_cast<std::size_t>(~operand)]);
   }
   // A packed call's result, from the return slot into register `dst` (or dropped for %void).
   RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
@@ -9443,21 +9654,9 @@ class basic_vm_impl final : public vm_context {
   exec_view view_;
   vm_options opts_;
   const std::vector<device_allocator> devices_;  // checked in create(); never changes
-  std::shared_ptr<const void> keep_alive_;
-  std::vector<func_entry> funcs_;
-  std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
-  object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
-  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
-  std::optional<error> decode_error_;
-  std::vector<op> ops_;                 // the instructions, decoded (by pc)
-  std::vector<std::int64_t> operands_;  // the Call arguments of ops_
-  std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
-  std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
-  std::vector<block_reg> block_regs_;   // their register arguments
-  hash_index by_name_;  // function name -> its index in funcs_
+  decoded_program<Unused> prog_;
   std::vector<frame> frames_;
-  std::vector<segment> segments_;
-  std::size_t seg_ = 0, top_ = 0;
+  value_stack<Unused> stack_;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
   std::int64_t budget_left_ = INT64_MAX;  // instructions this invocation may still run
@@ -9889,49 +10088,40 @@ constexpr diagnostic check_link(const exec_view& v) {
   return s;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
-/// only way a closure over one is made). Then the call depth is not known statically.
-template <std::size_t N>
-constexpr bool calls_indirectly(const exec_view& v) {
-  const std::array<bool, N> used = functions_used_as_values<N>(v);
-  for (std::size_t f = 0; f < N; ++f)
-    if (used[f] && v.funcs[f].kind == func_kind::vm) return true;
-  return false;
-}
-
 inline constexpr std::int64_t unbounded = -1;
 
 /// Bytes of the deepest chain of frames starting at function f (header and slots), or
 /// `unbounded` when f can reach itself. `state`: 0 unvisited, 1 on the path, 2 done.
-constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64_t* state, std::int64_t* memo) {
+template <layout_sizes S>
+constexpr std::int64_t chain_bytes(const exec_view& v, const static_program_facts<S>& facts, std::size_t f,
+                                   std::int64_t* state, std::int64_t* memo) {
   if (state[f] == 2) return memo[f];
   if (state[f] == 1) return unbounded;
   state[f] = 1;
-  const func_info& fi = v.funcs[f];
   std::int64_t deepest = 0;
-  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-    const instruction in = decode(v, pc);
-    if (in.op != opcode::call) continue;
-    const auto c = static_cast<std::size_t>(in.func_idx);
-    if (v.funcs[c].kind != func_kind::vm) continue;
-    const std::int64_t b = chain_bytes(v, c, state, memo);
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end; ++pc) {
+    const std::int64_t c = facts.instrs[static_cast<std::size_t>(pc)].vm_callee;
+    if (c < 0) continue;
+    const std::int64_t b = chain_bytes(v, facts, static_cast<std::size_t>(c), state, memo);
     if (b == unbounded) return unbounded;
     deepest = b > deepest ? b : deepest;
   }
   state[f] = 2;
   memo[f] = static_cast<std::int64_t>(sizeof(static_frame)) +
-            frame_slots(v, f) * static_cast<std::int64_t>(sizeof(value)) + deepest;
+            facts.funcs[f].frame_slots * static_cast<std::int64_t>(sizeof(value)) + deepest;
   return memo[f];
 }
 
-template <std::size_t N>
-constexpr std::int64_t max_chain_bytes(const exec_view& v) {
-  if (calls_indirectly<N>(v)) return unbounded;
-  std::array<std::int64_t, N + 1> state{}, memo{};
+/// Bytes of the deepest chain of frames of any function, or `unbounded` (recursion, or a vm
+/// function passed as a value).
+template <layout_sizes S>
+constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_facts<S>& facts) {
+  if (facts.calls_indirectly(v)) return unbounded;
+  std::array<std::int64_t, S.funcs + 1> state{}, memo{};
   std::int64_t most = 0;
-  for (std::size_t f = 0; f < N; ++f) {
+  for (std::size_t f = 0; f < S.funcs; ++f) {
     if (v.funcs[f].kind != func_kind::vm) continue;
-    const std::int64_t b = chain_bytes(v, f, state.data(), memo.data());
+    const std::int64_t b = chain_bytes(v, facts, f, state.data(), memo.data());
     if (b == unbounded) return unbounded;
     most = b > most ? b : most;
   }
@@ -9951,6 +10141,10 @@ struct linked_program {
   static constexpr const auto& table = Table;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
+  /// What the program says of each function and instruction (frame slots, functions passed as
+  /// values, block leaders, vm-to-vm calls): learned once, here.
+  static constexpr static_program_facts<std::remove_cvref_t<decltype(Prog)>::sizes> facts =
+      facts_of<std::remove_cvref_t<decltype(Prog)>::sizes>(Prog.view());
 
  private:
   template <std::size_t I>
@@ -9968,7 +10162,7 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
-  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes<num_funcs>(Prog.view());
+  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes(Prog.view(), facts);
 
  public:
   /// Per function index: the table entry a packed function calls; null for vm functions.
@@ -9986,7 +10180,7 @@ struct linked_program {
     for (std::size_t f = 0; f < num_funcs; ++f)
       if (Prog.view().funcs[f].kind == func_kind::vm) {
         const std::int64_t b = static_cast<std::int64_t>(sizeof(static_frame)) +
-                               detail::frame_slots(Prog.view(), f) * static_cast<std::int64_t>(sizeof(value));
+                               facts.funcs[f].frame_slots * static_cast<std::int64_t>(sizeof(value));
         m = b > m ? b : m;
       }
     return static_cast<std::size_t>(m);
@@ -9998,10 +10192,6 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
-  /// Per function index: whether an instruction passes the function as a value (f[i]), so that
-  /// static_vm needs a closure object for it.
-  static constexpr std::array<bool, num_funcs> used_as_value = detail::functions_used_as_values<num_funcs>(Prog.view());
-
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
@@ -10046,6 +10236,205 @@ consteval auto link() {
 #include <span>
 #include <string_view>
 
+// ---- begin relaxvm/vm/static_compile.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// static_dispatch::compile: every instruction of a linked program turned into code at compile
+// time, for static_vm (static_vm.hpp).
+//
+// Each vm function is one C++ function, whose registers are its own locals (its frame in the VM's
+// memory is only a header, for the error's call chain). Its blocks (bytecode/facts.hpp: leaders)
+// are inlined into a loop that picks the block starting at pc; a block is its instructions' code
+// one after another (a fold over their pcs) and gives the next pc, or `returned` / `failed`. A Call
+// is a direct call into its table entry with its arguments' kinds known; If and Goto are jumps
+// between blocks. A failure has already unwound the frames (VM::failure) and left its error in
+// the VM's failure_.
+#ifndef RELAXVM_VM_STATIC_COMPILE_HPP
+#define RELAXVM_VM_STATIC_COMPILE_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+/// The compiled functions of static_vm `VM` running `Linked` (VM befriends it).
+template <class VM, class Linked>
+struct static_compiler {
+  static constexpr exec_view view = Linked::program.view();
+  static constexpr std::int64_t returned = -1, failed = -2;
+  using entry_fn = bool (*)(VM&, static_frame*, const value*, value&);
+  static constexpr bool leader(std::int64_t pc) { return Linked::facts.instrs[static_cast<std::size_t>(pc)].leader; }
+
+  // The first pcs of function Fi's blocks.
+  template <std::size_t Fi>
+  static constexpr std::size_t num_blocks = [] {
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc) n += leader(pc);
+    return n;
+  }();
+  template <std::size_t Fi>
+  static constexpr std::array<std::int64_t, num_blocks<Fi>> blocks_of = [] {
+    std::array<std::int64_t, num_blocks<Fi>> b{};
+    std::size_t n = 0;
+    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc)
+      if (leader(pc)) b[n++] = pc;
+    return b;
+  }();
+
+  // Runs vm function Fi with `args`; its frame header is on top. On success its result is in
+  // `out` and the header is gone.
+  template <std::size_t Fi>
+  static bool run_compiled(VM& vm, static_frame* base, const value* args, value& out) {
+    value regs[static_cast<std::size_t>(Linked::facts.funcs[Fi].frame_slots)];  // registers, return slot, argument scratch
+    for (std::size_t k = 0; k < static_cast<std::size_t>(view.funcs[Fi].num_args); ++k) value::borrow_into(regs[k], args[k]);
+    std::int64_t pc = view.funcs[Fi].start;
+    while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
+    return pc == returned;
+  }
+  // Folds expand in chunks of at most fold_chunk terms: clang refuses folds nested deeper than 256.
+  static constexpr std::size_t fold_chunk = 128;
+  static constexpr std::size_t chunk(std::size_t left) { return left < fold_chunk ? left : fold_chunk; }
+  // Runs the block that starts at pc, looking among blocks First, First + 1, ...
+  template <std::size_t Fi, std::size_t First>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(VM& vm, value* const regs, static_frame* const base,
+                                                         value& out, std::int64_t pc) {
+    bool found = false;
+    [&]<std::size_t... B>(std::index_sequence<B...>) RELAXVM_LAMBDA_INLINE {
+      (void)((pc == blocks_of<Fi>[First + B]
+                  ? (pc = run_block<Fi, blocks_of<Fi>[First + B]>(vm, regs, base, out), found = true)
+                  : false) ||
+             ...);
+    }(std::make_index_sequence<chunk(num_blocks<Fi> - First)>());
+    if constexpr (First + fold_chunk < num_blocks<Fi>) {
+      if (!found) return run_block_at<Fi, First + fold_chunk>(vm, regs, base, out, pc);
+    }
+    return pc;
+  }
+  // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
+  // block.
+  template <std::size_t Fi>
+  static constexpr std::int64_t block_size(std::int64_t start) {
+    const std::int64_t end = view.funcs[Fi].end;
+    std::int64_t pc = start;
+    while (true) {
+      const bool control = decode(view, pc).op != opcode::call;
+      ++pc;
+      if (control || pc == end || leader(pc)) return pc - start;
+    }
+  }
+  template <std::size_t Fi, std::int64_t Start>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_block(VM& vm, value* const regs, static_frame* const base,
+                                                      value& out) {
+    return run_steps<Fi, Start, static_cast<std::size_t>(block_size<Fi>(Start))>(vm, regs, base, out);
+  }
+  // Runs Count instructions from Start, each returning the pc after it when it falls through;
+  // anything else ends the block.
+  template <std::size_t Fi, std::int64_t Start, std::size_t Count>
+  RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(VM& vm, value* const regs, static_frame* const base,
+                                                      value& out) {
+    std::int64_t next = Start;
+    [&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+      (void)((next = step<Fi, Start + static_cast<std::int64_t>(I)>(vm, regs, base, out),
+              next == Start + static_cast<std::int64_t>(I) + 1) &&
+             ...);
+    }(std::make_index_sequence<chunk(Count)>());
+    if constexpr (Count > fold_chunk) {
+      if (next == Start + static_cast<std::int64_t>(fold_chunk))
+        return run_steps<Fi, Start + static_cast<std::int64_t>(fold_chunk), Count - fold_chunk>(vm, regs, base, out);
+    }
+    return next;
+  }
+
+  // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
+  static constexpr bool consecutive_registers(std::int64_t pc) {
+    const instruction in = decode(view, pc);
+    if (in.num_args == 0) return false;
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg a = in.arg_at(k);
+      if (a.kind() != arg_kind::reg || a.value() >= begin_special_register || a.value() != in.arg_at(0).value() + k)
+        return false;
+    }
+    return true;
+  }
+
+  template <std::size_t Fi, std::int64_t Pc>
+  RELAXVM_ALWAYS_INLINE static std::int64_t step(VM& vm, value* const regs, static_frame* base, value& out) {
+    constexpr instruction in = decode(view, Pc);
+    if constexpr (in.op == opcode::call) {
+      constexpr std::size_t callee = static_cast<std::size_t>(in.func_idx);
+      constexpr std::int64_t rf = view.funcs[Fi].register_file_size;
+      constexpr auto n = static_cast<std::uint32_t>(in.num_args);
+      value* const argv = regs + rf + 1;
+      const value* args = argv;
+      if constexpr (consecutive_registers(Pc)) {
+        args = regs + in.arg_at(0).value();
+      } else {
+        // The arguments' kinds are constants here, so load_arg's switch folds away.
+        for (std::int64_t k = 0; k < in.num_args; ++k)
+          load_arg(argv[k], in.arg_at(k), regs, &vm, vm.consts_.data(), vm.funcs_.data());
+      }
+      if constexpr (view.funcs[callee].kind == func_kind::packed) {
+        using table_type = typename Linked::table_type;
+        constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
+        using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
+        static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
+        // A typed entry reads its arguments before it writes its result: straight into the register.
+        constexpr bool in_place = !entry::raw && in.dst != void_register;
+        value& ret = in_place ? regs[in.dst] : regs[rf];
+        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, vm.failure_)))
+          return vm.failure(Pc, base);
+        if constexpr (!in_place) {
+          if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
+          else ret.reset();
+        }
+      } else {
+        if (status s = vm.push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
+          vm.failure_.emplace(std::move(s).error());
+          return vm.failure(Pc, base);
+        }
+        value r;
+        if (!run_compiled<callee>(vm, base, args, r)) return failed;
+        if constexpr (in.dst != void_register) regs[in.dst] = std::move(r);
+      }
+      return Pc + 1;
+    } else if constexpr (in.op == opcode::ret) {
+      if constexpr (in.reg != void_register) {
+        value& src = regs[in.reg];
+        out = take_return(src);
+      } else {
+        out.reset();
+      }
+      vm.pop_frame();
+      return returned;
+    } else if constexpr (in.op == opcode::goto_) {
+      return Pc + in.offset;
+    } else {
+      const value& c = regs[in.reg];
+      if (RELAXVM_UNLIKELY(!valid_condition(c))) {
+        vm.failure_.emplace(if_condition_error(in.reg, c));
+        return vm.failure(Pc, base);
+      }
+      return Pc + if_offset(c, in.offset);
+    }
+  }
+  template <std::size_t Fi>
+  static constexpr entry_fn entry_of() {
+    if constexpr (view.funcs[Fi].kind == func_kind::vm) return &run_compiled<Fi>;
+    else return nullptr;
+  }
+  /// Per function index: the compiled function of a vm function, or null.
+  static constexpr std::array<entry_fn, Linked::num_funcs> entries = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<entry_fn, sizeof...(I)>{entry_of<I>()...};
+  }(std::make_index_sequence<Linked::num_funcs>());
+};
+
+}  // namespace relaxvm::RELAXVM_ABI::detail
+
+#endif  // RELAXVM_VM_STATIC_COMPILE_HPP
+// ---- end relaxvm/vm/static_compile.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -10072,25 +10461,6 @@ enum class static_dispatch : std::uint8_t {
   compile,
 };
 
-namespace detail {
-/// Per instruction of a program: whether it starts a block (a function's first instruction, a
-/// jump target, or the one after a Ret, Goto or If).
-template <std::size_t N>
-constexpr std::array<bool, N> block_leaders(const exec_view& v) {
-  std::array<bool, N> lead{};
-  for (const func_info& f : v.funcs) {
-    if (f.kind != func_kind::vm) continue;
-    lead[static_cast<std::size_t>(f.start)] = true;
-    for (std::int64_t pc = f.start; pc < f.end; ++pc) {
-      const instruction in = decode(v, pc);
-      if (in.op == opcode::call) continue;
-      if (pc + 1 < f.end) lead[static_cast<std::size_t>(pc + 1)] = true;
-      if (in.op == opcode::goto_ || in.op == opcode::if_) lead[static_cast<std::size_t>(pc + in.offset)] = true;
-    }
-  }
-  return lead;
-}
-}  // namespace detail
 
 template <class Linked, static_dispatch Dispatch = static_dispatch::interpret>
 class static_vm final : public vm_context {
@@ -10197,7 +10567,7 @@ class static_vm final : public vm_context {
 
   static constexpr bool any_used_as_value() {
     for (std::size_t i = 0; i < Linked::num_funcs; ++i)
-      if (Linked::used_as_value[i]) return true;
+      if (Linked::facts.funcs[i].used_as_value) return true;
     return false;
   }
 
@@ -10214,7 +10584,7 @@ class static_vm final : public vm_context {
   }
   template <std::size_t I>
   status make_func() {
-    if constexpr (Linked::used_as_value[I]) {
+    if constexpr (Linked::facts.funcs[I].used_as_value) {
       constexpr bool is_vm = view.funcs[I].kind == func_kind::vm;
       RELAXVM_TRY_ASSIGN(string name, string::try_make(view.name(I)));
       RELAXVM_TRY_ASSIGN(object_ref<closure_object> c,
@@ -10290,7 +10660,7 @@ class static_vm final : public vm_context {
     if constexpr (Dispatch == static_dispatch::compile) {
       RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
       value out;
-      if (!compiled_entries_[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
+      if (!compiler::entries[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
       return out;
     } else {
       RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
@@ -10391,194 +10761,25 @@ class static_vm final : public vm_context {
     }
   }
 
-  // ---- static_dispatch::compile ---------------------------------------------------------
-  // Each vm function is one C++ function, whose registers are its own locals (its frame in the
-  // VM's memory is only a header, for the error's call chain). Its blocks are inlined into a loop
-  // that picks the block starting at pc; a block is its instructions' code one after another (a
-  // fold over their pcs) and gives the next pc, or `returned` / `failed`. A failure has already
-  // unwound the frames (fail) and left its error in failure_.
-  static constexpr std::int64_t returned = -1, failed = -2;
-  using entry_fn = bool (*)(static_vm&, static_frame*, const value*, value&);
-  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Linked::program)>::sizes.instr_offset;
-  static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
+  // ---- static_dispatch::compile (static_compile.hpp) ------------------------------------
+  using compiler = detail::static_compiler<static_vm, Linked>;
+  friend compiler;
 
   error take_failure() {
     return detail::take_error(failure_);
   }
-
-  // The first pcs of function Fi's blocks.
-  template <std::size_t Fi>
-  static constexpr std::size_t num_blocks = [] {
-    std::size_t n = 0;
-    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc) n += leaders_[static_cast<std::size_t>(pc)];
-    return n;
-  }();
-  template <std::size_t Fi>
-  static constexpr std::array<std::int64_t, num_blocks<Fi>> blocks_of = [] {
-    std::array<std::int64_t, num_blocks<Fi>> b{};
-    std::size_t n = 0;
-    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc)
-      if (leaders_[static_cast<std::size_t>(pc)]) b[n++] = pc;
-    return b;
-  }();
-
-  // Runs vm function Fi with `args`; its frame header is on top. On success its result is in
-  // `out` and the header is gone.
-  template <std::size_t Fi>
-  static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
-    value regs[static_cast<std::size_t>(detail::frame_slots(view, Fi))];  // registers, return slot, argument scratch
-    for (std::size_t k = 0; k < static_cast<std::size_t>(view.funcs[Fi].num_args); ++k) value::borrow_into(regs[k], args[k]);
-    std::int64_t pc = view.funcs[Fi].start;
-    while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
-    return pc == returned;
-  }
-  // Folds expand in chunks of at most fold_chunk terms: clang refuses folds nested deeper than 256.
-  static constexpr std::size_t fold_chunk = 128;
-  static constexpr std::size_t chunk(std::size_t left) { return left < fold_chunk ? left : fold_chunk; }
-  // Runs the block that starts at pc, looking among blocks First, First + 1, ...
-  template <std::size_t Fi, std::size_t First>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(static_vm& vm, value* const regs, static_frame* const base,
-                                                         value& out, std::int64_t pc) {
-    bool found = false;
-    [&]<std::size_t... B>(std::index_sequence<B...>) RELAXVM_LAMBDA_INLINE {
-      (void)((pc == blocks_of<Fi>[First + B]
-                  ? (pc = run_block<Fi, blocks_of<Fi>[First + B]>(vm, regs, base, out), found = true)
-                  : false) ||
-             ...);
-    }(std::make_index_sequence<chunk(num_blocks<Fi> - First)>());
-    if constexpr (First + fold_chunk < num_blocks<Fi>) {
-      if (!found) return run_block_at<Fi, First + fold_chunk>(vm, regs, base, out, pc);
-    }
-    return pc;
-  }
-  // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
-  // block.
-  template <std::size_t Fi>
-  static constexpr std::int64_t block_size(std::int64_t start) {
-    const std::int64_t end = view.funcs[Fi].end;
-    std::int64_t pc = start;
-    while (true) {
-      const bool control = decode(view, pc).op != opcode::call;
-      ++pc;
-      if (control || pc == end || leaders_[static_cast<std::size_t>(pc)]) return pc - start;
-    }
-  }
-  template <std::size_t Fi, std::int64_t Start>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_block(static_vm& vm, value* const regs, static_frame* const base,
-                                                      value& out) {
-    return run_steps<Fi, Start, static_cast<std::size_t>(block_size<Fi>(Start))>(vm, regs, base, out);
-  }
-  // Runs Count instructions from Start, each returning the pc after it when it falls through;
-  // anything else ends the block.
-  template <std::size_t Fi, std::int64_t Start, std::size_t Count>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(static_vm& vm, value* const regs, static_frame* const base,
-                                                      value& out) {
-    std::int64_t next = Start;
-    [&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
-      (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
-              next == Start + static_cast<std::int64_t>(I) + 1) &&
-             ...);
-    }(std::make_index_sequence<chunk(Count)>());
-    if constexpr (Count > fold_chunk) {
-      if (next == Start + static_cast<std::int64_t>(fold_chunk))
-        return run_steps<Fi, Start + static_cast<std::int64_t>(fold_chunk), Count - fold_chunk>(vm, regs, base, out);
-    }
-    return next;
-  }
-
-  // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
-  static constexpr bool consecutive_registers(std::int64_t pc) {
-    const instruction in = decode(view, pc);
-    if (in.num_args == 0) return false;
-    for (std::int64_t k = 0; k < in.num_args; ++k) {
-      const arg a = in.arg_at(k);
-      if (a.kind() != arg_kind::reg || a.value() >= begin_special_register || a.value() != in.arg_at(0).value() + k)
-        return false;
-    }
-    return true;
-  }
-
-  template <std::size_t Fi, std::int64_t Pc>
-  RELAXVM_ALWAYS_INLINE std::int64_t step(value* const regs, static_frame* base, value& out) {
-    constexpr instruction in = decode(view, Pc);
-    if constexpr (in.op == opcode::call) {
-      constexpr std::size_t callee = static_cast<std::size_t>(in.func_idx);
-      constexpr std::int64_t rf = view.funcs[Fi].register_file_size;
-      constexpr auto n = static_cast<std::uint32_t>(in.num_args);
-      value* const argv = regs + rf + 1;
-      const value* args = argv;
-      if constexpr (consecutive_registers(Pc)) {
-        args = regs + in.arg_at(0).value();
-      } else {
-        // The arguments' kinds are constants here, so load_arg's switch folds away.
-        for (std::int64_t k = 0; k < in.num_args; ++k)
-          detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-      }
-      if constexpr (view.funcs[callee].kind == func_kind::packed) {
-        using table_type = typename Linked::table_type;
-        constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
-        using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
-        static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
-        // A typed entry reads its arguments before it writes its result: straight into the register.
-        constexpr bool in_place = !entry::raw && in.dst != void_register;
-        value& ret = in_place ? regs[in.dst] : regs[rf];
-        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, failure_)))
-          return failure(Pc, base);
-        if constexpr (!in_place) {
-          if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
-          else ret.reset();
-        }
-      } else {
-        if (status s = push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
-          failure_.emplace(std::move(s).error());
-          return failure(Pc, base);
-        }
-        value r;
-        if (!run_compiled<callee>(*this, base, args, r)) return failed;
-        if constexpr (in.dst != void_register) regs[in.dst] = std::move(r);
-      }
-      return Pc + 1;
-    } else if constexpr (in.op == opcode::ret) {
-      if constexpr (in.reg != void_register) {
-        value& src = regs[in.reg];
-        out = detail::take_return(src);
-      } else {
-        out.reset();
-      }
-      pop_frame();
-      return returned;
-    } else if constexpr (in.op == opcode::goto_) {
-      return Pc + in.offset;
-    } else {
-      const value& c = regs[in.reg];
-      if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) {
-        failure_.emplace(detail::if_condition_error(in.reg, c));
-        return failure(Pc, base);
-      }
-      return Pc + detail::if_offset(c, in.offset);
-    }
-  }
   // The instruction at pc failed with the error in failure_: add where, unwind the frames.
   RELAXVM_NOINLINE std::int64_t failure(std::int64_t pc, static_frame* base) {
     failure_.emplace(fail(take_failure(), pc, base));
-    return failed;
+    return compiler::failed;
   }
 
-  template <std::size_t Fi>
-  static constexpr entry_fn entry_of() {
-    if constexpr (view.funcs[Fi].kind == func_kind::vm) return &run_compiled<Fi>;
-    else return nullptr;
-  }
-  static constexpr auto compiled_entries_ = []<std::size_t... I>(std::index_sequence<I...>) {
-    if constexpr (Dispatch == static_dispatch::compile) return std::array<entry_fn, sizeof...(I)>{entry_of<I>()...};
-    else return 0;
-  }(std::make_index_sequence<Linked::num_funcs>());
-
-  // Register slots each frame has in the VM's memory (none when compiled: they are locals).
+  // Register slots each frame has in the VM's memory (none when compiled: they are locals); an
+  // array of its own, so that the program's facts stay out of the binary.
   static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
     std::array<std::int64_t, Linked::num_funcs> s{};
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = detail::frame_slots(view, f);
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = Linked::facts.funcs[f].frame_slots;
     return s;
   }();
 

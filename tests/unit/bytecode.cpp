@@ -105,3 +105,74 @@ TEST_CASE("argument text: registers, immediates, constants, functions") {
   rv::append_instruction(t, exe.view(), 0, false);
   CHECK(t.view() == "call f in: %vm, %void, i-4, c[0], f[main] dst: %1");
 }
+
+namespace {
+// helper(a) = test.id(a); main(x, c) = c ? test.apply(helper, x, 7) : helper(x).
+constexpr void facts_program(rv::exec_builder& b) {
+  {
+    auto fn = b.function("helper", 1);
+    b.emit_call("test.id", {b.r(0)}, b.r(1));  // 0
+    b.emit_ret(b.r(1));                        // 1
+  }
+  auto fn = b.function("main", 2);
+  b.emit_if(b.r(1), 3);                                          // 2: false -> 5
+  b.emit_call("helper", {b.r(0)}, b.r(2));                       // 3
+  b.emit_goto(2);                                                // 4: -> 6
+  b.emit_call("test.apply", {b.f("helper"), b.r(0), b.imm(7)}, b.r(2));  // 5
+  b.emit_ret(b.r(2));                                            // 6
+}
+constexpr auto facts_static = rv::build([](rv::exec_builder& b) { facts_program(b); });
+
+// The facts every machine reads, checked on `v` and per-function facts `f`.
+template <class Funcs>
+void check_function_facts(const rv::exec_view& v, const Funcs& f) {
+  const auto at = [&](std::string_view name) { return f[static_cast<std::size_t>(v.find(name))]; };
+  const auto slots = [&](std::string_view name, std::int64_t args) {
+    return v.funcs[static_cast<std::size_t>(v.find(name))].register_file_size + 1 + args;
+  };
+  const std::int64_t main = v.find("main"), helper = v.find("helper");
+  CHECK(at("helper").max_call_args == 1);
+  CHECK(at("helper").frame_slots == slots("helper", 1));
+  CHECK(at("helper").used_as_value);
+  CHECK(at("helper").first_use_function == main);
+  CHECK(at("helper").first_use_pc == 3);
+  CHECK(at("main").max_call_args == 3);
+  CHECK(at("main").frame_slots == slots("main", 3));
+  CHECK_FALSE(at("main").used_as_value);
+  CHECK(at("main").first_use_pc == -1);
+  CHECK(at("test.id").frame_slots == 0);
+  CHECK(at("test.id").first_use_function == helper);
+  CHECK(at("test.id").first_use_pc == 0);
+  CHECK(at("test.apply").first_use_pc == 5);
+  CHECK_FALSE(at("test.apply").used_as_value);
+}
+}  // namespace
+
+TEST_CASE("program facts: frame slots, first uses, functions passed as values, block leaders") {
+  rv::exec_builder b;
+  facts_program(b);
+  const rv::executable exe = b.get();
+  REQUIRE(exe.facts().size() == exe.view().funcs.size());
+  check_function_facts(exe.view(), exe.facts());
+
+  constexpr auto facts = rv::facts_of<decltype(facts_static)::sizes>(facts_static.view());
+  check_function_facts(facts_static.view(), facts.funcs);
+  std::string leaders;
+  for (std::size_t pc = 0; pc < facts.instrs.size(); ++pc)
+    if (facts.instrs[pc].leader) leaders += std::to_string(pc) + ' ';
+  CHECK(leaders == "0 2 3 5 6 ");
+  CHECK(facts.instrs[3].vm_callee == facts_static.view().find("helper"));
+  CHECK(facts.instrs[0].vm_callee == -1);  // test.id is packed
+  CHECK(facts.instrs[5].vm_callee == -1);
+  CHECK(facts.calls_indirectly(facts_static.view()));  // helper is passed as a value
+}
+
+TEST_CASE("build() records the digest of what it verified; a changed pool changes it") {
+  static_assert(facts_static.digest == rv::layout_digest(facts_static.view()));
+  auto copy = facts_static;
+  copy.layout.instr_data.back() += 1;
+  CHECK(rv::layout_digest(copy.view()) != facts_static.digest);
+  copy = facts_static;
+  copy.layout.funcs[0].register_file_size += 1;
+  CHECK(rv::layout_digest(copy.view()) != facts_static.digest);
+}

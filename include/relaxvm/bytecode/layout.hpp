@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/hash_index.hpp"
 #include "../base/trivial_vector.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
@@ -120,6 +121,51 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
     }
   }
   return true;
+}
+
+/// A 32-bit digest of what the verifier checks in `v`: every pool but the tensor data (whose
+/// bytes cannot make a program unsafe; their sizes are covered). build() records it for the
+/// program it verified, so that executable::from_static can tell that program from one whose
+/// public pools were changed since (verified again).
+constexpr std::uint32_t layout_digest(const exec_view& v) {
+  std::uint64_t h = detail::hash_seed;
+  auto mix = [&h](std::int64_t w) { h = detail::hash_mix(h, static_cast<std::uint64_t>(w)); };
+  auto words = [&](std::span<const std::int64_t> s) {
+    mix(static_cast<std::int64_t>(s.size()));
+    for (const std::int64_t w : s) mix(w);
+  };
+  mix(static_cast<std::int64_t>(v.funcs.size()));
+  for (const func_info& f : v.funcs) {
+    mix(static_cast<std::int64_t>(f.kind));
+    mix(f.name.offset);
+    mix(f.name.size);
+    mix(f.start);
+    mix(f.end);
+    mix(f.num_args);
+    mix(f.register_file_size);
+    mix(f.params_begin);
+    mix(f.params_count);
+  }
+  mix(static_cast<std::int64_t>(v.param_names.size()));
+  for (const str_ref& r : v.param_names) {
+    mix(r.offset);
+    mix(r.size);
+  }
+  h = detail::hash_chars(h, std::string_view(v.chars.data(), v.chars.size()));
+  mix(static_cast<std::int64_t>(v.constants.size()));
+  for (const const_info& c : v.constants) {
+    mix(static_cast<std::int64_t>(c.kind));
+    mix(c.scalar);
+    mix(c.dims_offset);
+    mix(c.ndim);
+    mix(c.data_offset);
+    mix(c.data_size);
+  }
+  words(v.i64s);
+  mix(static_cast<std::int64_t>(v.bytes.size()));
+  words(v.instr_offset);
+  words(v.instr_data);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
 }
 
 /// A layout in vectors: what the builder makes and the loader reads. The vectors are

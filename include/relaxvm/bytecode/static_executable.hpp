@@ -6,6 +6,7 @@
 #define RELAXVM_BYTECODE_STATIC_EXECUTABLE_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 
@@ -21,6 +22,8 @@ template <layout_sizes S>
 struct static_executable {
   static_layout<S> layout;
   std::size_t num_warnings = 0;
+  /// layout_digest() of the program build() verified (see executable::from_static).
+  std::uint32_t digest = 0;
 
   static constexpr layout_sizes sizes = S;
   constexpr exec_view view() const { return layout.view(); }
@@ -33,6 +36,7 @@ struct build_summary {
   diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
+  std::uint32_t digest = 0;
 };
 
 template <class F>
@@ -62,6 +66,7 @@ constexpr build_summary summarize() {
   build_summary s;
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
+  s.digest = layout_digest(out.layout.view());
   if (!out.ok()) {
     // The rule's name first, so it is easy to spot in the diagnostic.
     text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
@@ -93,7 +98,8 @@ consteval auto build(F) {
     detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
+    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings,
+                                     s.digest};
   }
 }
 

@@ -18,6 +18,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
 #include "../bytecode/builder.hpp"
+#include "../bytecode/facts.hpp"
 #include "../bytecode/layout.hpp"
 #include "../bytecode/static_executable.hpp"
 #include "../bytecode/verify.hpp"
@@ -41,14 +42,17 @@ class executable {
   executable& operator=(const executable&) = default;
   ~executable() = default;
 
-  /// A compile-time executable, copied into vectors. build() verified it, but its pools are
-  /// public, so it is verified again: a modified one throws relaxvm::error (or calls
-  /// RELAXVM_ON_ERROR without exceptions); from_static() is the non-throwing form.
+  /// A compile-time executable, copied into vectors. build() verified it; its pools are public,
+  /// so one whose pools no longer match the digest build() recorded (modified since) is verified
+  /// again, and fails as a loaded one would: relaxvm::error (or RELAXVM_ON_ERROR without
+  /// exceptions). A program with warnings is verified again too, for their text. from_static()
+  /// is the non-throwing form.
   template <layout_sizes S>
   executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
       : executable(from_static(s).value()) {}
   template <layout_sizes S>
   static result<executable> from_static(const static_executable<S>& s) {
+    if (s.num_warnings == 0 && s.digest == layout_digest(s.view())) return executable(make(to_layout(s.view()), {}));
     return from_layout(to_layout(s.view()));
   }
 
@@ -110,6 +114,9 @@ class executable {
 
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
+  /// What the program says of each function (frame slots, first use, ...), indexed like the
+  /// function table: learned once, when the executable was made.
+  std::span<const function_facts> facts() const { return data_->facts; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
@@ -142,6 +149,7 @@ class executable {
     std::unique_ptr<std::uint8_t[], aligned_free> bytes;
     std::size_t bytes_size = 0;
     std::vector<std::string> warnings;
+    std::vector<function_facts> facts;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
@@ -162,6 +170,8 @@ class executable {
       t << "... and " << report.warnings_dropped << " more warnings";
       s->warnings.emplace_back(t.view());
     }
+    s->facts.resize(s->layout.funcs.size());
+    collect_facts(s->layout.view(), s->facts, {});
     return s;
   }
   explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}

@@ -156,49 +156,40 @@ constexpr diagnostic check_link(const exec_view& v) {
   return s;
 }
 
-/// Whether the program may call a vm function indirectly: it passes a vm function as a value (the
-/// only way a closure over one is made). Then the call depth is not known statically.
-template <std::size_t N>
-constexpr bool calls_indirectly(const exec_view& v) {
-  const std::array<bool, N> used = functions_used_as_values<N>(v);
-  for (std::size_t f = 0; f < N; ++f)
-    if (used[f] && v.funcs[f].kind == func_kind::vm) return true;
-  return false;
-}
-
 inline constexpr std::int64_t unbounded = -1;
 
 /// Bytes of the deepest chain of frames starting at function f (header and slots), or
 /// `unbounded` when f can reach itself. `state`: 0 unvisited, 1 on the path, 2 done.
-constexpr std::int64_t chain_bytes(const exec_view& v, std::size_t f, std::int64_t* state, std::int64_t* memo) {
+template <layout_sizes S>
+constexpr std::int64_t chain_bytes(const exec_view& v, const static_program_facts<S>& facts, std::size_t f,
+                                   std::int64_t* state, std::int64_t* memo) {
   if (state[f] == 2) return memo[f];
   if (state[f] == 1) return unbounded;
   state[f] = 1;
-  const func_info& fi = v.funcs[f];
   std::int64_t deepest = 0;
-  for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-    const instruction in = decode(v, pc);
-    if (in.op != opcode::call) continue;
-    const auto c = static_cast<std::size_t>(in.func_idx);
-    if (v.funcs[c].kind != func_kind::vm) continue;
-    const std::int64_t b = chain_bytes(v, c, state, memo);
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end; ++pc) {
+    const std::int64_t c = facts.instrs[static_cast<std::size_t>(pc)].vm_callee;
+    if (c < 0) continue;
+    const std::int64_t b = chain_bytes(v, facts, static_cast<std::size_t>(c), state, memo);
     if (b == unbounded) return unbounded;
     deepest = b > deepest ? b : deepest;
   }
   state[f] = 2;
   memo[f] = static_cast<std::int64_t>(sizeof(static_frame)) +
-            frame_slots(v, f) * static_cast<std::int64_t>(sizeof(value)) + deepest;
+            facts.funcs[f].frame_slots * static_cast<std::int64_t>(sizeof(value)) + deepest;
   return memo[f];
 }
 
-template <std::size_t N>
-constexpr std::int64_t max_chain_bytes(const exec_view& v) {
-  if (calls_indirectly<N>(v)) return unbounded;
-  std::array<std::int64_t, N + 1> state{}, memo{};
+/// Bytes of the deepest chain of frames of any function, or `unbounded` (recursion, or a vm
+/// function passed as a value).
+template <layout_sizes S>
+constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_facts<S>& facts) {
+  if (facts.calls_indirectly(v)) return unbounded;
+  std::array<std::int64_t, S.funcs + 1> state{}, memo{};
   std::int64_t most = 0;
-  for (std::size_t f = 0; f < N; ++f) {
+  for (std::size_t f = 0; f < S.funcs; ++f) {
     if (v.funcs[f].kind != func_kind::vm) continue;
-    const std::int64_t b = chain_bytes(v, f, state.data(), memo.data());
+    const std::int64_t b = chain_bytes(v, facts, f, state.data(), memo.data());
     if (b == unbounded) return unbounded;
     most = b > most ? b : most;
   }
@@ -218,6 +209,10 @@ struct linked_program {
   static constexpr const auto& table = Table;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
+  /// What the program says of each function and instruction (frame slots, functions passed as
+  /// values, block leaders, vm-to-vm calls): learned once, here.
+  static constexpr static_program_facts<std::remove_cvref_t<decltype(Prog)>::sizes> facts =
+      facts_of<std::remove_cvref_t<decltype(Prog)>::sizes>(Prog.view());
 
  private:
   template <std::size_t I>
@@ -235,7 +230,7 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
-  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes<num_funcs>(Prog.view());
+  static constexpr std::int64_t deepest_chain = detail::max_chain_bytes(Prog.view(), facts);
 
  public:
   /// Per function index: the table entry a packed function calls; null for vm functions.
@@ -253,7 +248,7 @@ struct linked_program {
     for (std::size_t f = 0; f < num_funcs; ++f)
       if (Prog.view().funcs[f].kind == func_kind::vm) {
         const std::int64_t b = static_cast<std::int64_t>(sizeof(static_frame)) +
-                               detail::frame_slots(Prog.view(), f) * static_cast<std::int64_t>(sizeof(value));
+                               facts.funcs[f].frame_slots * static_cast<std::int64_t>(sizeof(value));
         m = b > m ? b : m;
       }
     return static_cast<std::size_t>(m);
@@ -265,10 +260,6 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
-  /// Per function index: whether an instruction passes the function as a value (f[i]), so that
-  /// static_vm needs a closure object for it.
-  static constexpr std::array<bool, num_funcs> used_as_value = detail::functions_used_as_values<num_funcs>(Prog.view());
-
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top

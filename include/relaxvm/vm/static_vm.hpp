@@ -31,6 +31,7 @@
 #include "../runtime/value.hpp"
 #include "link.hpp"
 #include "semantics.hpp"
+#include "static_compile.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -57,25 +58,6 @@ enum class static_dispatch : std::uint8_t {
   compile,
 };
 
-namespace detail {
-/// Per instruction of a program: whether it starts a block (a function's first instruction, a
-/// jump target, or the one after a Ret, Goto or If).
-template <std::size_t N>
-constexpr std::array<bool, N> block_leaders(const exec_view& v) {
-  std::array<bool, N> lead{};
-  for (const func_info& f : v.funcs) {
-    if (f.kind != func_kind::vm) continue;
-    lead[static_cast<std::size_t>(f.start)] = true;
-    for (std::int64_t pc = f.start; pc < f.end; ++pc) {
-      const instruction in = decode(v, pc);
-      if (in.op == opcode::call) continue;
-      if (pc + 1 < f.end) lead[static_cast<std::size_t>(pc + 1)] = true;
-      if (in.op == opcode::goto_ || in.op == opcode::if_) lead[static_cast<std::size_t>(pc + in.offset)] = true;
-    }
-  }
-  return lead;
-}
-}  // namespace detail
 
 template <class Linked, static_dispatch Dispatch = static_dispatch::interpret>
 class static_vm final : public vm_context {
@@ -182,7 +164,7 @@ class static_vm final : public vm_context {
 
   static constexpr bool any_used_as_value() {
     for (std::size_t i = 0; i < Linked::num_funcs; ++i)
-      if (Linked::used_as_value[i]) return true;
+      if (Linked::facts.funcs[i].used_as_value) return true;
     return false;
   }
 
@@ -199,7 +181,7 @@ class static_vm final : public vm_context {
   }
   template <std::size_t I>
   status make_func() {
-    if constexpr (Linked::used_as_value[I]) {
+    if constexpr (Linked::facts.funcs[I].used_as_value) {
       constexpr bool is_vm = view.funcs[I].kind == func_kind::vm;
       RELAXVM_TRY_ASSIGN(string name, string::try_make(view.name(I)));
       RELAXVM_TRY_ASSIGN(object_ref<closure_object> c,
@@ -275,7 +257,7 @@ class static_vm final : public vm_context {
     if constexpr (Dispatch == static_dispatch::compile) {
       RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
       value out;
-      if (!compiled_entries_[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
+      if (!compiler::entries[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
       return out;
     } else {
       RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
@@ -376,194 +358,25 @@ class static_vm final : public vm_context {
     }
   }
 
-  // ---- static_dispatch::compile ---------------------------------------------------------
-  // Each vm function is one C++ function, whose registers are its own locals (its frame in the
-  // VM's memory is only a header, for the error's call chain). Its blocks are inlined into a loop
-  // that picks the block starting at pc; a block is its instructions' code one after another (a
-  // fold over their pcs) and gives the next pc, or `returned` / `failed`. A failure has already
-  // unwound the frames (fail) and left its error in failure_.
-  static constexpr std::int64_t returned = -1, failed = -2;
-  using entry_fn = bool (*)(static_vm&, static_frame*, const value*, value&);
-  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Linked::program)>::sizes.instr_offset;
-  static constexpr std::array<bool, num_instructions> leaders_ = detail::block_leaders<num_instructions>(view);
+  // ---- static_dispatch::compile (static_compile.hpp) ------------------------------------
+  using compiler = detail::static_compiler<static_vm, Linked>;
+  friend compiler;
 
   error take_failure() {
     return detail::take_error(failure_);
   }
-
-  // The first pcs of function Fi's blocks.
-  template <std::size_t Fi>
-  static constexpr std::size_t num_blocks = [] {
-    std::size_t n = 0;
-    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc) n += leaders_[static_cast<std::size_t>(pc)];
-    return n;
-  }();
-  template <std::size_t Fi>
-  static constexpr std::array<std::int64_t, num_blocks<Fi>> blocks_of = [] {
-    std::array<std::int64_t, num_blocks<Fi>> b{};
-    std::size_t n = 0;
-    for (std::int64_t pc = view.funcs[Fi].start; pc < view.funcs[Fi].end; ++pc)
-      if (leaders_[static_cast<std::size_t>(pc)]) b[n++] = pc;
-    return b;
-  }();
-
-  // Runs vm function Fi with `args`; its frame header is on top. On success its result is in
-  // `out` and the header is gone.
-  template <std::size_t Fi>
-  static bool run_compiled(static_vm& vm, static_frame* base, const value* args, value& out) {
-    value regs[static_cast<std::size_t>(detail::frame_slots(view, Fi))];  // registers, return slot, argument scratch
-    for (std::size_t k = 0; k < static_cast<std::size_t>(view.funcs[Fi].num_args); ++k) value::borrow_into(regs[k], args[k]);
-    std::int64_t pc = view.funcs[Fi].start;
-    while (pc >= 0) pc = run_block_at<Fi, 0>(vm, regs, base, out, pc);
-    return pc == returned;
-  }
-  // Folds expand in chunks of at most fold_chunk terms: clang refuses folds nested deeper than 256.
-  static constexpr std::size_t fold_chunk = 128;
-  static constexpr std::size_t chunk(std::size_t left) { return left < fold_chunk ? left : fold_chunk; }
-  // Runs the block that starts at pc, looking among blocks First, First + 1, ...
-  template <std::size_t Fi, std::size_t First>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_block_at(static_vm& vm, value* const regs, static_frame* const base,
-                                                         value& out, std::int64_t pc) {
-    bool found = false;
-    [&]<std::size_t... B>(std::index_sequence<B...>) RELAXVM_LAMBDA_INLINE {
-      (void)((pc == blocks_of<Fi>[First + B]
-                  ? (pc = run_block<Fi, blocks_of<Fi>[First + B]>(vm, regs, base, out), found = true)
-                  : false) ||
-             ...);
-    }(std::make_index_sequence<chunk(num_blocks<Fi> - First)>());
-    if constexpr (First + fold_chunk < num_blocks<Fi>) {
-      if (!found) return run_block_at<Fi, First + fold_chunk>(vm, regs, base, out, pc);
-    }
-    return pc;
-  }
-  // The instructions from Start up to and including the first Ret, Goto or If, or up to the next
-  // block.
-  template <std::size_t Fi>
-  static constexpr std::int64_t block_size(std::int64_t start) {
-    const std::int64_t end = view.funcs[Fi].end;
-    std::int64_t pc = start;
-    while (true) {
-      const bool control = decode(view, pc).op != opcode::call;
-      ++pc;
-      if (control || pc == end || leaders_[static_cast<std::size_t>(pc)]) return pc - start;
-    }
-  }
-  template <std::size_t Fi, std::int64_t Start>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_block(static_vm& vm, value* const regs, static_frame* const base,
-                                                      value& out) {
-    return run_steps<Fi, Start, static_cast<std::size_t>(block_size<Fi>(Start))>(vm, regs, base, out);
-  }
-  // Runs Count instructions from Start, each returning the pc after it when it falls through;
-  // anything else ends the block.
-  template <std::size_t Fi, std::int64_t Start, std::size_t Count>
-  RELAXVM_ALWAYS_INLINE static std::int64_t run_steps(static_vm& vm, value* const regs, static_frame* const base,
-                                                      value& out) {
-    std::int64_t next = Start;
-    [&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
-      (void)((next = vm.step<Fi, Start + static_cast<std::int64_t>(I)>(regs, base, out),
-              next == Start + static_cast<std::int64_t>(I) + 1) &&
-             ...);
-    }(std::make_index_sequence<chunk(Count)>());
-    if constexpr (Count > fold_chunk) {
-      if (next == Start + static_cast<std::int64_t>(fold_chunk))
-        return run_steps<Fi, Start + static_cast<std::int64_t>(fold_chunk), Count - fold_chunk>(vm, regs, base, out);
-    }
-    return next;
-  }
-
-  // Whether the Call at Pc passes registers r, r+1, ... (so that they can be passed in place).
-  static constexpr bool consecutive_registers(std::int64_t pc) {
-    const instruction in = decode(view, pc);
-    if (in.num_args == 0) return false;
-    for (std::int64_t k = 0; k < in.num_args; ++k) {
-      const arg a = in.arg_at(k);
-      if (a.kind() != arg_kind::reg || a.value() >= begin_special_register || a.value() != in.arg_at(0).value() + k)
-        return false;
-    }
-    return true;
-  }
-
-  template <std::size_t Fi, std::int64_t Pc>
-  RELAXVM_ALWAYS_INLINE std::int64_t step(value* const regs, static_frame* base, value& out) {
-    constexpr instruction in = decode(view, Pc);
-    if constexpr (in.op == opcode::call) {
-      constexpr std::size_t callee = static_cast<std::size_t>(in.func_idx);
-      constexpr std::int64_t rf = view.funcs[Fi].register_file_size;
-      constexpr auto n = static_cast<std::uint32_t>(in.num_args);
-      value* const argv = regs + rf + 1;
-      const value* args = argv;
-      if constexpr (consecutive_registers(Pc)) {
-        args = regs + in.arg_at(0).value();
-      } else {
-        // The arguments' kinds are constants here, so load_arg's switch folds away.
-        for (std::int64_t k = 0; k < in.num_args; ++k)
-          detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-      }
-      if constexpr (view.funcs[callee].kind == func_kind::packed) {
-        using table_type = typename Linked::table_type;
-        constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
-        using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
-        static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
-        // A typed entry reads its arguments before it writes its result: straight into the register.
-        constexpr bool in_place = !entry::raw && in.dst != void_register;
-        value& ret = in_place ? regs[in.dst] : regs[rf];
-        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, failure_)))
-          return failure(Pc, base);
-        if constexpr (!in_place) {
-          if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
-          else ret.reset();
-        }
-      } else {
-        if (status s = push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
-          failure_.emplace(std::move(s).error());
-          return failure(Pc, base);
-        }
-        value r;
-        if (!run_compiled<callee>(*this, base, args, r)) return failed;
-        if constexpr (in.dst != void_register) regs[in.dst] = std::move(r);
-      }
-      return Pc + 1;
-    } else if constexpr (in.op == opcode::ret) {
-      if constexpr (in.reg != void_register) {
-        value& src = regs[in.reg];
-        out = detail::take_return(src);
-      } else {
-        out.reset();
-      }
-      pop_frame();
-      return returned;
-    } else if constexpr (in.op == opcode::goto_) {
-      return Pc + in.offset;
-    } else {
-      const value& c = regs[in.reg];
-      if (RELAXVM_UNLIKELY(!detail::valid_condition(c))) {
-        failure_.emplace(detail::if_condition_error(in.reg, c));
-        return failure(Pc, base);
-      }
-      return Pc + detail::if_offset(c, in.offset);
-    }
-  }
   // The instruction at pc failed with the error in failure_: add where, unwind the frames.
   RELAXVM_NOINLINE std::int64_t failure(std::int64_t pc, static_frame* base) {
     failure_.emplace(fail(take_failure(), pc, base));
-    return failed;
+    return compiler::failed;
   }
 
-  template <std::size_t Fi>
-  static constexpr entry_fn entry_of() {
-    if constexpr (view.funcs[Fi].kind == func_kind::vm) return &run_compiled<Fi>;
-    else return nullptr;
-  }
-  static constexpr auto compiled_entries_ = []<std::size_t... I>(std::index_sequence<I...>) {
-    if constexpr (Dispatch == static_dispatch::compile) return std::array<entry_fn, sizeof...(I)>{entry_of<I>()...};
-    else return 0;
-  }(std::make_index_sequence<Linked::num_funcs>());
-
-  // Register slots each frame has in the VM's memory (none when compiled: they are locals).
+  // Register slots each frame has in the VM's memory (none when compiled: they are locals); an
+  // array of its own, so that the program's facts stay out of the binary.
   static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
     std::array<std::int64_t, Linked::num_funcs> s{};
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = detail::frame_slots(view, f);
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = Linked::facts.funcs[f].frame_slots;
     return s;
   }();
 

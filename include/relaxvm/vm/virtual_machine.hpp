@@ -3,9 +3,12 @@
 // after that a Call is an index into a table, with borrowed arguments and no allocation.
 //
 // VM-to-VM calls push a frame and continue in the same loop: recursion does not grow the C++
-// stack, and its depth is limited by vm_options::max_call_depth. Frames live on a segmented stack of
-// values (segments never move, so register pointers stay valid) and are recycled. After any error
-// the frames of the failed call are cleared and the VM is ready for the next call.
+// stack, and its depth is limited by vm_options::max_call_depth. Frames live on a value_stack
+// (value_stack.hpp) and are recycled. After any error the frames of the failed call are cleared
+// and the VM is ready for the next call.
+//
+// What the loop runs is the executable decoded when the VM is made (decoded_program.hpp); what
+// If and Ret mean, and how an error unwinds, is written once for every machine (semantics.hpp).
 #ifndef RELAXVM_VM_VIRTUAL_MACHINE_HPP
 #define RELAXVM_VM_VIRTUAL_MACHINE_HPP
 
@@ -27,7 +30,6 @@
 #include "../base/hash_index.hpp"
 #include "../base/std_parts.hpp"
 #include "../base/text_builder.hpp"
-#include "../bytecode/facts.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
 #include "../bytecode/opcode.hpp"
@@ -39,7 +41,9 @@
 #include "../runtime/tuple.hpp"
 #include "../runtime/value.hpp"
 #include "semantics.hpp"
+#include "decoded_program.hpp"
 #include "options.hpp"
+#include "value_stack.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -51,62 +55,9 @@ namespace detail {
 template <class Unused = void>
 class basic_vm_impl final : public vm_context {
  public:
-  struct func_entry {
-    func_kind kind = func_kind::packed;
-    std::string_view name;
-    // packed
-    const closure_object* callee = nullptr;  // what runs
-    std::span<const value> bound;            // captured values of a registered closure
-    // vm
-    std::int64_t start = 0, num_args = 0, register_file_size = 0;
-    std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
-    std::int64_t params_begin = 0, params_count = 0;
-  };
-
-  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
-  // A Call of a packed function without captured values, while no instrument hook is set, runs
-  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
-  // (else borrowed into the frame's argument scratch), and its result written straight into
-  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
-  enum class step : std::uint8_t {
-    packed_call,             ///< arguments borrowed, result through the return slot
-    packed_call_args,        ///< arguments in place, result through the return slot
-    packed_call_result,      ///< arguments borrowed, result in place
-    packed_call_in_place,    ///< arguments and result in place
-    call,                    ///< any other Call: a vm function, captured values, or the hook watching
-    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
-    ret,
-    goto_,
-    if_,
-  };
-  /// A register argument of an argument block: block[pos] = regs[reg].
-  struct block_reg {
-    std::uint32_t pos;
-    std::uint32_t reg;
-  };
-  /// An instruction as the loop runs it, decoded when the VM is made (ops_[pc]).
-  struct op {
-    step what = step::ret;
-    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
-    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
-    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
-    std::uint32_t num_args = 0;
-    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
-    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
-    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
-    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
-    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
-    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed_
-    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
-    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
-    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
-    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
-    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
-    value* block = nullptr;
-    const block_reg* regs_at = nullptr;
-    std::uint32_t num_regs = 0;
-    mutable bool busy = false;
-  };
+  using func_entry = vm_func_entry;
+  using step = vm_step;
+  using op = vm_op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
@@ -118,7 +69,7 @@ class basic_vm_impl final : public vm_context {
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
     std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
-    RELAXVM_TRY(vm->resolve(reg));
+    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
     return vm;
   }
 
@@ -127,11 +78,11 @@ class basic_vm_impl final : public vm_context {
     if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
     const closure_object& o = *c.get();
     if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != keep_alive_)
+      if (o.program != prog_.keep_alive)
         return value_error("invoke_closure: closure '", o.name.view(),
                            "' belongs to another executable than this VM's");
-      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(funcs_.size()) ||
-          funcs_[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
+      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
+          prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
         return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
       return invoke_vm(o.func_index, args, o.bound);
     }
@@ -150,25 +101,18 @@ class basic_vm_impl final : public vm_context {
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept).
   ~basic_vm_impl() { release_kept(); }
-  void release_kept() noexcept {
-#if RELAXVM_HEAP
-    for (op& o : ops_) drop_kept(o.kept);
-#endif
-  }
+  void release_kept() noexcept { prog_.release_kept(); }
 
   // ---- entry points ----
-  std::int64_t find(std::string_view name) const {
-    return by_name_.find(hash_chars(hash_seed, name),
-                         [&](std::int64_t i) { return funcs_[static_cast<std::size_t>(i)].name == name; });
-  }
+  std::int64_t find(std::string_view name) const { return prog_.find(name); }
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
-    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
     if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound);
     return invoke_vm(fi, args, {});
   }
 
-  const func_entry& entry(std::int64_t fi) const { return funcs_[static_cast<std::size_t>(fi)]; }
+  const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
   std::string_view param_name(const func_entry& f, std::int64_t i) const {
     return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
   }
@@ -182,7 +126,7 @@ class basic_vm_impl final : public vm_context {
   };
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
-    const func_entry& e = funcs_[static_cast<std::size_t>(f->index)];
+    const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
     result<value> r =
         e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
     if (!r.ok() || f->include_return) return r;
@@ -200,8 +144,7 @@ class basic_vm_impl final : public vm_context {
   instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
-    for (op& o : ops_)
-      if (is_call(o)) o.what = call_step(o);
+    prog_.set_instrumented(static_cast<bool>(instrument_));
   }
   std::size_t depth() const { return frames_.size(); }
 
@@ -214,14 +157,9 @@ class basic_vm_impl final : public vm_context {
     value* args;  // argument scratch of calls made by this frame
     std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
     std::int64_t caller_dst;  // where the caller wants the result
-    std::size_t segment, offset;
+    typename value_stack<Unused>::mark stack_mark;  // where its slots begin on stack_
     bool instrumented;        // the hook saw "before" for this frame and expects "after"
   };
-  struct segment {
-    std::unique_ptr<value[]> data;
-    std::size_t size = 0;
-  };
-  static constexpr std::size_t segment_slots = 4096;
 
   // A tuple whose tensors all are on the first device is returned as it is. Each tuple object is
   // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
@@ -271,240 +209,10 @@ class basic_vm_impl final : public vm_context {
   basic_vm_impl(const executable& exe, vm_options opts)
       : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
 
-  status resolve(const basic_registry& reg) {
-    keep_alive_ = exe_.keep_alive();
-    funcs_.resize(view_.funcs.size());
-    func_values_.resize(view_.funcs.size());
-    std::vector<std::int64_t> missing;
-    for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
-      const func_info& fi = view_.funcs[i];
-      func_entry& e = funcs_[i];
-      e.kind = fi.kind;
-      e.name = view_.name(i);
-      by_name_.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
-      if (fi.kind == func_kind::packed) {
-        const closure* c = reg.find(e.name);
-        if (!c) {
-          missing.push_back(static_cast<std::int64_t>(i));
-          continue;
-        }
-        func_values_[i] = value(*c);
-        e.callee = &c->get()->callee();
-        e.bound = c->bound();
-        continue;
-      }
-      e.start = fi.start;
-      e.num_args = fi.num_args;
-      e.register_file_size = fi.register_file_size;
-      e.params_begin = fi.params_begin;
-      e.params_count = fi.params_count;
-      e.frame_slots = detail::frame_slots(view_, i);
-      auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
-      clo->func_index = static_cast<std::int64_t>(i);
-      clo->program = keep_alive_;
-      func_values_[i] = value(closure(object_ref<closure_object>(std::move(clo))));
-    }
-    if (!missing.empty()) return missing_functions(missing);
-    const_owner_ = make_object<keep_alive_owner>(keep_alive_);
-    return decode_all();
-  }
-
-  // Decodes every instruction of a vm function into ops_ (indexed by pc, like the bytecode) and
-  // every Call argument into an operand: a register, or a value of fixed_ (immediates, constants,
-  // function values, %vm, %void), so that the loop neither decodes argument kinds nor looks
-  // functions up. Instructions outside every function are neither verified nor reachable: they
-  // are left alone (the fuzzer found that decoding them reads out of bounds).
-  status decode_all() {
-    const std::size_t n = view_.instr_offset.size();
-    ops_.resize(n);
-    std::vector<std::size_t> first_operand(n, 0);
-    const_fixed_.assign(view_.constants.size(), 0);
-    fixed_.push_back(value());       // ~0: %void
-    fixed_.push_back(value(this));   // ~1: %vm
-    for (const func_info& f : view_.funcs) {
-      if (f.kind != func_kind::vm) continue;
-      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
-    }
-    for (std::size_t pc = 0; pc < n; ++pc)
-      if (is_call(ops_[pc])) ops_[pc].operands = operands_.data() + first_operand[pc];
-    make_blocks();
-    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
-    return decode_error_ ? status(std::move(*decode_error_)) : status();
-  }
-  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
-    const instruction in = decode(view_, static_cast<std::int64_t>(pc));
-    op& o = ops_[pc];
-    switch (in.op) {
-      case opcode::call: {
-        o.a = in.dst;
-        o.b = in.func_idx;
-        o.num_args = static_cast<std::uint32_t>(in.num_args);
-        const func_entry& f = funcs_[static_cast<std::size_t>(in.func_idx)];
-        if (f.kind == func_kind::packed && f.bound.empty()) {
-          o.callee = f.callee;
-          o.result_in_place = f.callee->result_after_args && in.dst != void_register;
-          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
-        }
-        first_operand[pc] = operands_.size();
-        bool consecutive = in.num_args > 0;
-        for (std::int64_t k = 0; k < in.num_args; ++k) {
-          const std::int64_t code = operand(in.arg_at(k));
-          operands_.push_back(code);
-          consecutive = consecutive && code >= 0 && code == operands_[first_operand[pc]] + k;
-        }
-        o.args_in_place = consecutive;
-        if (consecutive) o.first = operands_[first_operand[pc]];
-        o.what = call_step(o);
-        break;
-      }
-      case opcode::ret:
-        o.what = step::ret;
-        o.a = in.reg;
-        break;
-      case opcode::goto_:
-        o.what = step::goto_;
-        o.a = in.offset;
-        break;
-      case opcode::if_:
-        o.what = step::if_;
-        o.a = in.reg;
-        o.b = in.offset;
-        break;
-    }
-  }
-  // The argument blocks of packed calls whose arguments are not in place (see op::block).
-  void make_blocks() {
-    std::size_t values = 0, regs = 0;
-    for (const op& o : ops_)
-      if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
-        values += o.num_args;
-        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
-      }
-    blocks_.resize(values);
-    block_regs_.resize(regs);
-    std::size_t v = 0, r = 0;
-    for (op& o : ops_) {
-      if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
-      o.block = blocks_.data() + v;
-      o.regs_at = block_regs_.data() + r;
-      for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
-        const std::int64_t x = o.operands[k];
-        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
-          block_regs_[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
-          ++o.num_regs;
-        } else {
-          blocks_[v] = value::borrow(fixed_[static_cast<std::size_t>(~x)]);
-        }
-      }
-      // The callee's version for this site (its register arguments are still null here).
-      o.invoke = o.callee->invoke;
-      if (opts_.prepare_calls && o.callee->prepare && o.num_args <= max_prepared_args) {
-        std::uint64_t fixed = 0;
-        for (std::uint32_t k = 0; k < o.num_args; ++k)
-          if (o.operands[k] < 0) fixed |= std::uint64_t{1} << k;
-        if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed)) o.invoke = p;
-      }
-    }
-  }
-  static bool is_call(const op& o) { return o.what <= step::kill; }
-  // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
-  static constexpr std::uint32_t max_prepared_args = 64;
-  // What instruction_slot() gives while `o` runs.
-  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
-  // The fast paths need a plain packed callee and no hook (set_instrument decides again).
-  step call_step(const op& o) const {
-    if (!o.callee || instrument_) return step::call;
-    if (o.kill) return step::kill;
-    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
-    return o.result_in_place ? step::packed_call_result : step::packed_call;
-  }
-
-  std::int64_t operand(arg a) {
-    const std::int64_t v = a.value();
-    auto fixed = [&](value x) {
-      fixed_.push_back(std::move(x));
-      return ~static_cast<std::int64_t>(fixed_.size() - 1);
-    };
-    switch (a.kind()) {
-      case arg_kind::reg:
-        if (v < begin_special_register) return v;
-        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
-      case arg_kind::imm: return fixed(value(v));
-      case arg_kind::const_idx: {
-        // A constant becomes a value when the first instruction that uses it is decoded, once:
-        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
-        if (known != 0) return known;
-        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner_);
-        if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        known = fixed(c.ok() ? std::move(*c) : value());
-        return known;
-      }
-      case arg_kind::func_idx: return fixed(value::borrow(func_values_[static_cast<std::size_t>(v)]));
-    }
-    return ~std::int64_t{0};
-  }
-
-  error missing_functions(const std::vector<std::int64_t>& missing) const {
-    // Name the first instruction that needs each, so the user can tell where it comes from: one
-    // pass over the code for all of them (-1: none needs it).
-    struct use {
-      std::int64_t func = -1, pc = -1;
-    };
-    std::vector<use> first_use(view_.funcs.size());
-    for (std::size_t f = 0; f < view_.funcs.size(); ++f) {
-      const func_info& fi = view_.funcs[f];
-      if (fi.kind != func_kind::vm) continue;
-      for (std::int64_t pc = fi.start; pc < fi.end; ++pc) {
-        const instruction in = decode(view_, pc);
-        if (in.op != opcode::call) continue;
-        auto note = [&](std::int64_t callee) {
-          use& u = first_use[static_cast<std::size_t>(callee)];
-          if (u.pc < 0) u = {static_cast<std::int64_t>(f), pc};
-        };
-        note(in.func_idx);
-        for (std::int64_t k = 0; k < in.num_args; ++k)
-          if (in.arg_at(k).kind() == arg_kind::func_idx) note(in.arg_at(k).value());
-      }
-    }
-    text t;
-    t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
-      << " not in the registry:";
-    for (std::int64_t m : missing) {
-      t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
-      if (const use& u = first_use[static_cast<std::size_t>(m)]; u.pc >= 0) {
-        t << ", needed by ";
-        append_location(t, view_, u.func, u.pc);
-      }
-    }
-    t << "\nregister them (registry::def) before making the VM";
-    return error(error_kind::value, t.view());
-  }
-
   // ---- frames ----
-  // n slots at the top of the value stack, or nullptr when memory runs out (nothing changes then).
-  value* alloc_slots(std::size_t n, std::size_t& seg, std::size_t& off) {
-    std::size_t s = seg_, t = top_;
-    if (segments_.empty() || t + n > segments_[s].size) {
-      if (!segments_.empty()) ++s;
-      t = 0;
-      if (s == segments_.size() || segments_[s].size < n) {
-        const std::size_t size = std::max(n, segment_slots);
-        value* mem = new (std::nothrow) value[size];
-        if (mem == nullptr) return nullptr;
-        if (s == segments_.size()) segments_.push_back({});
-        segments_[s] = {std::unique_ptr<value[]>(mem), size};
-      }
-    }
-    seg_ = seg = s;
-    off = t;
-    top_ = t + n;
-    return segments_[s].data.get() + off;
-  }
-
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
                     std::int64_t return_pc, std::int64_t caller_dst) {
-    const func_entry& f = funcs_[static_cast<std::size_t>(fi)];
+    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
     if (static_cast<std::int64_t>(frames_.size()) >= opts_.max_call_depth)
       return runtime_error("call depth limit of ", opts_.max_call_depth, " frames reached calling function '", f.name,
                            "'; raise vm_options::max_call_depth if the recursion is intended");
@@ -517,8 +225,8 @@ class basic_vm_impl final : public vm_context {
       return runtime_error("the VM's stack would need more than ", opts_.max_stack_slots,
                            " register slots calling function '", f.name, "' (", f.frame_slots,
                            " slots); raise vm_options::max_stack_slots if the program is trusted");
-    std::size_t seg = 0, off = 0;
-    value* slots = alloc_slots(static_cast<std::size_t>(f.frame_slots), seg, off);
+    typename value_stack<Unused>::mark at;
+    value* slots = stack_.push(static_cast<std::size_t>(f.frame_slots), at);
     if (slots == nullptr)
       return runtime_error("out of memory allocating ", f.frame_slots, " register slots for function '", f.name, "'");
     used_slots_ += f.frame_slots;
@@ -526,7 +234,7 @@ class basic_vm_impl final : public vm_context {
     for (const value& a : args) slots[k++] = value::borrow(a);
     for (const value& a : bound) slots[k++] = value::borrow(a);
     value* ret = slots + f.register_file_size;
-    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, seg, off, false});
+    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, at, false});
     return {};
   }
 
@@ -538,8 +246,7 @@ class basic_vm_impl final : public vm_context {
     for (std::int64_t i = 0; i < owning; ++i) fr.regs[i].reset();
     for (std::int64_t i = owning; i < fr.fn->frame_slots; ++i) value::forget(fr.regs[i]);
     used_slots_ -= fr.fn->frame_slots;
-    seg_ = fr.segment;
-    top_ = fr.offset;
+    stack_.pop(fr.stack_mark);
     frames_.pop_back();
   }
 
@@ -557,14 +264,14 @@ class basic_vm_impl final : public vm_context {
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
       stack_base_ = native_stack_position();
     } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
-      return native_stack_error(funcs_[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
+      return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
     const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
-      return context_returned_error(funcs_[static_cast<std::size_t>(fi)].name);
+      return context_returned_error(prog_.funcs[static_cast<std::size_t>(fi)].name);
     return r;
   }
 
@@ -617,13 +324,13 @@ class basic_vm_impl final : public vm_context {
 
   call_event event(const frame& fr, std::int64_t pc, std::int64_t callee, bool before, std::span<const value> args,
                    const value* result) const {
-    const func_entry& c = funcs_[static_cast<std::size_t>(callee)];
+    const func_entry& c = prog_.funcs[static_cast<std::size_t>(callee)];
     return call_event{c.name, callee, c.kind == func_kind::vm, fr.fn->name, pc - fr.fn->start, before, args, result};
   }
 
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
-    const op* const code = ops_.data();
+    const op* const code = prog_.ops.data();
     // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
     // of its packed calls) point into the value stack, whose segments never move. frames_ moves
     // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
@@ -664,7 +371,7 @@ class basic_vm_impl final : public vm_context {
           for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
           const std::span<const value> args(argv, o.num_args);
           const std::int64_t dst = o.a, fi = o.b;
-          const func_entry& callee = funcs_[static_cast<std::size_t>(fi)];
+          const func_entry& callee = prog_.funcs[static_cast<std::size_t>(fi)];
           if (RELAXVM_UNLIKELY(static_cast<bool>(instrument_))) {
             instrument_action action = instrument_action::proceed;
             if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
@@ -746,6 +453,9 @@ class basic_vm_impl final : public vm_context {
     }
   }
 
+  // What instruction_slot() gives while `o` runs.
+  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
+
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
   RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
@@ -753,7 +463,7 @@ class basic_vm_impl final : public vm_context {
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      for (const vm_block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
@@ -787,7 +497,7 @@ class basic_vm_impl final : public vm_context {
   // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
   // scratch slots hold only such borrowed values (or null), so nothing is dropped.
   RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
-    value::borrow_into(slot, operand >= 0 ? regs[operand] : fixed_[static_cast<std::size_t>(~operand)]);
+    value::borrow_into(slot, operand >= 0 ? regs[operand] : prog_.fixed[static_cast<std::size_t>(~operand)]);
   }
   // A packed call's result, from the return slot into register `dst` (or dropped for %void).
   RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
@@ -803,21 +513,9 @@ class basic_vm_impl final : public vm_context {
   exec_view view_;
   vm_options opts_;
   const std::vector<device_allocator> devices_;  // checked in create(); never changes
-  std::shared_ptr<const void> keep_alive_;
-  std::vector<func_entry> funcs_;
-  std::vector<value> func_values_;  // f[i] arguments: closures of vm functions, registry closures
-  object_ref<object> const_owner_;  // keeps the executable's bytes alive under tensor constants
-  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
-  std::optional<error> decode_error_;
-  std::vector<op> ops_;                 // the instructions, decoded (by pc)
-  std::vector<std::int64_t> operands_;  // the Call arguments of ops_
-  std::vector<value> fixed_;            // Call arguments that are not registers (borrowed or inline)
-  std::vector<value> blocks_;           // the argument blocks of op::block (borrowed values)
-  std::vector<block_reg> block_regs_;   // their register arguments
-  hash_index by_name_;  // function name -> its index in funcs_
+  decoded_program<Unused> prog_;
   std::vector<frame> frames_;
-  std::vector<segment> segments_;
-  std::size_t seg_ = 0, top_ = 0;
+  value_stack<Unused> stack_;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
   std::optional<error> err_;
   std::int64_t budget_left_ = INT64_MAX;  // instructions this invocation may still run
