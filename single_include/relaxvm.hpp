@@ -1570,6 +1570,15 @@ struct exec_view {
   }
 };
 
+/// Orders function indexes by where their code starts (std::sort's comparator wherever functions
+/// are put in code order: one instantiation for all).
+struct by_code_start {
+  const exec_view* v;
+  constexpr bool operator()(std::int64_t a, std::int64_t b) const {
+    return v->funcs[static_cast<std::size_t>(a)].start < v->funcs[static_cast<std::size_t>(b)].start;
+  }
+};
+
 /// True when two constants (of the same or different layouts) hold the same value.
 constexpr bool same_constant(const exec_view& va, const const_info& a, const exec_view& vb, const const_info& b) {
   if (a.kind != b.kind || a.scalar != b.scalar || a.ndim != b.ndim || a.data_size != b.data_size) return false;
@@ -1589,11 +1598,17 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
 
 /// A 32-bit digest of what the verifier checks in `v`: every pool but the tensor data (whose
 /// bytes cannot make a program unsafe; their sizes are covered). build() records it for the
-/// program it verified, so that executable::from_static can tell that program from one whose
-/// public pools were changed since (verified again).
+/// program it verified, so that executable::from_static can tell that program from a copy whose
+/// public pools were changed since (verified again): a change goes unnoticed once in 2^32. It
+/// guards against mistakes, not against code that sets `digest` to match its own changes.
 constexpr std::uint32_t layout_digest(const exec_view& v) {
   std::uint64_t h = detail::hash_seed;
-  auto mix = [&h](std::int64_t w) { h = detail::hash_mix(h, static_cast<std::uint64_t>(w)); };
+  // FNV's multiply carries a change only upward; the xor-shift brings the high bits back down,
+  // so that changes in the top bits of two words do not cancel.
+  auto mix = [&h](std::int64_t w) {
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(w));
+    h ^= h >> 32;
+  };
   auto words = [&](std::span<const std::int64_t> s) {
     mix(static_cast<std::int64_t>(s.size()));
     for (const std::int64_t w : s) mix(w);
@@ -1707,15 +1722,16 @@ constexpr static_layout<S> to_static_layout(const exec_layout& l) {
 
 /// Copies any layout view into vectors.
 constexpr exec_layout to_layout(const exec_view& v) {
+  // From pointers, not span iterators: trivial_vector::assign is instantiated for pointers anyway.
   exec_layout l;
-  l.funcs.assign(v.funcs.begin(), v.funcs.end());
-  l.param_names.assign(v.param_names.begin(), v.param_names.end());
-  l.chars.assign(v.chars.begin(), v.chars.end());
-  l.constants.assign(v.constants.begin(), v.constants.end());
-  l.i64s.assign(v.i64s.begin(), v.i64s.end());
-  l.bytes.assign(v.bytes.begin(), v.bytes.end());
-  l.instr_offset.assign(v.instr_offset.begin(), v.instr_offset.end());
-  l.instr_data.assign(v.instr_data.begin(), v.instr_data.end());
+  l.funcs.assign(v.funcs.data(), v.funcs.data() + v.funcs.size());
+  l.param_names.assign(v.param_names.data(), v.param_names.data() + v.param_names.size());
+  l.chars.assign(v.chars.data(), v.chars.data() + v.chars.size());
+  l.constants.assign(v.constants.data(), v.constants.data() + v.constants.size());
+  l.i64s.assign(v.i64s.data(), v.i64s.data() + v.i64s.size());
+  l.bytes.assign(v.bytes.data(), v.bytes.data() + v.bytes.size());
+  l.instr_offset.assign(v.instr_offset.data(), v.instr_offset.data() + v.instr_offset.size());
+  l.instr_data.assign(v.instr_data.data(), v.instr_data.data() + v.instr_data.size());
   return l;
 }
 
@@ -2195,9 +2211,7 @@ class verifier {
     std::vector<std::int64_t> vm_funcs;
     for (std::int64_t i = 0; i < nf; ++i)
       if (v_.funcs[static_cast<std::size_t>(i)].kind == func_kind::vm) vm_funcs.push_back(i);
-    std::sort(vm_funcs.begin(), vm_funcs.end(), [&](std::int64_t a, std::int64_t b) {
-      return v_.funcs[static_cast<std::size_t>(a)].start < v_.funcs[static_cast<std::size_t>(b)].start;
-    });
+    std::sort(vm_funcs.begin(), vm_funcs.end(), by_code_start{&v_});
     for (std::size_t k = 1; k < vm_funcs.size(); ++k) {
       const func_info& prev = v_.funcs[static_cast<std::size_t>(vm_funcs[k - 1])];
       const func_info& cur = v_.funcs[static_cast<std::size_t>(vm_funcs[k])];
@@ -3066,7 +3080,7 @@ class exec_builder {
     while (layout_.bytes.size() % tensor_data_alignment != 0) layout_.bytes.push_back(0);
     c.data_offset = static_cast<std::int64_t>(layout_.bytes.size());
     c.data_size = nbytes;
-    layout_.bytes.insert(layout_.bytes.end(), bytes.begin(), bytes.end());
+    layout_.bytes.insert(layout_.bytes.end(), bytes.data(), bytes.data() + bytes.size());
     return intern(c, m);
   }
   constexpr std::int64_t add_tensor(dtype t, std::initializer_list<std::int64_t> shape,
@@ -3301,7 +3315,7 @@ class exec_builder {
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
     const auto off = static_cast<std::int64_t>(layout_.i64s.size());
-    layout_.i64s.insert(layout_.i64s.end(), dims.begin(), dims.end());
+    layout_.i64s.insert(layout_.i64s.end(), dims.data(), dims.data() + dims.size());
     return off;
   }
   exec_layout layout_;
@@ -3474,7 +3488,9 @@ template <layout_sizes S>
 struct static_executable {
   static_layout<S> layout;
   std::size_t num_warnings = 0;
-  /// layout_digest() of the program build() verified (see executable::from_static).
+  /// layout_digest() of the program build() verified: executable::from_static and link() verify
+  /// again a copy whose pools no longer match it. Public, as the pools are; setting it to match
+  /// pools you changed turns that verification off.
   std::uint32_t digest = 0;
 
   static constexpr layout_sizes sizes = S;
@@ -3488,7 +3504,6 @@ struct build_summary {
   diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
-  std::uint32_t digest = 0;
 };
 
 template <class F>
@@ -3518,7 +3533,6 @@ constexpr build_summary summarize() {
   build_summary s;
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
-  s.digest = layout_digest(out.layout.view());
   if (!out.ok()) {
     // The rule's name first, so it is easy to spot in the diagnostic.
     text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
@@ -3533,6 +3547,22 @@ constexpr build_summary summarize() {
 /// be evaluated inside build()'s evaluation and share its budget).
 template <class F>
 inline constexpr build_summary summary_of = summarize<F>();
+
+/// What link() asks of a static executable: the program build() verified (its digest matches),
+/// or else one that verifies (a copy changed in a constant expression since is verified here,
+/// at compile time, as from_static verifies one changed at run time).
+template <layout_sizes S>
+constexpr diagnostic check_built(const static_executable<S>& p) {
+  diagnostic d;
+  if (p.digest == layout_digest(p.view())) return d;
+  const verify_report r = verify(p.view());
+  if (!r.ok()) {
+    text t = diagnostic_start(to_string(r.rule));
+    t << "the program was changed after build() and does not verify: " << r.message;
+    d.fail(t);
+  }
+  return d;
+}
 
 }  // namespace detail
 
@@ -3550,8 +3580,11 @@ consteval auto build(F) {
     detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings,
-                                     s.digest};
+    // The digest of what is stored (the second run, which is the program the first verified),
+    // computed here: this evaluation has room for it, the first run's has less.
+    static_executable<s.sizes> out{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
+    out.digest = layout_digest(out.view());
+    return out;
   }
 }
 
@@ -3707,7 +3740,7 @@ class byte_cursor {
   /// The next `n` bytes, in place.
   bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
     if (n > remaining()) return false;
-    out = all_.subspan(pos_, static_cast<std::size_t>(n));
+    out = std::span<const std::byte>(all_.data() + pos_, static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return true;
   }
@@ -4464,11 +4497,12 @@ inline std::string as_cpp(const exec_view& v) {
     out << ";  // c[" << i << "]\n";
   }
   // Bodies in code order (the table order is fixed by the declarations above).
-  std::vector<std::size_t> bodies;
+  std::vector<std::int64_t> bodies;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
-    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(f);
-  std::sort(bodies.begin(), bodies.end(), [&](std::size_t a, std::size_t b) { return v.funcs[a].start < v.funcs[b].start; });
-  for (std::size_t f : bodies) {
+    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(static_cast<std::int64_t>(f));
+  std::sort(bodies.begin(), bodies.end(), by_code_start{&v});
+  for (const std::int64_t body : bodies) {
+    const auto f = static_cast<std::size_t>(body);
     const func_info& fn = v.funcs[f];
     out << "  {\n    auto fn = b.function(";
     detail::append_cpp_string(out, v.name(f));
@@ -4736,13 +4770,13 @@ class executable {
   std::span<const std::string> warnings() const { return data_->warnings; }
   /// What the program says of each function (frame slots, first use, ...), indexed like the
   /// function table: learned once, when the executable was made.
-  std::span<const function_facts> facts() const { return data_->facts; }
+  std::span<const function_facts> facts() const { return {data_->facts, data_->layout.funcs.size()}; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
   exec_view view() const {
     exec_view v = data_->layout.view();
-    v.bytes = std::span<const std::uint8_t>(data_->bytes.get(), data_->bytes_size);
+    v.bytes = std::span<const std::uint8_t>(data_->block.get(), data_->bytes_size);
     return v;
   }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
@@ -4765,21 +4799,29 @@ class executable {
     void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
   };
   struct storage {
-    exec_layout layout;  // layout.bytes is moved into `bytes` below
-    std::unique_ptr<std::uint8_t[], aligned_free> bytes;
+    exec_layout layout;  // layout.bytes is moved into `block` below
+    // One allocation, aligned to tensor_data_alignment: the tensor data (bytes_size bytes), then
+    // the program facts, one per function (trivially destructible: nothing to destroy).
+    std::unique_ptr<std::uint8_t[], aligned_free> block;
     std::size_t bytes_size = 0;
+    const function_facts* facts = nullptr;
     std::vector<std::string> warnings;
-    std::vector<function_facts> facts;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
     s->bytes_size = layout.bytes.size();
-    s->bytes.reset(static_cast<std::uint8_t*>(
-        ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
-    if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
+    const std::size_t num_funcs = layout.funcs.size();
+    const std::size_t facts_at = (s->bytes_size + alignof(function_facts) - 1) / alignof(function_facts) * alignof(function_facts);
+    const std::size_t size = facts_at + num_funcs * sizeof(function_facts);
+    s->block.reset(static_cast<std::uint8_t*>(::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
+    if (s->bytes_size > 0) std::memcpy(s->block.get(), layout.bytes.data(), s->bytes_size);
     layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
+    auto* facts = reinterpret_cast<function_facts*>(s->block.get() + facts_at);
+    for (std::size_t i = 0; i < num_funcs; ++i) ::new (facts + i) function_facts();
+    collect_facts(s->layout.view(), {facts, num_funcs}, {});
+    s->facts = facts;
     for (const verify_warning& w : report.warnings) {
       detail::text t;
       append_warning(t, s->layout.view(), w);
@@ -4790,8 +4832,6 @@ class executable {
       t << "... and " << report.warnings_dropped << " more warnings";
       s->warnings.emplace_back(t.view());
     }
-    s->facts.resize(s->layout.funcs.size());
-    collect_facts(s->layout.view(), s->facts, {});
     return s;
   }
   explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
@@ -8677,15 +8717,16 @@ RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ?
 /// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
 /// func_index(), return_pc() and pop().
 template <class Frames>
-error unwind(error e, const exec_view& v, std::int64_t pc, Frames frames) {
-  for (bool innermost = true; frames.more(); innermost = false) {
+RELAXVM_ALWAYS_INLINE void unwind(error& e, const exec_view& v, std::int64_t pc, Frames frames) {
+  bool innermost = true;
+  while (frames.more()) {
     text t(innermost ? "in " : "called from ");
     append_location(t, v, frames.func_index(), pc);
     e.add_context(t.view());
     pc = frames.return_pc();
+    innermost = false;
     frames.pop();
   }
-  return e;
 }
 
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.
@@ -8724,7 +8765,7 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 // SPDX-License-Identifier: Apache-2.0
 // decoded_program: an executable as virtual_machine runs it, made once when the VM is made. Every
 // packed function is resolved in the registry; every instruction of a vm function is decoded into
-// a vm_op (indexed by pc, like the bytecode) and every Call argument into an operand: a register,
+// an op (indexed by pc, like the bytecode) and every Call argument into an operand: a register,
 // or a value of `fixed` (immediates, constants, function values, %vm, %void), so that the loop
 // neither decodes argument kinds nor looks functions up.
 #ifndef RELAXVM_VM_DECODED_PROGRAM_HPP
@@ -8741,69 +8782,70 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 
 namespace relaxvm::RELAXVM_ABI::detail {
 
-/// An entry of the function table, as the loop reads it.
-struct vm_func_entry {
-  func_kind kind = func_kind::packed;
-  std::string_view name;
-  // packed
-  const closure_object* callee = nullptr;  // what runs
-  std::span<const value> bound;            // captured values of a registered closure
-  // vm
-  std::int64_t start = 0, num_args = 0, register_file_size = 0;
-  std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
-  std::int64_t params_begin = 0, params_count = 0;
-};
-
-/// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
-// A Call of a packed function without captured values, while no instrument hook is set, runs
-// one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
-// (else borrowed into the frame's argument scratch), and its result written straight into
-// regs[dst] when the callee allows it (result_after_args; else through the return slot).
-enum class vm_step : std::uint8_t {
-  packed_call,             ///< arguments borrowed, result through the return slot
-  packed_call_args,        ///< arguments in place, result through the return slot
-  packed_call_result,      ///< arguments borrowed, result in place
-  packed_call_in_place,    ///< arguments and result in place
-  call,                    ///< any other Call: a vm function, captured values, or the hook watching
-  kill,                    ///< vm.builtin.null_value into a register: the register is cleared
-  ret,
-  goto_,
-  if_,
-};
-/// A register argument of an argument block: block[pos] = regs[reg].
-struct vm_block_reg {
-  std::uint32_t pos;
-  std::uint32_t reg;
-};
-/// An instruction as the loop runs it, decoded when the VM is made (decoded_program::ops[pc]).
-struct vm_op {
-  vm_step what = vm_step::ret;
-  bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
-  bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
-  bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
-  std::uint32_t num_args = 0;
-  std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
-  std::int64_t b = 0;      ///< call: the function index; if: the offset when false
-  std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
-  const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
-  packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
-  const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into decoded_program::fixed
-  mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
-  /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
-  /// arguments (immediates, constants) written once when the VM is made, so that a run writes
-  /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
-  /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
-  value* block = nullptr;
-  const vm_block_reg* regs_at = nullptr;
-  std::uint32_t num_regs = 0;
-  mutable bool busy = false;
-};
-
 /// The decoded program of one VM. A class template (of a parameter nobody sets), like the VM, so
-/// that a translation unit which makes no VM does not compile it.
+/// that a translation unit which makes no VM does not compile it (its types are members, so that
+/// not even the vectors of them are instantiated there).
 template <class Unused = void>
 class decoded_program {
  public:
+  /// An entry of the function table, as the loop reads it.
+  struct func_entry {
+    func_kind kind = func_kind::packed;
+    std::string_view name;
+    // packed
+    const closure_object* callee = nullptr;  // what runs
+    std::span<const value> bound;            // captured values of a registered closure
+    // vm
+    std::int64_t start = 0, num_args = 0, register_file_size = 0;
+    std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
+    std::int64_t params_begin = 0, params_count = 0;
+  };
+
+  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
+  // A Call of a packed function without captured values, while no instrument hook is set, runs
+  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
+  // (else borrowed into the frame's argument scratch), and its result written straight into
+  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
+  enum class step : std::uint8_t {
+    packed_call,             ///< arguments borrowed, result through the return slot
+    packed_call_args,        ///< arguments in place, result through the return slot
+    packed_call_result,      ///< arguments borrowed, result in place
+    packed_call_in_place,    ///< arguments and result in place
+    call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
+    ret,
+    goto_,
+    if_,
+  };
+  /// A register argument of an argument block: block[pos] = regs[reg].
+  struct block_reg {
+    std::uint32_t pos;
+    std::uint32_t reg;
+  };
+  /// An instruction as the loop runs it, decoded when the VM is made (ops[pc]).
+  struct op {
+    step what = step::ret;
+    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
+    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
+    std::uint32_t num_args = 0;
+    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
+    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
+    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
+    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
+    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed
+    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
+    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
+    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
+    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
+    value* block = nullptr;
+    const block_reg* regs_at = nullptr;
+    std::uint32_t num_regs = 0;
+    mutable bool busy = false;
+  };
+
   /// Resolves every packed function of `exe` in `reg` and decodes its code for the VM `vm`.
   /// `prepare_calls`: vm_options::prepare_calls; `instrumented`: an instrument hook is set.
   status make(const executable& exe, const basic_registry& reg, vm_context* vm, bool prepare_calls, bool instrumented) {
@@ -8818,7 +8860,7 @@ class decoded_program {
     std::vector<std::int64_t> missing;
     for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
       const func_info& fi = view_.funcs[i];
-      vm_func_entry& e = funcs[i];
+      func_entry& e = funcs[i];
       e.kind = fi.kind;
       e.name = view_.name(i);
       by_name.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
@@ -8855,39 +8897,39 @@ class decoded_program {
                         [&](std::int64_t i) { return funcs[static_cast<std::size_t>(i)].name == name; });
   }
 
-  static bool is_call(const vm_op& o) { return o.what <= vm_step::kill; }
+  static bool is_call(const op& o) { return o.what <= step::kill; }
   /// Chooses each Call's step again: the fast paths need a plain packed callee and no hook.
   void set_instrumented(bool on) {
     instrumented_ = on;
-    for (vm_op& o : ops)
+    for (op& o : ops)
       if (is_call(o)) o.what = call_step(o, on);
   }
   /// Kept views leave their storages' lists before the slots go (see drop_kept).
   void release_kept() noexcept {
 #if RELAXVM_HEAP
-    for (vm_op& o : ops) drop_kept(o.kept);
+    for (op& o : ops) drop_kept(o.kept);
 #endif
   }
 
   std::shared_ptr<const void> keep_alive;  ///< the executable's layout
-  std::vector<vm_func_entry> funcs;        ///< the function table
+  std::vector<func_entry> funcs;        ///< the function table
   std::vector<value> func_values;  ///< f[i] arguments: closures of vm functions, registry closures
   object_ref<object> const_owner;  ///< keeps the executable's bytes alive under tensor constants
-  std::vector<vm_op> ops;                 ///< the instructions, decoded (by pc)
+  std::vector<op> ops;                 ///< the instructions, decoded (by pc)
   std::vector<std::int64_t> operands;     ///< the Call arguments of ops
   std::vector<value> fixed;               ///< Call arguments that are not registers (borrowed or inline)
-  std::vector<value> blocks;              ///< the argument blocks of vm_op::block (borrowed values)
-  std::vector<vm_block_reg> block_regs;   ///< their register arguments
+  std::vector<value> blocks;              ///< the argument blocks of op::block (borrowed values)
+  std::vector<block_reg> block_regs;   ///< their register arguments
   hash_index by_name;                     ///< function name -> its index in funcs
 
  private:
   // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
   static constexpr std::uint32_t max_prepared_args = 64;
-  static vm_step call_step(const vm_op& o, bool instrumented) {
-    if (!o.callee || instrumented) return vm_step::call;
-    if (o.kill) return vm_step::kill;
-    if (o.args_in_place) return o.result_in_place ? vm_step::packed_call_in_place : vm_step::packed_call_args;
-    return o.result_in_place ? vm_step::packed_call_result : vm_step::packed_call;
+  static step call_step(const op& o, bool instrumented) {
+    if (!o.callee || instrumented) return step::call;
+    if (o.kill) return step::kill;
+    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
+    return o.result_in_place ? step::packed_call_result : step::packed_call;
   }
 
   // Decodes every instruction of a vm function into ops (indexed by pc, like the bytecode) and
@@ -8914,13 +8956,13 @@ class decoded_program {
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
-    vm_op& o = ops[pc];
+    op& o = ops[pc];
     switch (in.op) {
       case opcode::call: {
         o.a = in.dst;
         o.b = in.func_idx;
         o.num_args = static_cast<std::uint32_t>(in.num_args);
-        const vm_func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
+        const func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
         if (f.kind == func_kind::packed && f.bound.empty()) {
           o.callee = f.callee;
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
@@ -8939,24 +8981,24 @@ class decoded_program {
         break;
       }
       case opcode::ret:
-        o.what = vm_step::ret;
+        o.what = step::ret;
         o.a = in.reg;
         break;
       case opcode::goto_:
-        o.what = vm_step::goto_;
+        o.what = step::goto_;
         o.a = in.offset;
         break;
       case opcode::if_:
-        o.what = vm_step::if_;
+        o.what = step::if_;
         o.a = in.reg;
         o.b = in.offset;
         break;
     }
   }
-  // The argument blocks of packed calls whose arguments are not in place (see vm_op::block).
+  // The argument blocks of packed calls whose arguments are not in place (see op::block).
   void make_blocks() {
     std::size_t values = 0, regs = 0;
-    for (const vm_op& o : ops)
+    for (const op& o : ops)
       if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
         values += o.num_args;
         for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
@@ -8964,14 +9006,14 @@ class decoded_program {
     blocks.resize(values);
     block_regs.resize(regs);
     std::size_t v = 0, r = 0;
-    for (vm_op& o : ops) {
+    for (op& o : ops) {
       if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
       o.block = blocks.data() + v;
       o.regs_at = block_regs.data() + r;
       for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
         const std::int64_t x = o.operands[k];
         if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
-          block_regs[r++] = vm_block_reg{k, static_cast<std::uint32_t>(x)};
+          block_regs[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
           ++o.num_regs;
         } else {
           blocks[v] = value::borrow(fixed[static_cast<std::size_t>(~x)]);
@@ -9196,9 +9238,10 @@ namespace detail {
 template <class Unused = void>
 class basic_vm_impl final : public vm_context {
  public:
-  using func_entry = vm_func_entry;
-  using step = vm_step;
-  using op = vm_op;
+  using program = decoded_program<Unused>;
+  using func_entry = typename program::func_entry;
+  using step = typename program::step;
+  using op = typename program::op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
@@ -9436,7 +9479,8 @@ class basic_vm_impl final : public vm_context {
       std::int64_t return_pc() const { return vm.frames_.back().return_pc; }
       void pop() { vm.pop_frame(); }
     };
-    return detail::unwind(std::move(e), view_, pc, frames_of_invocation{*this, base});
+    detail::unwind(e, view_, pc, frames_of_invocation{*this, base});
+    return e;
   }
 
   // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
@@ -9604,7 +9648,7 @@ class basic_vm_impl final : public vm_context {
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const vm_block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      for (const typename program::block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
@@ -9654,7 +9698,7 @@ class basic_vm_impl final : public vm_context {
   exec_view view_;
   vm_options opts_;
   const std::vector<device_allocator> devices_;  // checked in create(); never changes
-  decoded_program<Unused> prog_;
+  program prog_;
   std::vector<frame> frames_;
   value_stack<Unused> stack_;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
@@ -10135,7 +10179,7 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  static_assert(detail::check_link<table_type>(Prog.view()).ok,
+  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok,
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
@@ -10199,7 +10243,12 @@ struct linked_program {
 template <const auto& Prog, const auto& Table>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  constexpr detail::diagnostic d = detail::check_link<table_type>(Prog.view());
+  constexpr detail::diagnostic built = detail::check_built(Prog);
+  if constexpr (!built.ok) {
+    constexpr int failed = (detail::report<built, detail::diagnostic_phase::link>(), 0);
+    (void)failed;
+  }
+  constexpr detail::diagnostic d = built.ok ? detail::check_link<table_type>(Prog.view()) : detail::diagnostic{};
   if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
     constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
@@ -10700,7 +10749,8 @@ class static_vm final : public vm_context {
       std::int64_t return_pc() const { return vm.top_->return_pc; }
       void pop() { vm.pop_frame(); }
     };
-    return detail::unwind(std::move(e), view, pc, frames_of_invocation{*this, base});
+    detail::unwind(e, view, pc, frames_of_invocation{*this, base});
+    return e;
   }
 
   // Runs until the frame above `base` returns.

@@ -128,3 +128,32 @@ TEST_CASE("build() of 1,000 instructions at the compilers' default limits") {
   CHECK(rv::executable(thousand) == at_run_time);
   CHECK(at_run_time.view().constants.size() == thousand.view().constants.size());
 }
+
+// build() records the warnings' count, not their text: converting such a program verifies it again
+// for the text (an unmodified one without warnings is not verified again; its digest matches).
+constexpr auto with_warning = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 1);
+  b.emit_call("vm.builtin.copy", {b.imm(7)}, b.r(1));
+  b.emit_ret(b.r(1));
+});
+
+TEST_CASE("a static executable with warnings keeps their text when converted") {
+  static_assert(with_warning.num_warnings == 1);
+  const rv::executable exe = with_warning;
+  REQUIRE(exe.warnings().size() == 1);
+  CHECK(exe.warnings()[0] == "function 'main': input 0 is never read");
+  CHECK(rv::executable(prog).warnings().empty());
+}
+
+// link() (and static_vm) take a static executable as build() made it; a copy changed since in a
+// constant expression is verified again there: a valid change links, an invalid one does not
+// (tests/compile_fail/link_changed_program.cpp shows the diagnostic).
+constexpr auto changed_but_valid = [] {
+  auto p = prog;
+  p.layout.param_names = {};  // still a valid program: parameter names are optional
+  for (auto& f : p.layout.funcs) f.params_begin = f.params_count = 0;
+  return p;
+}();
+static_assert(changed_but_valid.digest != rv::layout_digest(changed_but_valid.view()));
+static_assert(rv::detail::check_built(changed_but_valid).ok);
+static_assert(rv::detail::check_built(prog).ok);

@@ -344,7 +344,7 @@ class exec_builder {
     while (layout_.bytes.size() % tensor_data_alignment != 0) layout_.bytes.push_back(0);
     c.data_offset = static_cast<std::int64_t>(layout_.bytes.size());
     c.data_size = nbytes;
-    layout_.bytes.insert(layout_.bytes.end(), bytes.begin(), bytes.end());
+    layout_.bytes.insert(layout_.bytes.end(), bytes.data(), bytes.data() + bytes.size());
     return intern(c, m);
   }
   constexpr std::int64_t add_tensor(dtype t, std::initializer_list<std::int64_t> shape,
@@ -579,7 +579,7 @@ class exec_builder {
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
     const auto off = static_cast<std::int64_t>(layout_.i64s.size());
-    layout_.i64s.insert(layout_.i64s.end(), dims.begin(), dims.end());
+    layout_.i64s.insert(layout_.i64s.end(), dims.data(), dims.data() + dims.size());
     return off;
   }
   exec_layout layout_;

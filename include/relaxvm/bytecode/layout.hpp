@@ -106,6 +106,15 @@ struct exec_view {
   }
 };
 
+/// Orders function indexes by where their code starts (std::sort's comparator wherever functions
+/// are put in code order: one instantiation for all).
+struct by_code_start {
+  const exec_view* v;
+  constexpr bool operator()(std::int64_t a, std::int64_t b) const {
+    return v->funcs[static_cast<std::size_t>(a)].start < v->funcs[static_cast<std::size_t>(b)].start;
+  }
+};
+
 /// True when two constants (of the same or different layouts) hold the same value.
 constexpr bool same_constant(const exec_view& va, const const_info& a, const exec_view& vb, const const_info& b) {
   if (a.kind != b.kind || a.scalar != b.scalar || a.ndim != b.ndim || a.data_size != b.data_size) return false;
@@ -125,11 +134,17 @@ constexpr bool same_constant(const exec_view& va, const const_info& a, const exe
 
 /// A 32-bit digest of what the verifier checks in `v`: every pool but the tensor data (whose
 /// bytes cannot make a program unsafe; their sizes are covered). build() records it for the
-/// program it verified, so that executable::from_static can tell that program from one whose
-/// public pools were changed since (verified again).
+/// program it verified, so that executable::from_static can tell that program from a copy whose
+/// public pools were changed since (verified again): a change goes unnoticed once in 2^32. It
+/// guards against mistakes, not against code that sets `digest` to match its own changes.
 constexpr std::uint32_t layout_digest(const exec_view& v) {
   std::uint64_t h = detail::hash_seed;
-  auto mix = [&h](std::int64_t w) { h = detail::hash_mix(h, static_cast<std::uint64_t>(w)); };
+  // FNV's multiply carries a change only upward; the xor-shift brings the high bits back down,
+  // so that changes in the top bits of two words do not cancel.
+  auto mix = [&h](std::int64_t w) {
+    h = detail::hash_mix(h, static_cast<std::uint64_t>(w));
+    h ^= h >> 32;
+  };
   auto words = [&](std::span<const std::int64_t> s) {
     mix(static_cast<std::int64_t>(s.size()));
     for (const std::int64_t w : s) mix(w);
@@ -243,15 +258,16 @@ constexpr static_layout<S> to_static_layout(const exec_layout& l) {
 
 /// Copies any layout view into vectors.
 constexpr exec_layout to_layout(const exec_view& v) {
+  // From pointers, not span iterators: trivial_vector::assign is instantiated for pointers anyway.
   exec_layout l;
-  l.funcs.assign(v.funcs.begin(), v.funcs.end());
-  l.param_names.assign(v.param_names.begin(), v.param_names.end());
-  l.chars.assign(v.chars.begin(), v.chars.end());
-  l.constants.assign(v.constants.begin(), v.constants.end());
-  l.i64s.assign(v.i64s.begin(), v.i64s.end());
-  l.bytes.assign(v.bytes.begin(), v.bytes.end());
-  l.instr_offset.assign(v.instr_offset.begin(), v.instr_offset.end());
-  l.instr_data.assign(v.instr_data.begin(), v.instr_data.end());
+  l.funcs.assign(v.funcs.data(), v.funcs.data() + v.funcs.size());
+  l.param_names.assign(v.param_names.data(), v.param_names.data() + v.param_names.size());
+  l.chars.assign(v.chars.data(), v.chars.data() + v.chars.size());
+  l.constants.assign(v.constants.data(), v.constants.data() + v.constants.size());
+  l.i64s.assign(v.i64s.data(), v.i64s.data() + v.i64s.size());
+  l.bytes.assign(v.bytes.data(), v.bytes.data() + v.bytes.size());
+  l.instr_offset.assign(v.instr_offset.data(), v.instr_offset.data() + v.instr_offset.size());
+  l.instr_data.assign(v.instr_data.data(), v.instr_data.data() + v.instr_data.size());
   return l;
 }
 

@@ -22,7 +22,9 @@ template <layout_sizes S>
 struct static_executable {
   static_layout<S> layout;
   std::size_t num_warnings = 0;
-  /// layout_digest() of the program build() verified (see executable::from_static).
+  /// layout_digest() of the program build() verified: executable::from_static and link() verify
+  /// again a copy whose pools no longer match it. Public, as the pools are; setting it to match
+  /// pools you changed turns that verification off.
   std::uint32_t digest = 0;
 
   static constexpr layout_sizes sizes = S;
@@ -36,7 +38,6 @@ struct build_summary {
   diagnostic result;
   layout_sizes sizes{};
   std::size_t num_warnings = 0;
-  std::uint32_t digest = 0;
 };
 
 template <class F>
@@ -66,7 +67,6 @@ constexpr build_summary summarize() {
   build_summary s;
   s.sizes = sizes_of(out.layout);
   s.num_warnings = out.report.warnings.size() + static_cast<std::size_t>(out.report.warnings_dropped);
-  s.digest = layout_digest(out.layout.view());
   if (!out.ok()) {
     // The rule's name first, so it is easy to spot in the diagnostic.
     text t = diagnostic_start(out.report.ok() ? std::string_view("builder_error") : to_string(out.report.rule));
@@ -81,6 +81,22 @@ constexpr build_summary summarize() {
 /// be evaluated inside build()'s evaluation and share its budget).
 template <class F>
 inline constexpr build_summary summary_of = summarize<F>();
+
+/// What link() asks of a static executable: the program build() verified (its digest matches),
+/// or else one that verifies (a copy changed in a constant expression since is verified here,
+/// at compile time, as from_static verifies one changed at run time).
+template <layout_sizes S>
+constexpr diagnostic check_built(const static_executable<S>& p) {
+  diagnostic d;
+  if (p.digest == layout_digest(p.view())) return d;
+  const verify_report r = verify(p.view());
+  if (!r.ok()) {
+    text t = diagnostic_start(to_string(r.rule));
+    t << "the program was changed after build() and does not verify: " << r.message;
+    d.fail(t);
+  }
+  return d;
+}
 
 }  // namespace detail
 
@@ -98,8 +114,11 @@ consteval auto build(F) {
     detail::report<s.result, detail::diagnostic_phase::build>();
     return static_executable<layout_sizes{}>{};
   } else {
-    return static_executable<s.sizes>{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings,
-                                     s.digest};
+    // The digest of what is stored (the second run, which is the program the first verified),
+    // computed here: this evaluation has room for it, the first run's has less.
+    static_executable<s.sizes> out{to_static_layout<s.sizes>(detail::rerun_builder<F, s.sizes>()), s.num_warnings};
+    out.digest = layout_digest(out.view());
+    return out;
   }
 }
 

@@ -244,9 +244,7 @@ class verifier {
     std::vector<std::int64_t> vm_funcs;
     for (std::int64_t i = 0; i < nf; ++i)
       if (v_.funcs[static_cast<std::size_t>(i)].kind == func_kind::vm) vm_funcs.push_back(i);
-    std::sort(vm_funcs.begin(), vm_funcs.end(), [&](std::int64_t a, std::int64_t b) {
-      return v_.funcs[static_cast<std::size_t>(a)].start < v_.funcs[static_cast<std::size_t>(b)].start;
-    });
+    std::sort(vm_funcs.begin(), vm_funcs.end(), by_code_start{&v_});
     for (std::size_t k = 1; k < vm_funcs.size(); ++k) {
       const func_info& prev = v_.funcs[static_cast<std::size_t>(vm_funcs[k - 1])];
       const func_info& cur = v_.funcs[static_cast<std::size_t>(vm_funcs[k])];

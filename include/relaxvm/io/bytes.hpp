@@ -73,7 +73,7 @@ class byte_cursor {
   /// The next `n` bytes, in place.
   bool bytes(std::uint64_t n, std::span<const std::byte>& out) {
     if (n > remaining()) return false;
-    out = all_.subspan(pos_, static_cast<std::size_t>(n));
+    out = std::span<const std::byte>(all_.data() + pos_, static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return true;
   }

@@ -116,13 +116,13 @@ class executable {
   std::span<const std::string> warnings() const { return data_->warnings; }
   /// What the program says of each function (frame slots, first use, ...), indexed like the
   /// function table: learned once, when the executable was made.
-  std::span<const function_facts> facts() const { return data_->facts; }
+  std::span<const function_facts> facts() const { return {data_->facts, data_->layout.funcs.size()}; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
   exec_view view() const {
     exec_view v = data_->layout.view();
-    v.bytes = std::span<const std::uint8_t>(data_->bytes.get(), data_->bytes_size);
+    v.bytes = std::span<const std::uint8_t>(data_->block.get(), data_->bytes_size);
     return v;
   }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
@@ -145,21 +145,29 @@ class executable {
     void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
   };
   struct storage {
-    exec_layout layout;  // layout.bytes is moved into `bytes` below
-    std::unique_ptr<std::uint8_t[], aligned_free> bytes;
+    exec_layout layout;  // layout.bytes is moved into `block` below
+    // One allocation, aligned to tensor_data_alignment: the tensor data (bytes_size bytes), then
+    // the program facts, one per function (trivially destructible: nothing to destroy).
+    std::unique_ptr<std::uint8_t[], aligned_free> block;
     std::size_t bytes_size = 0;
+    const function_facts* facts = nullptr;
     std::vector<std::string> warnings;
-    std::vector<function_facts> facts;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
     s->bytes_size = layout.bytes.size();
-    s->bytes.reset(static_cast<std::uint8_t*>(
-        ::operator new(s->bytes_size > 0 ? s->bytes_size : 1, std::align_val_t{tensor_data_alignment})));
-    if (s->bytes_size > 0) std::memcpy(s->bytes.get(), layout.bytes.data(), s->bytes_size);
+    const std::size_t num_funcs = layout.funcs.size();
+    const std::size_t facts_at = (s->bytes_size + alignof(function_facts) - 1) / alignof(function_facts) * alignof(function_facts);
+    const std::size_t size = facts_at + num_funcs * sizeof(function_facts);
+    s->block.reset(static_cast<std::uint8_t*>(::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
+    if (s->bytes_size > 0) std::memcpy(s->block.get(), layout.bytes.data(), s->bytes_size);
     layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
+    auto* facts = reinterpret_cast<function_facts*>(s->block.get() + facts_at);
+    for (std::size_t i = 0; i < num_funcs; ++i) ::new (facts + i) function_facts();
+    collect_facts(s->layout.view(), {facts, num_funcs}, {});
+    s->facts = facts;
     for (const verify_warning& w : report.warnings) {
       detail::text t;
       append_warning(t, s->layout.view(), w);
@@ -170,8 +178,6 @@ class executable {
       t << "... and " << report.warnings_dropped << " more warnings";
       s->warnings.emplace_back(t.view());
     }
-    s->facts.resize(s->layout.funcs.size());
-    collect_facts(s->layout.view(), s->facts, {});
     return s;
   }
   explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}

@@ -251,11 +251,12 @@ inline std::string as_cpp(const exec_view& v) {
     out << ";  // c[" << i << "]\n";
   }
   // Bodies in code order (the table order is fixed by the declarations above).
-  std::vector<std::size_t> bodies;
+  std::vector<std::int64_t> bodies;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
-    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(f);
-  std::sort(bodies.begin(), bodies.end(), [&](std::size_t a, std::size_t b) { return v.funcs[a].start < v.funcs[b].start; });
-  for (std::size_t f : bodies) {
+    if (v.funcs[f].kind == func_kind::vm) bodies.push_back(static_cast<std::int64_t>(f));
+  std::sort(bodies.begin(), bodies.end(), by_code_start{&v});
+  for (const std::int64_t body : bodies) {
+    const auto f = static_cast<std::size_t>(body);
     const func_info& fn = v.funcs[f];
     out << "  {\n    auto fn = b.function(";
     detail::append_cpp_string(out, v.name(f));

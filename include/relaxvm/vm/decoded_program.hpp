@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // decoded_program: an executable as virtual_machine runs it, made once when the VM is made. Every
 // packed function is resolved in the registry; every instruction of a vm function is decoded into
-// a vm_op (indexed by pc, like the bytecode) and every Call argument into an operand: a register,
+// an op (indexed by pc, like the bytecode) and every Call argument into an operand: a register,
 // or a value of `fixed` (immediates, constants, function values, %vm, %void), so that the loop
 // neither decodes argument kinds nor looks functions up.
 #ifndef RELAXVM_VM_DECODED_PROGRAM_HPP
@@ -32,69 +32,70 @@
 
 namespace relaxvm::RELAXVM_ABI::detail {
 
-/// An entry of the function table, as the loop reads it.
-struct vm_func_entry {
-  func_kind kind = func_kind::packed;
-  std::string_view name;
-  // packed
-  const closure_object* callee = nullptr;  // what runs
-  std::span<const value> bound;            // captured values of a registered closure
-  // vm
-  std::int64_t start = 0, num_args = 0, register_file_size = 0;
-  std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
-  std::int64_t params_begin = 0, params_count = 0;
-};
-
-/// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
-// A Call of a packed function without captured values, while no instrument hook is set, runs
-// one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
-// (else borrowed into the frame's argument scratch), and its result written straight into
-// regs[dst] when the callee allows it (result_after_args; else through the return slot).
-enum class vm_step : std::uint8_t {
-  packed_call,             ///< arguments borrowed, result through the return slot
-  packed_call_args,        ///< arguments in place, result through the return slot
-  packed_call_result,      ///< arguments borrowed, result in place
-  packed_call_in_place,    ///< arguments and result in place
-  call,                    ///< any other Call: a vm function, captured values, or the hook watching
-  kill,                    ///< vm.builtin.null_value into a register: the register is cleared
-  ret,
-  goto_,
-  if_,
-};
-/// A register argument of an argument block: block[pos] = regs[reg].
-struct vm_block_reg {
-  std::uint32_t pos;
-  std::uint32_t reg;
-};
-/// An instruction as the loop runs it, decoded when the VM is made (decoded_program::ops[pc]).
-struct vm_op {
-  vm_step what = vm_step::ret;
-  bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
-  bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
-  bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
-  std::uint32_t num_args = 0;
-  std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
-  std::int64_t b = 0;      ///< call: the function index; if: the offset when false
-  std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
-  const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
-  packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
-  const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into decoded_program::fixed
-  mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
-  /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
-  /// arguments (immediates, constants) written once when the VM is made, so that a run writes
-  /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
-  /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
-  value* block = nullptr;
-  const vm_block_reg* regs_at = nullptr;
-  std::uint32_t num_regs = 0;
-  mutable bool busy = false;
-};
-
 /// The decoded program of one VM. A class template (of a parameter nobody sets), like the VM, so
-/// that a translation unit which makes no VM does not compile it.
+/// that a translation unit which makes no VM does not compile it (its types are members, so that
+/// not even the vectors of them are instantiated there).
 template <class Unused = void>
 class decoded_program {
  public:
+  /// An entry of the function table, as the loop reads it.
+  struct func_entry {
+    func_kind kind = func_kind::packed;
+    std::string_view name;
+    // packed
+    const closure_object* callee = nullptr;  // what runs
+    std::span<const value> bound;            // captured values of a registered closure
+    // vm
+    std::int64_t start = 0, num_args = 0, register_file_size = 0;
+    std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
+    std::int64_t params_begin = 0, params_count = 0;
+  };
+
+  /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
+  // A Call of a packed function without captured values, while no instrument hook is set, runs
+  // one of four fast paths: its arguments passed in place when they are registers r, r+1, ...
+  // (else borrowed into the frame's argument scratch), and its result written straight into
+  // regs[dst] when the callee allows it (result_after_args; else through the return slot).
+  enum class step : std::uint8_t {
+    packed_call,             ///< arguments borrowed, result through the return slot
+    packed_call_args,        ///< arguments in place, result through the return slot
+    packed_call_result,      ///< arguments borrowed, result in place
+    packed_call_in_place,    ///< arguments and result in place
+    call,                    ///< any other Call: a vm function, captured values, or the hook watching
+    kill,                    ///< vm.builtin.null_value into a register: the register is cleared
+    ret,
+    goto_,
+    if_,
+  };
+  /// A register argument of an argument block: block[pos] = regs[reg].
+  struct block_reg {
+    std::uint32_t pos;
+    std::uint32_t reg;
+  };
+  /// An instruction as the loop runs it, decoded when the VM is made (ops[pc]).
+  struct op {
+    step what = step::ret;
+    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
+    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
+    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
+    std::uint32_t num_args = 0;
+    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
+    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
+    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
+    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
+    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed
+    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
+    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
+    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
+    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
+    value* block = nullptr;
+    const block_reg* regs_at = nullptr;
+    std::uint32_t num_regs = 0;
+    mutable bool busy = false;
+  };
+
   /// Resolves every packed function of `exe` in `reg` and decodes its code for the VM `vm`.
   /// `prepare_calls`: vm_options::prepare_calls; `instrumented`: an instrument hook is set.
   status make(const executable& exe, const basic_registry& reg, vm_context* vm, bool prepare_calls, bool instrumented) {
@@ -109,7 +110,7 @@ class decoded_program {
     std::vector<std::int64_t> missing;
     for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
       const func_info& fi = view_.funcs[i];
-      vm_func_entry& e = funcs[i];
+      func_entry& e = funcs[i];
       e.kind = fi.kind;
       e.name = view_.name(i);
       by_name.insert(hash_chars(hash_seed, e.name), static_cast<std::int64_t>(i));
@@ -146,39 +147,39 @@ class decoded_program {
                         [&](std::int64_t i) { return funcs[static_cast<std::size_t>(i)].name == name; });
   }
 
-  static bool is_call(const vm_op& o) { return o.what <= vm_step::kill; }
+  static bool is_call(const op& o) { return o.what <= step::kill; }
   /// Chooses each Call's step again: the fast paths need a plain packed callee and no hook.
   void set_instrumented(bool on) {
     instrumented_ = on;
-    for (vm_op& o : ops)
+    for (op& o : ops)
       if (is_call(o)) o.what = call_step(o, on);
   }
   /// Kept views leave their storages' lists before the slots go (see drop_kept).
   void release_kept() noexcept {
 #if RELAXVM_HEAP
-    for (vm_op& o : ops) drop_kept(o.kept);
+    for (op& o : ops) drop_kept(o.kept);
 #endif
   }
 
   std::shared_ptr<const void> keep_alive;  ///< the executable's layout
-  std::vector<vm_func_entry> funcs;        ///< the function table
+  std::vector<func_entry> funcs;        ///< the function table
   std::vector<value> func_values;  ///< f[i] arguments: closures of vm functions, registry closures
   object_ref<object> const_owner;  ///< keeps the executable's bytes alive under tensor constants
-  std::vector<vm_op> ops;                 ///< the instructions, decoded (by pc)
+  std::vector<op> ops;                 ///< the instructions, decoded (by pc)
   std::vector<std::int64_t> operands;     ///< the Call arguments of ops
   std::vector<value> fixed;               ///< Call arguments that are not registers (borrowed or inline)
-  std::vector<value> blocks;              ///< the argument blocks of vm_op::block (borrowed values)
-  std::vector<vm_block_reg> block_regs;   ///< their register arguments
+  std::vector<value> blocks;              ///< the argument blocks of op::block (borrowed values)
+  std::vector<block_reg> block_regs;   ///< their register arguments
   hash_index by_name;                     ///< function name -> its index in funcs
 
  private:
   // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
   static constexpr std::uint32_t max_prepared_args = 64;
-  static vm_step call_step(const vm_op& o, bool instrumented) {
-    if (!o.callee || instrumented) return vm_step::call;
-    if (o.kill) return vm_step::kill;
-    if (o.args_in_place) return o.result_in_place ? vm_step::packed_call_in_place : vm_step::packed_call_args;
-    return o.result_in_place ? vm_step::packed_call_result : vm_step::packed_call;
+  static step call_step(const op& o, bool instrumented) {
+    if (!o.callee || instrumented) return step::call;
+    if (o.kill) return step::kill;
+    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
+    return o.result_in_place ? step::packed_call_result : step::packed_call;
   }
 
   // Decodes every instruction of a vm function into ops (indexed by pc, like the bytecode) and
@@ -205,13 +206,13 @@ class decoded_program {
   }
   void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
-    vm_op& o = ops[pc];
+    op& o = ops[pc];
     switch (in.op) {
       case opcode::call: {
         o.a = in.dst;
         o.b = in.func_idx;
         o.num_args = static_cast<std::uint32_t>(in.num_args);
-        const vm_func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
+        const func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
         if (f.kind == func_kind::packed && f.bound.empty()) {
           o.callee = f.callee;
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
@@ -230,24 +231,24 @@ class decoded_program {
         break;
       }
       case opcode::ret:
-        o.what = vm_step::ret;
+        o.what = step::ret;
         o.a = in.reg;
         break;
       case opcode::goto_:
-        o.what = vm_step::goto_;
+        o.what = step::goto_;
         o.a = in.offset;
         break;
       case opcode::if_:
-        o.what = vm_step::if_;
+        o.what = step::if_;
         o.a = in.reg;
         o.b = in.offset;
         break;
     }
   }
-  // The argument blocks of packed calls whose arguments are not in place (see vm_op::block).
+  // The argument blocks of packed calls whose arguments are not in place (see op::block).
   void make_blocks() {
     std::size_t values = 0, regs = 0;
-    for (const vm_op& o : ops)
+    for (const op& o : ops)
       if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
         values += o.num_args;
         for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
@@ -255,14 +256,14 @@ class decoded_program {
     blocks.resize(values);
     block_regs.resize(regs);
     std::size_t v = 0, r = 0;
-    for (vm_op& o : ops) {
+    for (op& o : ops) {
       if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
       o.block = blocks.data() + v;
       o.regs_at = block_regs.data() + r;
       for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
         const std::int64_t x = o.operands[k];
         if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
-          block_regs[r++] = vm_block_reg{k, static_cast<std::uint32_t>(x)};
+          block_regs[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
           ++o.num_regs;
         } else {
           blocks[v] = value::borrow(fixed[static_cast<std::size_t>(~x)]);

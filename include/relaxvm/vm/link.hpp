@@ -203,7 +203,7 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  static_assert(detail::check_link<table_type>(Prog.view()).ok,
+  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok,
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
@@ -267,7 +267,12 @@ struct linked_program {
 template <const auto& Prog, const auto& Table>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  constexpr detail::diagnostic d = detail::check_link<table_type>(Prog.view());
+  constexpr detail::diagnostic built = detail::check_built(Prog);
+  if constexpr (!built.ok) {
+    constexpr int failed = (detail::report<built, detail::diagnostic_phase::link>(), 0);
+    (void)failed;
+  }
+  constexpr detail::diagnostic d = built.ok ? detail::check_link<table_type>(Prog.view()) : detail::diagnostic{};
   if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
     constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);

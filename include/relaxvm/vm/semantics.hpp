@@ -102,15 +102,16 @@ RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ?
 /// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
 /// func_index(), return_pc() and pop().
 template <class Frames>
-error unwind(error e, const exec_view& v, std::int64_t pc, Frames frames) {
-  for (bool innermost = true; frames.more(); innermost = false) {
+RELAXVM_ALWAYS_INLINE void unwind(error& e, const exec_view& v, std::int64_t pc, Frames frames) {
+  bool innermost = true;
+  while (frames.more()) {
     text t(innermost ? "in " : "called from ");
     append_location(t, v, frames.func_index(), pc);
     e.add_context(t.view());
     pc = frames.return_pc();
+    innermost = false;
     frames.pop();
   }
-  return e;
 }
 
 /// The error of an If whose condition register `reg` holds `c`, which is neither int64 nor bool.

@@ -297,7 +297,8 @@ class static_vm final : public vm_context {
       std::int64_t return_pc() const { return vm.top_->return_pc; }
       void pop() { vm.pop_frame(); }
     };
-    return detail::unwind(std::move(e), view, pc, frames_of_invocation{*this, base});
+    detail::unwind(e, view, pc, frames_of_invocation{*this, base});
+    return e;
   }
 
   // Runs until the frame above `base` returns.

@@ -55,9 +55,10 @@ namespace detail {
 template <class Unused = void>
 class basic_vm_impl final : public vm_context {
  public:
-  using func_entry = vm_func_entry;
-  using step = vm_step;
-  using op = vm_op;
+  using program = decoded_program<Unused>;
+  using func_entry = typename program::func_entry;
+  using step = typename program::step;
+  using op = typename program::op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
@@ -295,7 +296,8 @@ class basic_vm_impl final : public vm_context {
       std::int64_t return_pc() const { return vm.frames_.back().return_pc; }
       void pop() { vm.pop_frame(); }
     };
-    return detail::unwind(std::move(e), view_, pc, frames_of_invocation{*this, base});
+    detail::unwind(e, view_, pc, frames_of_invocation{*this, base});
+    return e;
   }
 
   // Calls the instrument hook; false when it threw (the error is in err_). A hook removed since the
@@ -463,7 +465,7 @@ class basic_vm_impl final : public vm_context {
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
     } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const vm_block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+      for (const typename program::block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
@@ -513,7 +515,7 @@ class basic_vm_impl final : public vm_context {
   exec_view view_;
   vm_options opts_;
   const std::vector<device_allocator> devices_;  // checked in create(); never changes
-  decoded_program<Unused> prog_;
+  program prog_;
   std::vector<frame> frames_;
   value_stack<Unused> stack_;
   std::int64_t used_slots_ = 0;  // register slots of the live frames
