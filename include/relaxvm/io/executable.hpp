@@ -52,7 +52,8 @@ class executable {
       : executable(from_static(s).value()) {}
   template <layout_sizes S>
   static result<executable> from_static(const static_executable<S>& s) {
-    if (s.num_warnings == 0 && s.digest == layout_digest(s.view())) return executable(make(to_layout(s.view()), {}));
+    if (s.num_warnings == 0 && s.digest == layout_digest(s.view()))
+      return executable(make(to_layout(s.view()), {}));  // as build() verified it
     return from_layout(to_layout(s.view()));
   }
 
@@ -158,9 +159,11 @@ class executable {
     auto s = std::make_shared<storage>();
     s->bytes_size = layout.bytes.size();
     const std::size_t num_funcs = layout.funcs.size();
-    const std::size_t facts_at = (s->bytes_size + alignof(function_facts) - 1) / alignof(function_facts) * alignof(function_facts);
+    constexpr std::size_t facts_align = alignof(function_facts);
+    const std::size_t facts_at = (s->bytes_size + facts_align - 1) / facts_align * facts_align;
     const std::size_t size = facts_at + num_funcs * sizeof(function_facts);
-    s->block.reset(static_cast<std::uint8_t*>(::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
+    s->block.reset(static_cast<std::uint8_t*>(
+        ::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
     if (s->bytes_size > 0) std::memcpy(s->block.get(), layout.bytes.data(), s->bytes_size);
     layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
