@@ -22,7 +22,8 @@ class shape;
 class tensor;
 class tuple;
 class closure;
-class executable;
+template <class> class basic_executable;
+using executable = basic_executable<void>;
 class basic_registry;
 class registry;
 }  // namespace relaxvm::RELAXVM_ABI

@@ -30,7 +30,8 @@
 
 namespace relaxvm::RELAXVM_ABI {
 
-class executable;  // io/executable.hpp; get() names it only when instantiated
+template <class> class basic_executable;
+using executable = basic_executable<void>;  // io/executable.hpp; get() names it only when instantiated
 class exec_builder;
 
 /// Customization point: how a C++ value becomes a constant. Specialize with

@@ -32,15 +32,20 @@
 
 namespace relaxvm::RELAXVM_ABI {
 
-class executable {
+/// Use it as `executable`. A class template (of a parameter nobody sets), like the VM, so that a
+/// translation unit which includes relaxvm.hpp but uses no executable does not compile its body.
+template <class Unused = void>
+class basic_executable {
+  using executable = basic_executable;  // inside, the name users know
+
  public:
   /// An executable with no functions.
-  executable() : data_(std::make_shared<const storage>()) {}
+  basic_executable() : data_(std::make_shared<const storage>()) {}
   // An executable is an immutable value: moving one copies the handle, so a moved-from
   // executable is still the same, usable program (and never a null one).
-  executable(const executable&) = default;
+  basic_executable(const basic_executable&) = default;
   executable& operator=(const executable&) = default;
-  ~executable() = default;
+  ~basic_executable() = default;
 
   /// A compile-time executable, copied into vectors. build() verified it; its pools are public,
   /// so one whose pools no longer match the digest build() recorded (modified since) is verified
@@ -48,8 +53,8 @@ class executable {
   /// exceptions). A program with warnings is verified again too, for their text. from_static()
   /// is the non-throwing form.
   template <layout_sizes S>
-  executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
-      : executable(from_static(s).value()) {}
+  basic_executable(const static_executable<S>& s)  // NOLINT: implicit, so a VM takes either kind
+      : basic_executable(from_static(s).value()) {}
   template <layout_sizes S>
   static result<executable> from_static(const static_executable<S>& s) {
     if (s.num_warnings == 0 && s.digest == layout_digest(s.view()))
@@ -140,7 +145,7 @@ class executable {
 
  private:
   friend class exec_builder;  // get() wraps what finish() verified
-  explicit executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+  explicit basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
 
   struct aligned_free {
     void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
@@ -183,10 +188,12 @@ class executable {
     }
     return s;
   }
-  explicit executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
+  explicit basic_executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
 
   std::shared_ptr<const storage> data_;
 };
+/// An immutable, verified program (see basic_executable).
+using executable = basic_executable<>;
 
 }  // namespace relaxvm
 
