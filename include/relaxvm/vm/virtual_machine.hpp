@@ -150,17 +150,19 @@ class basic_vm_impl final : public vm_context {
   std::size_t depth() const { return frames_.size(); }
 
  private:
+  // Seven words: the registers, then the return slot of the frame's packed calls (ret()), then
+  // the argument scratch of its calls (args()).
   struct frame {
     const func_entry* fn;
-    std::int64_t func_index;
     value* regs;
-    value* ret;   // return slot of packed calls made by this frame
-    value* args;  // argument scratch of calls made by this frame
     std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
     std::int64_t caller_dst;  // where the caller wants the result
     typename value_stack<Unused>::mark stack_mark;  // where its slots begin on stack_
     bool instrumented;        // the hook saw "before" for this frame and expects "after"
+    value* ret() const { return regs + fn->register_file_size; }
+    value* args() const { return regs + fn->register_file_size + 1; }
   };
+  std::int64_t index_of(const frame& fr) const { return fr.fn - prog_.funcs.data(); }
 
   // A tuple whose tensors all are on the first device is returned as it is. Each tuple object is
   // visited once (`done`): a tuple holding the same tuple twice, 30 times over, is 30 tuples, not
@@ -234,8 +236,7 @@ class basic_vm_impl final : public vm_context {
     std::size_t k = 0;
     for (const value& a : args) slots[k++] = value::borrow(a);
     for (const value& a : bound) slots[k++] = value::borrow(a);
-    value* ret = slots + f.register_file_size;
-    frames_.push_back(frame{&f, fi, slots, ret, ret + 1, return_pc, caller_dst, at, false});
+    frames_.push_back(frame{&f, slots, return_pc, caller_dst, at, false});
     return {};
   }
 
@@ -292,7 +293,7 @@ class basic_vm_impl final : public vm_context {
       basic_vm_impl& vm;
       std::size_t base;
       bool more() const { return vm.frames_.size() > base; }
-      std::int64_t func_index() const { return vm.frames_.back().func_index; }
+      std::int64_t func_index() const { return vm.index_of(vm.frames_.back()); }
       std::int64_t return_pc() const { return vm.frames_.back().return_pc; }
       void pop() { vm.pop_frame(); }
     };
@@ -338,8 +339,8 @@ class basic_vm_impl final : public vm_context {
     // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
     // itself is looked up where it is needed, never kept across a call.
     value* regs = frames_.back().regs;
-    value* argv = frames_.back().args;
-    value* scratch = frames_.back().ret;
+    value* argv = frames_.back().args();
+    value* scratch = frames_.back().ret();
     std::int64_t pc = frames_.back().fn->start;
     for (;;) {
       if (RELAXVM_UNLIKELY(--budget_left_ < 0)) return fail(budget_error(), pc, base);
@@ -408,8 +409,8 @@ class basic_vm_impl final : public vm_context {
           frame& fr = frames_.back();
           fr.instrumented = static_cast<bool>(instrument_);
           regs = fr.regs;
-          argv = fr.args;
-          scratch = fr.ret;
+          argv = fr.args();
+          scratch = fr.ret();
           pc = callee.start;
           break;
         }
@@ -421,12 +422,12 @@ class basic_vm_impl final : public vm_context {
           }
           const frame& done = frames_.back();
           const bool instrumented = done.instrumented;
-          const std::int64_t dst = done.caller_dst, return_pc = done.return_pc, fi = done.func_index;
+          const std::int64_t dst = done.caller_dst, return_pc = done.return_pc, fi = index_of(done);
           pop_frame();
           if (frames_.size() == base) return result;
           regs = frames_.back().regs;
-          argv = frames_.back().args;
-          scratch = frames_.back().ret;
+          argv = frames_.back().args();
+          scratch = frames_.back().ret();
           pc = return_pc;
           if (instrumented) {
             // The caller's argument scratch still holds the arguments of this call.
