@@ -3387,14 +3387,16 @@ struct constant_traits<char[N]> {
 // SPDX-License-Identifier: Apache-2.0
 // Compile-time diagnostics: how a failure found during constant evaluation (a program that does
 // not verify, build() in bytecode/static_executable.hpp; a program that does not link, link() in
-// vm/link.hpp) becomes the compiler's error message. One funnel for both:
+// vm/link.hpp; a typed call that does not match the program, static_vm::invoke<"name">) becomes
+// the compiler's error message. One funnel for all:
 //
 // - a `diagnostic` holds the message (a literal type, so it can be a template argument);
 // - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
 //   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
 //   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
 //   character chunks that become the template arguments of a function the evaluation cannot call
-//   (`relaxvm_program_failed_to_build` or `..._to_link`), and the compiler prints them.
+//   (`relaxvm_program_failed_to_build`, `..._to_link` or
+//   `relaxvm_typed_invoke_failed`), and the compiler prints them.
 #ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
 #define RELAXVM_BASE_DIAGNOSTIC_HPP
 
@@ -3457,13 +3459,16 @@ template <message_chunk... Message>
 void relaxvm_program_failed_to_build() {}
 template <message_chunk... Message>
 void relaxvm_program_failed_to_link() {}
+template <message_chunk... Message>
+void relaxvm_typed_invoke_failed() {}
 
-enum class diagnostic_phase { build, link };
+enum class diagnostic_phase { build, link, invoke };
 
 template <diagnostic D, diagnostic_phase P, std::size_t... K>
 constexpr void report_chunks(std::index_sequence<K...>) {
   if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
-  else relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
+  else if constexpr (P == diagnostic_phase::link) relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
+  else relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
 }
 
 /// Fails the compilation with D's message (D must have failed). Called where a constant
@@ -10586,6 +10591,50 @@ class static_vm final : public vm_context {
       return ret;
     }
     return run_entry(fi, args);
+  }
+
+  /// Calls function Name with `args` (each made a value), checked when it compiles: the program
+  /// must have a function of that name, and it must take as many arguments as are given;
+  /// otherwise the compilation fails in relaxvm_typed_invoke_failed, whose template arguments
+  /// say why. vm.invoke<"main">(x).
+  template <fixed_string Name, class... Args>
+  result<value> invoke(Args&&... args) {
+    constexpr detail::diagnostic check = typed_call_check(Name.view(), sizeof...(Args));
+    if constexpr (!check.ok) {
+      constexpr int failed = (detail::report<check, detail::diagnostic_phase::invoke>(), 0);
+      (void)failed;
+      return value();
+    } else {
+      constexpr std::int64_t fi = view.find(Name.view());
+      const std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+      return invoke(fi, std::span<const value>(a.data(), a.size()));
+    }
+  }
+
+  /// Whether invoke<name>(args...) with `given` arguments matches the program: ok, or what the
+  /// compiler says when it does not.
+  static constexpr detail::diagnostic typed_call_check(std::string_view name, std::size_t given) {
+    detail::diagnostic d;
+    detail::text t = detail::diagnostic_start("invoke_error");
+    const std::int64_t fi = view.find(name);
+    if (fi < 0) {
+      t << "invoke<" << name << ">: the program has no function " << name;
+      d.fail(t);
+      return d;
+    }
+    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
+    t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
+      << (f.num_args == 1 ? " argument" : " arguments");
+    if (f.params_count > 0) {
+      t << " (";
+      for (std::int64_t i = 0; i < f.params_count; ++i)
+        t << (i ? ", " : "") << view.str(view.param_names[static_cast<std::size_t>(f.params_begin + i)]);
+      t << ')';
+    }
+    t << ", but the call passes " << given;
+    d.fail(t);
+    return d;
   }
 
   /// The high-water mark of frame memory, in bytes (size the buffer of a recursive program by it).

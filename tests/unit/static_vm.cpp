@@ -109,6 +109,26 @@ TEST_CASE("a linked program dispatches through a constexpr array and knows its m
   CHECK(sum == 99 * 100 / 2 + 300);
 }
 
+TEST_CASE("invoke<name>(args...): a call checked against the program when it compiles") {
+  alignas(rv::value) std::byte memory[linked::memory_bytes];
+  rv::static_vm<linked> vm = rv::static_vm<linked>::create(memory, host).value();
+  CHECK(vm.invoke<"main">(40, 5).value().as<std::int64_t>() == 43);
+  CHECK(vm.invoke<"inc">(std::int64_t{-1}).value().as<std::int64_t>() == 0);
+  CHECK(vm.invoke<"variadic">().value().as<std::int64_t>() == -3);
+  CHECK(vm.invoke<"test.add">(1, 2).value().as<std::int64_t>() == 3);  // a packed function
+  // The arguments' types are the program's to check, at run time, as with invoke(name, args).
+  const rv::result<rv::value> wrong = vm.invoke<"main">(rv::value(), 5);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(std::string(wrong.error().message()).find("test.add") != std::string::npos);
+  CHECK(vm.invoke<"main">(1, 1).value().as<std::int64_t>() == 2);  // still usable
+  // What does not match the program does not compile (tests/compile_fail/typed_invoke_*.cpp).
+  static_assert(rv::static_vm<linked>::typed_call_check("main", 2).ok);
+  static_assert(!rv::static_vm<linked>::typed_call_check("main", 3).ok);
+  static_assert(rv::static_vm<linked>::typed_call_check("main", 3).view().find(
+                    "function main takes 2 arguments (x, y), but the call passes 3") != std::string_view::npos);
+  static_assert(!rv::static_vm<linked>::typed_call_check("mian", 2).ok);
+}
+
 TEST_CASE("static_vm reports errors with their place, and stays usable") {
   alignas(rv::value) std::byte memory[linked::memory_bytes];
   rv::static_vm<linked> vm = rv::static_vm<linked>::create(memory, host).value();

@@ -22,7 +22,9 @@
 #include <string_view>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/diagnostic.hpp"
 #include "../base/error.hpp"
+#include "../base/fixed_string.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../runtime/constant.hpp"
 #include "../runtime/context.hpp"
@@ -122,6 +124,50 @@ class static_vm final : public vm_context {
       return ret;
     }
     return run_entry(fi, args);
+  }
+
+  /// Calls function Name with `args` (each made a value), checked when it compiles: the program
+  /// must have a function of that name, and it must take as many arguments as are given;
+  /// otherwise the compilation fails in relaxvm_typed_invoke_failed, whose template arguments
+  /// say why. vm.invoke<"main">(x).
+  template <fixed_string Name, class... Args>
+  result<value> invoke(Args&&... args) {
+    constexpr detail::diagnostic check = typed_call_check(Name.view(), sizeof...(Args));
+    if constexpr (!check.ok) {
+      constexpr int failed = (detail::report<check, detail::diagnostic_phase::invoke>(), 0);
+      (void)failed;
+      return value();
+    } else {
+      constexpr std::int64_t fi = view.find(Name.view());
+      const std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+      return invoke(fi, std::span<const value>(a.data(), a.size()));
+    }
+  }
+
+  /// Whether invoke<name>(args...) with `given` arguments matches the program: ok, or what the
+  /// compiler says when it does not.
+  static constexpr detail::diagnostic typed_call_check(std::string_view name, std::size_t given) {
+    detail::diagnostic d;
+    detail::text t = detail::diagnostic_start("invoke_error");
+    const std::int64_t fi = view.find(name);
+    if (fi < 0) {
+      t << "invoke<" << name << ">: the program has no function " << name;
+      d.fail(t);
+      return d;
+    }
+    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
+    t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
+      << (f.num_args == 1 ? " argument" : " arguments");
+    if (f.params_count > 0) {
+      t << " (";
+      for (std::int64_t i = 0; i < f.params_count; ++i)
+        t << (i ? ", " : "") << view.str(view.param_names[static_cast<std::size_t>(f.params_begin + i)]);
+      t << ')';
+    }
+    t << ", but the call passes " << given;
+    d.fail(t);
+    return d;
   }
 
   /// The high-water mark of frame memory, in bytes (size the buffer of a recursive program by it).
