@@ -259,6 +259,17 @@ struct compile_time_allocator {
 };
 #endif
 
+/// v / 10, and v % 10 in `rem`, with 32-bit divisions only: (hi, lo) divided in 16-bit steps, each
+/// partial dividend below 10 * 2^16. What a 32-bit target formats numbers with, so that it links
+/// no 64-bit division helper (870 B of libgcc on a Cortex-M3).
+constexpr std::uint64_t divide_by_10_narrow(std::uint64_t v, std::uint32_t& rem) noexcept {
+  const auto hi = static_cast<std::uint32_t>(v >> 32), lo = static_cast<std::uint32_t>(v);
+  const std::uint32_t upper = (hi % 10) << 16 | lo >> 16;
+  const std::uint32_t lower = (upper % 10) << 16 | (lo & 0xffffu);
+  rem = lower % 10;
+  return static_cast<std::uint64_t>(hi / 10) << 32 | ((upper / 10) << 16 | lower / 10);
+}
+
 class text {
  public:
   constexpr text() = default;
@@ -281,24 +292,21 @@ class text {
     return *this;
   }
   constexpr text& append_int(std::int64_t v) {
-    char digits[20]{};
-    int n = 0;
-    // Work on the negative side so INT64_MIN needs no special case.
-    std::int64_t x = v < 0 ? v : -v;
-    do {
-      digits[n++] = static_cast<char>('0' - (x % 10));
-      x /= 10;
-    } while (x != 0);
     if (v < 0) push('-');
-    while (n > 0) push(digits[--n]);
-    return *this;
+    return append_uint(v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v));
   }
   constexpr text& append_uint(std::uint64_t v) {
     char digits[20]{};
     int n = 0;
     do {
-      digits[n++] = static_cast<char>('0' + (v % 10));
-      v /= 10;
+      if constexpr (sizeof(std::size_t) >= 8) {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+      } else {
+        std::uint32_t digit = 0;
+        v = divide_by_10_narrow(v, digit);
+        digits[n++] = static_cast<char>('0' + digit);
+      }
     } while (v != 0);
     while (n > 0) push(digits[--n]);
     return *this;
@@ -7298,6 +7306,10 @@ class naive_allocator final : public allocator_object {
   allocator_stats stats_;
 };
 
+// Only with a heap (RELAXVM_HEAP): its cache is std::vector, and merely defining the class in a
+// firmware unit built with -flto made the linker pull operator new, and with it libstdc++'s
+// exception pool, which allocates from the heap before main.
+#if RELAXVM_HEAP
 class pooled_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
@@ -7430,6 +7442,7 @@ class pooled_allocator final : public allocator_object {
   allocator_stats stats_;
 };
 
+#endif
 class arena_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.arena";
@@ -7504,12 +7517,15 @@ class allocator {
 
   /// The system heap: every allocation and free goes to the system.
   static allocator naive() { return allocator(make_object<detail::naive_allocator>()); }
+#if RELAXVM_HEAP
   /// A cache over the system heap: freed blocks are kept per rounded size and reused. When
   /// `max_cached_bytes` is not negative, blocks beyond it go back to the system at once; release()
-  /// gives every cached block back (the reference's pool never does).
+  /// gives every cached block back (the reference's pool never does). Only with a heap: its
+  /// cache is made of std::vector.
   static allocator pooled(std::int64_t max_cached_bytes = -1) {
     return allocator(make_object<detail::pooled_allocator>(max_cached_bytes));
   }
+#endif
   /// Allocates inside `buffer` only, which must outlive every storage made from it. Running out
   /// is an error; stats().peak_bytes_in_use says how large the buffer needs to be.
   static allocator arena(std::span<std::byte> buffer) {
@@ -7583,7 +7599,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
                        " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
   // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
   const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
-  if (offset % element != 0)
+  if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};
 }
@@ -9260,7 +9276,11 @@ class basic_vm_impl final : public vm_context {
   using op = typename program::op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+#if RELAXVM_HEAP
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+#else
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
+#endif
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
       if (d.device.device_type != kDLCPU)

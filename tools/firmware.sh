@@ -1,27 +1,53 @@
 #!/usr/bin/env bash
-# Builds examples/firmware/main.cpp for the Cortex-M3 of the MPS2 AN385 board and runs it under
-# QEMU with semihosting. The exit status is the program's: 0 when the network's result is right
-# and it made no heap allocation.
+# Builds an example of examples/firmware for the Cortex-M3 of the MPS2 AN385 board and runs it
+# under QEMU with semihosting. The exit status is the program's: 0 when the network's result is
+# right and no heap allocation was made from reset on.
 #
-#   tools/firmware.sh [OUT_DIR] [EXAMPLE]   build OUT_DIR/EXAMPLE.elf (default build-firmware, main),
-#                                           then run it
+#   tools/firmware.sh [OUT_DIR] [EXAMPLE] [TOOLCHAIN] [FLAGS...]
 #
-# EXAMPLE is examples/firmware/EXAMPLE.cpp: main (the network written as bytecode) or ir (written as
-# IR and lowered at compile time).
+# OUT_DIR: where EXAMPLE.elf and EXAMPLE.map go (default build-firmware). EXAMPLE is
+# examples/firmware/EXAMPLE.cpp: main (the network written as bytecode) or ir (written as IR and
+# lowered at compile time). TOOLCHAIN: gcc (arm-none-eabi-g++ -Os, the default), gcc-lto (the same
+# with -flto) or clang (clang 16 -Oz with the GNU toolchain's headers and libraries). FLAGS are
+# added to the compile command (e.g. -DRELAXVM_ERROR_TEXT=0).
 #
-# Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib and
-# qemu-system-arm (tools/setup.sh installs them).
+# Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib, qemu-system-arm
+# and clang-16 (tools/setup.sh installs them).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/build-firmware}"
 example="${2:-main}"
+toolchain="${3:-gcc}"
+shift $(( $# < 3 ? $# : 3 ))
 mkdir -p "$out"
 # The firmware flags, one per line, shared with tools/size_report.py.
-mapfile -t FIRMWARE_FLAGS < "$root/tools/firmware_flags.txt"
-# dlpack.h is the one header the core needs from outside the toolchain: Debian's, after the
-# toolchain's own directories.
-arm-none-eabi-g++ "${FIRMWARE_FLAGS[@]}" -I"$root/include" -idirafter /usr/include \
-  "$root/examples/firmware/$example.cpp" -T "$root/examples/firmware/mps2_an385.ld" -nostartfiles \
-  --specs=nosys.specs -Wl,--gc-sections \
+mapfile -t flags < "$root/tools/firmware_flags.txt"
+obj="$out/$example.o"
+case "$toolchain" in
+  gcc) arm-none-eabi-g++ "${flags[@]}" "$@" -I"$root/include" -idirafter /usr/include -c \
+         "$root/examples/firmware/$example.cpp" -o "$obj"
+       link_flags=() ;;
+  gcc-lto) arm-none-eabi-g++ "${flags[@]}" -flto "$@" -I"$root/include" -idirafter /usr/include -c \
+             "$root/examples/firmware/$example.cpp" -o "$obj"
+           link_flags=(-flto -Os -ffunction-sections -fdata-sections) ;;
+  clang)
+    # The include directories arm-none-eabi-g++ uses, for clang to find the same headers.
+    includes=()
+    while read -r dir; do includes+=(-isystem "$dir"); done < <(
+      arm-none-eabi-g++ -mcpu=cortex-m3 -mthumb -E -x c++ - -v </dev/null 2>&1 |
+        sed -n '/#include <...> search starts here:/,/End of search list./p' | sed '1d;$d')
+    clang_flags=()
+    for f in "${flags[@]}"; do
+      case "$f" in -Os | -mthumb | -Wno-psabi) ;; *) clang_flags+=("$f") ;; esac
+    done
+    clang++-16 --target=thumbv7m-none-eabi -mfloat-abi=soft -fshort-enums -Oz "${clang_flags[@]}" "$@" \
+      -nostdinc++ "${includes[@]}" -I"$root/include" -idirafter /usr/include -c \
+      "$root/examples/firmware/$example.cpp" -o "$obj"
+    link_flags=() ;;
+  *) echo "firmware.sh: unknown toolchain '$toolchain' (gcc, gcc-lto or clang)" >&2; exit 2 ;;
+esac
+# Newlib's allocation entry points are wrapped: the example counts every call (board.hpp).
+arm-none-eabi-g++ -mcpu=cortex-m3 -mthumb "${link_flags[@]}" "$obj" -T "$root/examples/firmware/mps2_an385.ld" \
+  -nostartfiles --specs=nosys.specs -Wl,--gc-sections -Wl,--no-enum-size-warning -Wl,-Map="$out/$example.map" \
   -Wl,--wrap=_malloc_r,--wrap=_calloc_r,--wrap=_realloc_r,--wrap=_memalign_r -o "$out/$example.elf"
 exec timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel "$out/$example.elf"

@@ -43,17 +43,17 @@ void print(std::string_view s) {
   }
 }
 
-void print_int(std::int64_t v) {
-  char digits[21];
-  int n = 21;
-  const bool negative = v < 0;
-  std::uint64_t u = negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+// 32-bit arithmetic only: a Cortex-M3 has no 64-bit division, and the values printed are small.
+void print_int(std::int32_t v) {
+  char digits[11];
+  int n = 11;
+  std::uint32_t u = v < 0 ? 0u - static_cast<std::uint32_t>(v) : static_cast<std::uint32_t>(v);
   do {
     digits[--n] = static_cast<char>('0' + u % 10);
     u /= 10;
   } while (u != 0);
-  if (negative) print("-");
-  print(std::string_view(digits + n, static_cast<std::size_t>(21 - n)));
+  if (v < 0) print("-");
+  print(std::string_view(digits + n, static_cast<std::size_t>(11 - n)));
 }
 
 // Four decimals, rounded; enough to read the result.
@@ -62,10 +62,10 @@ void print_float(float f) {
     print("-");
     f = -f;
   }
-  const auto scaled = static_cast<std::int64_t>(static_cast<double>(f) * 10000.0 + 0.5);
+  const auto scaled = static_cast<std::int32_t>(f * 10000.0f + 0.5f);
   print_int(scaled / 10000);
   char frac[6] = {'.', '0', '0', '0', '0', '\0'};
-  std::int64_t r = scaled % 10000;
+  std::int32_t r = scaled % 10000;
   for (int i = 4; i >= 1; --i, r /= 10) frac[i] = static_cast<char>('0' + r % 10);
   print(frac);
 }
@@ -78,8 +78,9 @@ void print_float(float f) {
 }
 
 // Heap allocations: the build wraps newlib's allocation entry points (-Wl,--wrap=_malloc_r and
-// the others, see tools/firmware.sh), so each one is counted. The program must make none.
-// (libstdc++ allocates its emergency exception pool before main; main starts counting at zero.)
+// the others, see tools/firmware.sh), so each one is counted, from reset on: static constructors
+// run after .bss is zeroed, so one that allocates (libstdc++'s emergency exception pool, when
+// anything links the code that throws) is counted too. The program must make none.
 std::size_t heap_requests = 0;
 
 }  // namespace

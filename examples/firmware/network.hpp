@@ -94,7 +94,6 @@ inline rv::tensor input_tensor(std::int64_t rows, std::int64_t cols) {
 /// prints the memory used, and exits with success only when all held and nothing touched the heap.
 template <class Linked>
 int run(std::span<std::byte> vm_memory, std::span<std::byte> arena, std::int64_t batch, const rv::tensor& wrong) {
-  heap_requests = 0;
   bool ok = true;
   {
     const rv::device_allocator devices[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
@@ -120,27 +119,30 @@ int run(std::span<std::byte> vm_memory, std::span<std::byte> arena, std::int64_t
     ok = ok && !err.ok();
     if (!err.ok()) {
       print("a [");
-      print_int(wrong.shape()[0]);
+      print_int(static_cast<std::int32_t>(wrong.shape()[0]));
       print(", ");
-      print_int(wrong.shape()[1]);
+      print_int(static_cast<std::int32_t>(wrong.shape()[1]));
       print("] input: ");
+      // The first line of the message (no substr: its bounds check can link libstdc++'s throwing
+      // code, and with it a heap allocation before main).
       const std::string_view m = err.error().message();
-      print(m.substr(0, m.find('\n')));
+      const std::size_t line = m.find('\n');
+      print(std::string_view(m.data(), line == std::string_view::npos ? m.size() : line));
       print("\n");
     }
     ok = ok && vm.invoke("main", args).ok();
     print("memory: VM frames ");
-    print_int(static_cast<std::int64_t>(Linked::memory_bytes));
+    print_int(static_cast<std::int32_t>(Linked::memory_bytes));
     print(" B (constexpr), objects ");
-    print_int(static_cast<std::int64_t>(rv::object_memory_peak()));
+    print_int(static_cast<std::int32_t>(rv::object_memory_peak()));
     print(" B, tensor arena ");
-    print_int(devices[0].allocator.stats().peak_bytes_in_use);
+    print_int(static_cast<std::int32_t>(devices[0].allocator.stats().peak_bytes_in_use));
     print(" B of ");
-    print_int(static_cast<std::int64_t>(arena.size()));
+    print_int(static_cast<std::int32_t>(arena.size()));
     print("\n");
   }
   print("heap allocations: ");
-  print_int(static_cast<std::int64_t>(heap_requests));
+  print_int(static_cast<std::int32_t>(heap_requests));
   print("\n");
   ok = ok && heap_requests == 0;
   print(ok ? "ok\n" : "FAILED\n");

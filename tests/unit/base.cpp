@@ -80,6 +80,24 @@ TEST_CASE("text formats integers in constant expressions") {
   CHECK(d.view() == "2.5 -0");
 }
 
+// What a 32-bit target formats with (no 64-bit division): the same quotient and remainder.
+constexpr bool narrow_division_agrees(std::uint64_t v) {
+  std::uint32_t rem = 99;
+  return rv::detail::divide_by_10_narrow(v, rem) == v / 10 && rem == v % 10;
+}
+TEST_CASE("numbers divide by 10 with 32-bit divisions as with 64-bit ones") {
+  static_assert(narrow_division_agrees(0) && narrow_division_agrees(9) && narrow_division_agrees(10));
+  static_assert(narrow_division_agrees(0xffffffffu) && narrow_division_agrees(0x100000000u));
+  static_assert(narrow_division_agrees(std::numeric_limits<std::uint64_t>::max()));
+  static_assert(narrow_division_agrees(std::uint64_t{1} << 63) && narrow_division_agrees(10000000000000000000u));
+  std::uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < 100000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift: values of every length
+    const std::uint64_t v = x >> (x % 64);
+    if (!narrow_division_agrees(v)) FAIL("divide_by_10_narrow(", v, ") differs");
+  }
+}
+
 TEST_CASE("checked arithmetic reports overflow") {
   std::int64_t out = 0;
   CHECK(rv::detail::checked_mul(std::int64_t{1} << 31, std::int64_t{1} << 31, out));

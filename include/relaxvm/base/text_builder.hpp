@@ -38,6 +38,17 @@ struct compile_time_allocator {
 };
 #endif
 
+/// v / 10, and v % 10 in `rem`, with 32-bit divisions only: (hi, lo) divided in 16-bit steps, each
+/// partial dividend below 10 * 2^16. What a 32-bit target formats numbers with, so that it links
+/// no 64-bit division helper (870 B of libgcc on a Cortex-M3).
+constexpr std::uint64_t divide_by_10_narrow(std::uint64_t v, std::uint32_t& rem) noexcept {
+  const auto hi = static_cast<std::uint32_t>(v >> 32), lo = static_cast<std::uint32_t>(v);
+  const std::uint32_t upper = (hi % 10) << 16 | lo >> 16;
+  const std::uint32_t lower = (upper % 10) << 16 | (lo & 0xffffu);
+  rem = lower % 10;
+  return static_cast<std::uint64_t>(hi / 10) << 32 | ((upper / 10) << 16 | lower / 10);
+}
+
 class text {
  public:
   constexpr text() = default;
@@ -60,24 +71,21 @@ class text {
     return *this;
   }
   constexpr text& append_int(std::int64_t v) {
-    char digits[20]{};
-    int n = 0;
-    // Work on the negative side so INT64_MIN needs no special case.
-    std::int64_t x = v < 0 ? v : -v;
-    do {
-      digits[n++] = static_cast<char>('0' - (x % 10));
-      x /= 10;
-    } while (x != 0);
     if (v < 0) push('-');
-    while (n > 0) push(digits[--n]);
-    return *this;
+    return append_uint(v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v));
   }
   constexpr text& append_uint(std::uint64_t v) {
     char digits[20]{};
     int n = 0;
     do {
-      digits[n++] = static_cast<char>('0' + (v % 10));
-      v /= 10;
+      if constexpr (sizeof(std::size_t) >= 8) {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+      } else {
+        std::uint32_t digit = 0;
+        v = divide_by_10_narrow(v, digit);
+        digits[n++] = static_cast<char>('0' + digit);
+      }
     } while (v != 0);
     while (n > 0) push(digits[--n]);
     return *this;

@@ -124,6 +124,10 @@ class naive_allocator final : public allocator_object {
   allocator_stats stats_;
 };
 
+// Only with a heap (RELAXVM_HEAP): its cache is std::vector, and merely defining the class in a
+// firmware unit built with -flto made the linker pull operator new, and with it libstdc++'s
+// exception pool, which allocates from the heap before main.
+#if RELAXVM_HEAP
 class pooled_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.pooled";
@@ -256,6 +260,7 @@ class pooled_allocator final : public allocator_object {
   allocator_stats stats_;
 };
 
+#endif
 class arena_allocator final : public allocator_object {
  public:
   static constexpr std::string_view type_name = "relaxvm.allocator.arena";
@@ -330,12 +335,15 @@ class allocator {
 
   /// The system heap: every allocation and free goes to the system.
   static allocator naive() { return allocator(make_object<detail::naive_allocator>()); }
+#if RELAXVM_HEAP
   /// A cache over the system heap: freed blocks are kept per rounded size and reused. When
   /// `max_cached_bytes` is not negative, blocks beyond it go back to the system at once; release()
-  /// gives every cached block back (the reference's pool never does).
+  /// gives every cached block back (the reference's pool never does). Only with a heap: its
+  /// cache is made of std::vector.
   static allocator pooled(std::int64_t max_cached_bytes = -1) {
     return allocator(make_object<detail::pooled_allocator>(max_cached_bytes));
   }
+#endif
   /// Allocates inside `buffer` only, which must outlive every storage made from it. Running out
   /// is an error; stats().peak_bytes_in_use says how large the buffer needs to be.
   static allocator arena(std::span<std::byte> buffer) {
@@ -409,7 +417,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
                        " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
   // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
   const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
-  if (offset % element != 0)
+  if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};
 }

@@ -61,7 +61,11 @@ class basic_vm_impl final : public vm_context {
   using op = typename program::op;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
+#if RELAXVM_HEAP
     if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+#else
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
+#endif
     for (std::size_t i = 0; i < opts.devices.size(); ++i) {
       const device_allocator& d = opts.devices[i];
       if (d.device.device_type != kDLCPU)
