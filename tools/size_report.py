@@ -337,7 +337,12 @@ def main():
         if rc != 0 or not heap:
             failures.append(f"{what} failed:\n{output}")
             continue
-        print(f"  {what:24} {heap[0]}; {ram[0] if ram else ''}")
+        size = ""
+        if tc == "gcc":  # relaxvm's bytes in it
+            tag = f"probe2-{'terse' if terse else 'full'}-gcc" if example == "main" else "ir-gcc"
+            own = measure(out / tag / f"{example}.elf", out / tag / f"{example}.map")[0]
+            size = f"relaxvm .text {own['.text']} B, .rodata {own['.rodata']} B; "
+        print(f"  {what:24} {size}{heap[0]}; {ram[0][len('memory: '):] if ram else ''}")
 
     if failures:
         print("\nFAILED:\n" + "\n".join(failures), file=sys.stderr)
