@@ -3395,16 +3395,17 @@ struct constant_traits<char[N]> {
 // SPDX-License-Identifier: Apache-2.0
 // Compile-time diagnostics: how a failure found during constant evaluation (a program that does
 // not verify, build() in bytecode/static_executable.hpp; a program that does not link, link() in
-// vm/link.hpp; a typed call that does not match the program, static_vm::invoke<"name">) becomes
-// the compiler's error message. One funnel for all:
+// vm/link.hpp; a typed call that does not match the program, static_vm::invoke<"name">; a buffer
+// smaller than the program needs, static_vm::create and static_vm::arena) becomes the compiler's
+// error message. One funnel for all:
 //
 // - a `diagnostic` holds the message (a literal type, so it can be a template argument);
 // - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
 //   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
 //   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
 //   character chunks that become the template arguments of a function the evaluation cannot call
-//   (`relaxvm_program_failed_to_build`, `..._to_link` or
-//   `relaxvm_typed_invoke_failed`), and the compiler prints them.
+//   (`relaxvm_program_failed_to_build`, `..._to_link`,
+//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`), and the compiler prints them.
 #ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
 #define RELAXVM_BASE_DIAGNOSTIC_HPP
 
@@ -3469,14 +3470,17 @@ template <message_chunk... Message>
 void relaxvm_program_failed_to_link() {}
 template <message_chunk... Message>
 void relaxvm_typed_invoke_failed() {}
+template <message_chunk... Message>
+void relaxvm_buffer_too_small() {}
 
-enum class diagnostic_phase { build, link, invoke };
+enum class diagnostic_phase { build, link, invoke, buffer };
 
 template <diagnostic D, diagnostic_phase P, std::size_t... K>
 constexpr void report_chunks(std::index_sequence<K...>) {
   if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
   else if constexpr (P == diagnostic_phase::link) relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
-  else relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
+  else if constexpr (P == diagnostic_phase::invoke) relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
+  else relaxvm_buffer_too_small<chunk_of<D>(K)...>();
 }
 
 /// Fails the compilation with D's message (D must have failed). Called where a constant
@@ -10006,8 +10010,10 @@ using virtual_machine = basic_virtual_machine<>;
 // pass as many arguments as it takes, and each argument whose kind is known without running the
 // program (an immediate, a constant, a function, %vm, %void) must be one the parameter accepts.
 // A violation is a compile error whose diagnostic names the function, the instruction and the
-// argument. The linked program calls the table through a constexpr array of function pointers,
-// and knows the memory its frames need (static_vm.hpp runs it).
+// argument. An alloc_tensor whose constant view cannot fit the constant storage it views is one
+// too (vm/storage_facts.hpp). The linked program calls the table through a constexpr array of
+// function pointers, and knows the memory its frames need and, when its allocations are
+// constant, the tensor memory they take (static_vm.hpp runs it).
 #ifndef RELAXVM_VM_LINK_HPP
 #define RELAXVM_VM_LINK_HPP
 
@@ -10043,6 +10049,207 @@ struct static_frame {
 
 #endif  // RELAXVM_VM_STATIC_FRAME_HPP
 // ---- end relaxvm/vm/static_frame.hpp ----
+// ---- begin relaxvm/vm/storage_facts.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// What a program's own allocations need, learnt when it links (vm/link.hpp):
+//
+// - check_constant_views: every vm.builtin.alloc_tensor whose storage register was set once, by a
+//   vm.builtin.alloc_storage of constant shape and dtype, and whose offset, shape and dtype are
+//   constants too, must fit that storage (and be aligned for its dtype); otherwise it is a link
+//   error naming the instruction, instead of an error when the program runs.
+// - arena_bytes: an upper bound of the tensor memory one invocation of any function asks the
+//   VM's devices for through the program's own allocations (alloc_storage, alloc_shape_heap),
+//   each rounded up to alloc_alignment as an arena gives it (a buffer aligned to 64 bytes).
+//   Known (not unknown_bytes) only when every such allocation has a constant size, no function
+//   jumps back (each instruction runs at most once per call of its function), nothing recurses,
+//   no function is passed as a value, and the program calls none of the builtins whose
+//   allocations depend on their arguments' values (shape_to_tensor, ensure_zero_offset,
+//   to_device). What kernels allocate from the VM's devices themselves is not counted.
+#ifndef RELAXVM_VM_STORAGE_FACTS_HPP
+#define RELAXVM_VM_STORAGE_FACTS_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI::detail {
+
+inline constexpr std::int64_t unknown_bytes = -1;
+/// The arena's alignment of every block (runtime/allocator.hpp's alloc_alignment).
+inline constexpr std::int64_t storage_alignment = 64;
+
+/// The bytes of a shape constant `shape_arg` of dtype constant `dtype_arg`; false when either is
+/// not a constant of that kind, or the size overflows.
+constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg, std::int64_t& nbytes,
+                               std::int64_t& element) {
+  if (shape_arg.kind() != arg_kind::const_idx || dtype_arg.kind() != arg_kind::const_idx) return false;
+  const const_info& s = v.constants[static_cast<std::size_t>(shape_arg.value())];
+  const const_info& d = v.constants[static_cast<std::size_t>(dtype_arg.value())];
+  if (s.kind != const_kind::shape || d.kind != const_kind::dtype) return false;
+  const dtype t = dtype::unpack(d.scalar);
+  std::int64_t n = 1;
+  for (std::int64_t i = 0; i < s.ndim; ++i) {
+    const std::int64_t dim = v.i64s[static_cast<std::size_t>(s.dims_offset + i)];
+    if (dim < 0 || !checked_mul(n, dim, n)) return false;
+  }
+  element = (t.bits + 7) / 8;
+  return checked_mul(n, t.bytes(), nbytes);
+}
+
+constexpr std::string_view callee_name(const exec_view& v, const instruction& in) {
+  return v.str(v.funcs[static_cast<std::size_t>(in.func_idx)].name);
+}
+
+/// Per register of a vm function: the size of the storage it holds when a single instruction sets
+/// it, an alloc_storage of constant size (else -1), and which instruction that is. (Used only in
+/// constant evaluation: the vectors never reach run time.)
+struct register_storage {
+  std::vector<std::int64_t> bytes, made_by;
+};
+
+constexpr register_storage storages_of(const exec_view& v, const func_info& f) {
+  const auto n = static_cast<std::size_t>(f.register_file_size);
+  register_storage out{std::vector<std::int64_t>(n, -1), std::vector<std::int64_t>(n, 0)};
+  std::vector<std::int64_t> writes(n, 0);
+  for (std::size_t r = 0; r < n && r < static_cast<std::size_t>(f.num_args); ++r) writes[r] = 1;
+  for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call || in.dst < 0 || static_cast<std::size_t>(in.dst) >= n) continue;
+    const auto r = static_cast<std::size_t>(in.dst);
+    ++writes[r];
+    std::int64_t nbytes = 0, element = 0;
+    if (callee_name(v, in) == "vm.builtin.alloc_storage" && in.num_args >= 4 &&
+        constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element)) {
+      out.bytes[r] = nbytes;
+      out.made_by[r] = pc;
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r)
+    if (writes[r] != 1) out.bytes[r] = -1;
+  return out;
+}
+
+/// A link error for the first alloc_tensor that cannot fit its constant storage, else ok.
+constexpr diagnostic check_constant_views(const exec_view& v) {
+  diagnostic d;
+  for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
+    const func_info& f = v.funcs[fi];
+    if (f.kind != func_kind::vm) continue;
+    const register_storage st = storages_of(v, f);
+    for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+      const instruction in = decode(v, pc);
+      if (in.op != opcode::call || in.num_args < 4 || callee_name(v, in) != "vm.builtin.alloc_tensor") continue;
+      const arg storage = in.arg_at(0), offset = in.arg_at(1);
+      if (storage.kind() != arg_kind::reg || offset.kind() != arg_kind::imm) continue;
+      const std::int64_t r = storage.value();
+      if (r < 0 || static_cast<std::size_t>(r) >= st.bytes.size() || st.bytes[static_cast<std::size_t>(r)] < 0) continue;
+      std::int64_t nbytes = 0, element = 0, end = 0;
+      if (!constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
+      const std::int64_t size = st.bytes[static_cast<std::size_t>(r)], at = offset.value();
+      const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= size;
+      const bool aligned = element <= 1 || at % element == 0;
+      if (fits && aligned) continue;
+      text t = diagnostic_start("link_error");
+      t << "in ";
+      append_location(t, v, static_cast<std::int64_t>(fi), pc);
+      t << ": vm.builtin.alloc_tensor: ";
+      if (!fits)
+        t << "a view of " << nbytes << " bytes at offset " << at << " does not fit its storage of " << size
+          << " bytes";
+      else
+        t << "offset " << at << " is not aligned for its dtype (" << element << " bytes)";
+      t << " (%" << r << ", made by instruction " << (st.made_by[static_cast<std::size_t>(r)] - f.start) << ')';
+      d.fail(t);
+      return d;
+    }
+  }
+  return d;
+}
+
+/// Bytes an allocation of `nbytes` takes from an arena: rounded up to its alignment.
+constexpr bool arena_block(std::int64_t nbytes, std::int64_t& out) {
+  if (!checked_add(nbytes, storage_alignment - 1, out)) return false;
+  out -= out % storage_alignment;
+  return true;
+}
+
+/// The tensor memory the program's own allocations ask for in one invocation of any function
+/// (see the top of this file), or unknown_bytes.
+template <layout_sizes S>
+constexpr std::int64_t arena_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded) {
+  if (!bounded) return unknown_bytes;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (facts.funcs[f].used_as_value) return unknown_bytes;
+  // need[f]: what one call of f asks for, its callees' included. Nothing recurses, so a function's
+  // callees are done before it when each is computed on demand, deepest first.
+  std::array<std::int64_t, S.funcs> need{};
+  std::array<bool, S.funcs> done{};
+  for (std::size_t round = 0; round <= v.funcs.size(); ++round) {
+    bool progress = false;
+    for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
+      const func_info& f = v.funcs[fi];
+      if (done[fi]) continue;
+      if (f.kind != func_kind::vm) {
+        done[fi] = true;
+        progress = true;
+        continue;
+      }
+      std::int64_t total = 0;
+      bool ready = true;
+      for (std::int64_t pc = f.start; pc < f.end && ready; ++pc) {
+        const instruction in = decode(v, pc);
+        if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) return unknown_bytes;
+        if (in.op != opcode::call) continue;
+        const auto callee = static_cast<std::size_t>(in.func_idx);
+        std::int64_t block = 0;
+        if (v.funcs[callee].kind == func_kind::vm) {
+          if (!done[callee]) {
+            ready = false;
+            break;
+          }
+          block = need[callee];
+        } else {
+          const std::string_view name = callee_name(v, in);
+          std::int64_t nbytes = 0, element = 0;
+          if (name == "vm.builtin.alloc_storage") {
+            if (in.num_args < 4 || !constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element) ||
+                !arena_block(nbytes, block))
+              return unknown_bytes;
+          } else if (name == "vm.builtin.alloc_shape_heap") {
+            if (in.num_args < 1) return unknown_bytes;
+            const arg size = in.arg_at(in.num_args - 1);  // after an optional %vm
+            if (size.kind() != arg_kind::imm || size.value() < 0 ||
+                !checked_mul(size.value(), std::int64_t{8}, nbytes) || !arena_block(nbytes, block))
+              return unknown_bytes;
+          } else if (name == "vm.builtin.shape_to_tensor" || name == "vm.builtin.ensure_zero_offset" ||
+                     name == "vm.builtin.to_device") {
+            return unknown_bytes;
+          }
+        }
+        if (!checked_add(total, block, total)) return unknown_bytes;
+      }
+      if (!ready) continue;
+      need[fi] = total;
+      done[fi] = true;
+      progress = true;
+    }
+    if (!progress) break;
+  }
+  std::int64_t most = 0;
+  for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
+    if (!done[fi]) return unknown_bytes;
+    if (need[fi] > most) most = need[fi];
+  }
+  return most;
+}
+
+}  // namespace relaxvm::detail
+
+#endif  // RELAXVM_VM_STORAGE_FACTS_HPP
+// ---- end relaxvm/vm/storage_facts.hpp ----
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -10211,12 +10418,28 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 
 }  // namespace detail
 
+namespace detail {
+/// Whether a call of table entry `e` may hand the running VM a closure to invoke
+/// (vm_context::invoke_closure): vm.builtin.invoke_closure and call_tir_dyn do; the other
+/// builtins (vm.builtin.*) do not; a user entry may when it takes raw arguments, a trailing span,
+/// or a parameter that accepts a closure or the VM context.
+constexpr bool may_invoke_closures(const entry_info& e) {
+  if (e.name == "vm.builtin.invoke_closure" || e.name == "vm.builtin.call_tir_dyn") return true;
+  if (e.name.starts_with("vm.builtin.")) return false;
+  if (e.raw || e.variadic) return true;
+  for (std::size_t i = 0; i < e.fixed; ++i)
+    if ((e.param_kinds(i) & kinds_of(value_kind::closure, value_kind::context)) != 0) return true;
+  return false;
+}
+}  // namespace detail
+
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok,
+  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
+                    detail::check_constant_views(Prog.view()).ok,
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
@@ -10273,6 +10496,30 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
+  /// Whether the program can make or pass closures for the VM to invoke: a function passed as a
+  /// value, or a call of an entry that may invoke one (detail::may_invoke_closures). static_vm
+  /// links its closure calls only then; otherwise vm_context::invoke_closure is an error.
+  static constexpr bool uses_closures = [] {
+    const exec_view v = Prog.view();
+    for (std::size_t f = 0; f < num_funcs; ++f) {
+      if (facts.funcs[f].used_as_value) return true;
+      if (v.funcs[f].kind != func_kind::packed) continue;
+      const std::int64_t e = table_type::find(v.name(f));
+      if (e >= 0 && detail::may_invoke_closures(table_type::info(static_cast<std::size_t>(e)))) return true;
+    }
+    return false;
+  }();
+
+ private:
+  static constexpr std::int64_t arena_figure = detail::arena_bytes(Prog.view(), facts, bounded);
+
+ public:
+  /// Whether arena_bytes is known (vm/storage_facts.hpp says when).
+  static constexpr bool arena_known = arena_figure != detail::unknown_bytes;
+  /// The tensor memory the program's own allocations (alloc_storage, alloc_shape_heap) take from
+  /// an arena aligned to 64 bytes in one invocation of any function, at most: size an arena by it
+  /// (static_vm::arena checks a buffer against it when it compiles). 0 when not arena_known.
+  static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
@@ -10289,6 +10536,12 @@ consteval auto link() {
   if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
     constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
+    (void)failed;
+  }
+  // Views of constant storages that cannot fit them.
+  constexpr detail::diagnostic views = built.ok && d.ok ? detail::check_constant_views(Prog.view()) : detail::diagnostic{};
+  if constexpr (!views.ok) {
+    constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
   return linked_program<Prog, Table>{};
@@ -10588,6 +10841,37 @@ class static_vm final : public vm_context {
     }
   }
 
+  /// The same, with a buffer whose size the compiler checks: when Linked::bounded, one smaller
+  /// than memory_bytes does not compile (relaxvm_buffer_too_small says by how much).
+  template <std::size_t N>
+  static result<static_vm> create(std::byte (&memory)[N], std::span<const device_allocator> devices) {
+    if constexpr (Linked::bounded && N < memory_bytes) {
+      constexpr detail::diagnostic d = buffer_check("create", "VM memory", N, memory_bytes, "memory_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    return create(std::span<std::byte>(memory), devices);
+  }
+
+  /// An arena allocator over `buffer` for the program's tensors, its size checked when it
+  /// compiles against Linked::arena_bytes (what the program's own allocations take in one
+  /// invocation, for a buffer aligned to 64 bytes: declare it alignas(64)). Needs
+  /// Linked::arena_known; kernels that allocate from the VM's devices themselves need more.
+  template <std::size_t N>
+  static allocator arena(std::byte (&buffer)[N]) {
+    static_assert(Linked::arena_known,
+                  "relaxvm: static_vm::arena: the program's tensor memory is not known at compile time "
+                  "(Linked::arena_known: a size that is not constant, a backward jump, recursion, a function "
+                  "passed as a value, or a builtin whose allocation depends on values); size the buffer yourself "
+                  "and use relaxvm::allocator::arena");
+    if constexpr (N < Linked::arena_bytes) {
+      constexpr detail::diagnostic d = buffer_check("arena", "arena", N, Linked::arena_bytes, "arena_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    return allocator::arena(buffer);
+  }
+
   /// Moves are for create(); do not move a VM while one of its calls runs.
   static_vm(static_vm&&) noexcept = default;
   static_vm& operator=(static_vm&&) = delete;
@@ -10662,13 +10946,20 @@ class static_vm final : public vm_context {
 
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    if (c.is_vm_function() && c.get()->program.get() != program_tag())
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return call_closure(c, args);
-    // Captured values come after the call's own arguments; they are joined in the VM's memory
-    // (the heap-free counterpart of invoke_packed_bound).
-    return with_bound(c, args);
+    if constexpr (!Linked::uses_closures) {
+      // Nothing in the program makes or takes a closure: the code that calls one is left out.
+      (void)c, (void)args;
+      return detail::value_error("invoke_closure: this program passes no closures, so its static_vm does not call "
+                                 "them (linked::uses_closures)");
+    } else {
+      if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+      if (c.is_vm_function() && c.get()->program.get() != program_tag())
+        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      if (c.bound().empty()) return call_closure(c, args);
+      // Captured values come after the call's own arguments; they are joined in the VM's memory
+      // (the heap-free counterpart of invoke_packed_bound).
+      return with_bound(c, args);
+    }
   }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
@@ -10685,6 +10976,16 @@ class static_vm final : public vm_context {
  private:
   static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
       : memory_(memory), devices_(devices) {}
+
+  static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
+                                                  std::size_t need, std::string_view figure) {
+    detail::diagnostic d;
+    detail::text t = detail::diagnostic_start("buffer_error");
+    t << "static_vm::" << fn << ": the " << what << " buffer has " << have << " bytes, but the program needs " << need
+      << " (linked::" << figure << ')';
+    d.fail(t);
+    return d;
+  }
 
   // The constants, and the functions the program passes as values, as values: in firmware mode
   // an error when the object memory has no room for them.

@@ -52,5 +52,9 @@ alignas(64) std::byte arena_memory[arena_bytes];
 
 int main() {
   rv::set_object_memory(object_memory);
-  return network::run<linked>(vm_memory, arena_memory, max_batch, input_tensor(max_batch + 1, in_features));
+  // The output's storage has the symbolic size n x 3: linked::arena_bytes is not known, the
+  // planner's figure is.
+  static_assert(!linked::arena_known);
+  return network::run<linked>(vm_memory, rv::allocator::arena(arena_memory), sizeof(arena_memory), max_batch,
+                              input_tensor(max_batch + 1, in_features));
 }

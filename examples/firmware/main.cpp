@@ -41,14 +41,17 @@ constexpr auto table = rv::make_table(rv::fn<"fw.dense">(&dense), rv::fn<"fw.rel
                                       rv::builtins::memory_table);
 using linked = decltype(rv::link<program, table>());
 
-// Memory, all static: the VM's frames (sized at compile time), objects, and tensor data.
+// Memory, all static: the VM's frames and the tensor data, both sized by figures the linker
+// computes (static_vm::create and static_vm::arena check them when this compiles), and objects.
 alignas(rv::value) std::byte vm_memory[linked::memory_bytes];
 alignas(64) std::byte object_memory[8192];
-alignas(64) std::byte arena_memory[256];
+static_assert(linked::arena_known && linked::arena_bytes == 128);  // the one storage of 128 bytes
+alignas(64) std::byte arena_memory[linked::arena_bytes];
 
 }  // namespace
 
 int main() {
   rv::set_object_memory(object_memory);
-  return network::run<linked>(vm_memory, arena_memory, 1, input_tensor(2, 2));
+  return network::run<linked>(vm_memory, rv::static_vm<linked>::arena(arena_memory), sizeof(arena_memory), 1,
+                              input_tensor(2, 2));
 }

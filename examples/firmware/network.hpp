@@ -92,11 +92,14 @@ inline rv::tensor input_tensor(std::int64_t rows, std::int64_t cols) {
 /// arena and the object memory are reused each time) against the plain C++ network, prints the
 /// first row, provokes an error with `wrong` (it comes back as a result, and the VM stays usable),
 /// prints the memory used, and exits with success only when all held and nothing touched the heap.
-template <class Linked>
-int run(std::span<std::byte> vm_memory, std::span<std::byte> arena, std::int64_t batch, const rv::tensor& wrong) {
+/// `vm_memory` is checked against the program's figure when it compiles (static_vm::create);
+/// `tensor_memory` allocates in a buffer of `arena_size` bytes.
+template <class Linked, std::size_t M>
+int run(std::byte (&vm_memory)[M], const rv::allocator& tensor_memory, std::size_t arena_size, std::int64_t batch,
+        const rv::tensor& wrong) {
   bool ok = true;
   {
-    const rv::device_allocator devices[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+    const rv::device_allocator devices[] = {{rv::device::cpu(), tensor_memory}};
     rv::static_vm<Linked> vm = rv::static_vm<Linked>::create(vm_memory, devices).value();
     const rv::value args[] = {input_tensor(batch, in_features)};
     for (int run = 0; run < 3; ++run) {
@@ -138,7 +141,7 @@ int run(std::span<std::byte> vm_memory, std::span<std::byte> arena, std::int64_t
     print(" B, tensor arena ");
     print_int(static_cast<std::int32_t>(devices[0].allocator.stats().peak_bytes_in_use));
     print(" B of ");
-    print_int(static_cast<std::int32_t>(arena.size()));
+    print_int(static_cast<std::int32_t>(arena_size));
     print("\n");
   }
   print("heap allocations: ");

@@ -109,6 +109,90 @@ TEST_CASE("a linked program dispatches through a constexpr array and knows its m
   CHECK(sum == 99 * 100 / 2 + 300);
 }
 
+// Tensor memory known when the program links: two storages in `inner` (100 and 20 bytes, 128 +
+// 64 from an arena), and `outer` calls it twice after a storage of its own (64 bytes).
+constexpr auto storages = rv::build([](rv::exec_builder& b) {
+  const rv::dtype f32 = rv::dtype::float32(), u8 = rv::dtype::uint8();
+  {
+    auto fn = b.function("inner", 0);
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({100})), b.imm(-1), b.c(b.add_dtype(u8))},
+                b.r(0));
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({5})), b.imm(-1), b.c(b.add_dtype(f32))},
+                b.r(1));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(64), b.c(b.add_shape({9})), b.c(b.add_dtype(f32))}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  {
+    auto fn = b.function("outer", 0);
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({1})), b.imm(-1), b.c(b.add_dtype(u8))},
+                b.r(0));
+    b.emit_call("inner", {}, b.r(1));
+    b.emit_call("inner", {}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+});
+using linked_storages = decltype(rv::link<storages, rv::builtins::table>());
+
+TEST_CASE("the tensor memory of a program's own allocations is known when it links") {
+  static_assert(linked_storages::arena_known);
+  static_assert(linked_storages::arena_bytes == 64 + 2 * (128 + 64));  // outer, the larger entry point
+  alignas(rv::value) std::byte memory[linked_storages::memory_bytes];
+  alignas(64) std::byte arena[linked_storages::arena_bytes];
+  const rv::device_allocator devices[] = {{rv::device::cpu(), rv::static_vm<linked_storages>::arena(arena)}};
+  rv::static_vm<linked_storages> vm = rv::static_vm<linked_storages>::create(memory, devices).value();
+  for (int run = 0; run < 3; ++run) CHECK(vm.invoke<"outer">().value().as<rv::tensor>().shape() == rv::shape{9});
+  CHECK(devices[0].allocator.stats().peak_bytes_in_use <= static_cast<std::int64_t>(linked_storages::arena_bytes));
+  // Nothing in this program makes or takes a closure: its VM does not link the code that calls
+  // one, and says so when asked to. A program that can is linked with it (the tests below).
+  static_assert(!linked_storages::uses_closures && linked::uses_closures);
+  const rv::result<rv::value> closure_call = vm.invoke_closure(rv::closure(), {});
+  REQUIRE_FALSE(closure_call.ok());
+  CHECK(std::string(closure_call.error().message()).find("linked::uses_closures") != std::string::npos);
+
+  // Not known: a size from a register, a backward jump.
+  static constexpr auto from_register = rv::build([](rv::exec_builder& b) {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.r(0), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(1));
+    b.emit_ret(b.r(1));
+  });
+  static_assert(!decltype(rv::link<from_register, rv::builtins::table>())::arena_known);
+  static constexpr auto loops = rv::build([](rv::exec_builder& b) {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.alloc_storage",
+                {b.vm_state(), b.c(b.add_shape({8})), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))}, b.r(1));
+    b.emit_if(b.r(0), 2);
+    b.emit_goto(-2);
+    b.emit_ret(b.r(1));
+  });
+  static_assert(!decltype(rv::link<loops, rv::builtins::table>())::arena_known);
+
+  // A view of a constant storage that does not fit, or is not aligned for its dtype, does not
+  // link (tests/compile_fail/link_view_out_of_storage.cpp); one whose storage register is set
+  // twice is left to run time.
+  constexpr auto misaligned = rv::build([](rv::exec_builder& b) {
+    auto fn = b.function("main", 0);
+    b.emit_call("vm.builtin.alloc_storage",
+                {b.vm_state(), b.c(b.add_shape({64})), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))}, b.r(0));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(2), b.c(b.add_shape({2})), b.c(b.add_dtype(rv::dtype::float32()))},
+                b.r(1));
+    b.emit_ret(b.r(1));
+  });
+  static_assert(rv::detail::check_constant_views(misaligned.view()).view().find(
+                    "offset 2 is not aligned for its dtype (4 bytes) (%0, made by instruction 0)") != std::string_view::npos);
+  constexpr auto set_twice = rv::build([](rv::exec_builder& b) {
+    auto fn = b.function("main", 1);
+    b.emit_call("vm.builtin.alloc_storage",
+                {b.vm_state(), b.c(b.add_shape({4})), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))}, b.r(1));
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.r(0), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(1));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(1), b.imm(0), b.c(b.add_shape({64})), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(2));
+    b.emit_ret(b.r(2));
+  });
+  static_assert(rv::detail::check_constant_views(set_twice.view()).ok);
+}
+
 TEST_CASE("invoke<name>(args...): a call checked against the program when it compiles") {
   alignas(rv::value) std::byte memory[linked::memory_bytes];
   rv::static_vm<linked> vm = rv::static_vm<linked>::create(memory, host).value();
@@ -146,8 +230,10 @@ TEST_CASE("static_vm reports errors with their place, and stays usable") {
   CHECK(std::string(vm.invoke("nope", V{}).error().message()) == "static_vm: the program has no function 'nope'");
   CHECK(vm.peak_memory() == linked::memory_bytes);
 
+  // An array too small does not compile (tests/compile_fail/buffer_too_small_memory.cpp); a span
+  // is checked when the VM is made.
   alignas(rv::value) std::byte small[64];
-  CHECK(std::string(rv::static_vm<linked>::create(small, host).error().message()) ==
+  CHECK(std::string(rv::static_vm<linked>::create(std::span<std::byte>(small), host).error().message()) ==
         "static_vm: the program needs " + std::to_string(linked::memory_bytes) + " bytes of memory, but got 64");
   CHECK(std::string(rv::static_vm<linked>::create(memory, {}).error().message()) ==
         "static_vm: give it at least one device (the host)");

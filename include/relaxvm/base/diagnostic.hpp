@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compile-time diagnostics: how a failure found during constant evaluation (a program that does
 // not verify, build() in bytecode/static_executable.hpp; a program that does not link, link() in
-// vm/link.hpp; a typed call that does not match the program, static_vm::invoke<"name">) becomes
-// the compiler's error message. One funnel for all:
+// vm/link.hpp; a typed call that does not match the program, static_vm::invoke<"name">; a buffer
+// smaller than the program needs, static_vm::create and static_vm::arena) becomes the compiler's
+// error message. One funnel for all:
 //
 // - a `diagnostic` holds the message (a literal type, so it can be a template argument);
 // - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
 //   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
 //   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
 //   character chunks that become the template arguments of a function the evaluation cannot call
-//   (`relaxvm_program_failed_to_build`, `..._to_link` or
-//   `relaxvm_typed_invoke_failed`), and the compiler prints them.
+//   (`relaxvm_program_failed_to_build`, `..._to_link`,
+//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`), and the compiler prints them.
 #ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
 #define RELAXVM_BASE_DIAGNOSTIC_HPP
 
@@ -77,14 +78,17 @@ template <message_chunk... Message>
 void relaxvm_program_failed_to_link() {}
 template <message_chunk... Message>
 void relaxvm_typed_invoke_failed() {}
+template <message_chunk... Message>
+void relaxvm_buffer_too_small() {}
 
-enum class diagnostic_phase { build, link, invoke };
+enum class diagnostic_phase { build, link, invoke, buffer };
 
 template <diagnostic D, diagnostic_phase P, std::size_t... K>
 constexpr void report_chunks(std::index_sequence<K...>) {
   if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
   else if constexpr (P == diagnostic_phase::link) relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
-  else relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
+  else if constexpr (P == diagnostic_phase::invoke) relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
+  else relaxvm_buffer_too_small<chunk_of<D>(K)...>();
 }
 
 /// Fails the compilation with D's message (D must have failed). Called where a constant

@@ -10,8 +10,10 @@
 // pass as many arguments as it takes, and each argument whose kind is known without running the
 // program (an immediate, a constant, a function, %vm, %void) must be one the parameter accepts.
 // A violation is a compile error whose diagnostic names the function, the instruction and the
-// argument. The linked program calls the table through a constexpr array of function pointers,
-// and knows the memory its frames need (static_vm.hpp runs it).
+// argument. An alloc_tensor whose constant view cannot fit the constant storage it views is one
+// too (vm/storage_facts.hpp). The linked program calls the table through a constexpr array of
+// function pointers, and knows the memory its frames need and, when its allocations are
+// constant, the tensor memory they take (static_vm.hpp runs it).
 #ifndef RELAXVM_VM_LINK_HPP
 #define RELAXVM_VM_LINK_HPP
 
@@ -30,6 +32,7 @@
 #include "../runtime/table.hpp"
 #include "../runtime/value.hpp"
 #include "static_frame.hpp"
+#include "storage_facts.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
 
@@ -198,12 +201,28 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 
 }  // namespace detail
 
+namespace detail {
+/// Whether a call of table entry `e` may hand the running VM a closure to invoke
+/// (vm_context::invoke_closure): vm.builtin.invoke_closure and call_tir_dyn do; the other
+/// builtins (vm.builtin.*) do not; a user entry may when it takes raw arguments, a trailing span,
+/// or a parameter that accepts a closure or the VM context.
+constexpr bool may_invoke_closures(const entry_info& e) {
+  if (e.name == "vm.builtin.invoke_closure" || e.name == "vm.builtin.call_tir_dyn") return true;
+  if (e.name.starts_with("vm.builtin.")) return false;
+  if (e.raw || e.variadic) return true;
+  for (std::size_t i = 0; i < e.fixed; ++i)
+    if ((e.param_kinds(i) & kinds_of(value_kind::closure, value_kind::context)) != 0) return true;
+  return false;
+}
+}  // namespace detail
+
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
 template <const auto& Prog, const auto& Table>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
-  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok,
+  static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
+                    detail::check_constant_views(Prog.view()).ok,
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
@@ -260,6 +279,30 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
+  /// Whether the program can make or pass closures for the VM to invoke: a function passed as a
+  /// value, or a call of an entry that may invoke one (detail::may_invoke_closures). static_vm
+  /// links its closure calls only then; otherwise vm_context::invoke_closure is an error.
+  static constexpr bool uses_closures = [] {
+    const exec_view v = Prog.view();
+    for (std::size_t f = 0; f < num_funcs; ++f) {
+      if (facts.funcs[f].used_as_value) return true;
+      if (v.funcs[f].kind != func_kind::packed) continue;
+      const std::int64_t e = table_type::find(v.name(f));
+      if (e >= 0 && detail::may_invoke_closures(table_type::info(static_cast<std::size_t>(e)))) return true;
+    }
+    return false;
+  }();
+
+ private:
+  static constexpr std::int64_t arena_figure = detail::arena_bytes(Prog.view(), facts, bounded);
+
+ public:
+  /// Whether arena_bytes is known (vm/storage_facts.hpp says when).
+  static constexpr bool arena_known = arena_figure != detail::unknown_bytes;
+  /// The tensor memory the program's own allocations (alloc_storage, alloc_shape_heap) take from
+  /// an arena aligned to 64 bytes in one invocation of any function, at most: size an arena by it
+  /// (static_vm::arena checks a buffer against it when it compiles). 0 when not arena_known.
+  static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
@@ -276,6 +319,12 @@ consteval auto link() {
   if constexpr (!d.ok) {
     // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
     constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
+    (void)failed;
+  }
+  // Views of constant storages that cannot fit them.
+  constexpr detail::diagnostic views = built.ok && d.ok ? detail::check_constant_views(Prog.view()) : detail::diagnostic{};
+  if constexpr (!views.ok) {
+    constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
   return linked_program<Prog, Table>{};

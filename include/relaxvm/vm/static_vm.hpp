@@ -101,6 +101,37 @@ class static_vm final : public vm_context {
     }
   }
 
+  /// The same, with a buffer whose size the compiler checks: when Linked::bounded, one smaller
+  /// than memory_bytes does not compile (relaxvm_buffer_too_small says by how much).
+  template <std::size_t N>
+  static result<static_vm> create(std::byte (&memory)[N], std::span<const device_allocator> devices) {
+    if constexpr (Linked::bounded && N < memory_bytes) {
+      constexpr detail::diagnostic d = buffer_check("create", "VM memory", N, memory_bytes, "memory_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    return create(std::span<std::byte>(memory), devices);
+  }
+
+  /// An arena allocator over `buffer` for the program's tensors, its size checked when it
+  /// compiles against Linked::arena_bytes (what the program's own allocations take in one
+  /// invocation, for a buffer aligned to 64 bytes: declare it alignas(64)). Needs
+  /// Linked::arena_known; kernels that allocate from the VM's devices themselves need more.
+  template <std::size_t N>
+  static allocator arena(std::byte (&buffer)[N]) {
+    static_assert(Linked::arena_known,
+                  "relaxvm: static_vm::arena: the program's tensor memory is not known at compile time "
+                  "(Linked::arena_known: a size that is not constant, a backward jump, recursion, a function "
+                  "passed as a value, or a builtin whose allocation depends on values); size the buffer yourself "
+                  "and use relaxvm::allocator::arena");
+    if constexpr (N < Linked::arena_bytes) {
+      constexpr detail::diagnostic d = buffer_check("arena", "arena", N, Linked::arena_bytes, "arena_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    return allocator::arena(buffer);
+  }
+
   /// Moves are for create(); do not move a VM while one of its calls runs.
   static_vm(static_vm&&) noexcept = default;
   static_vm& operator=(static_vm&&) = delete;
@@ -175,13 +206,20 @@ class static_vm final : public vm_context {
 
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    if (c.is_vm_function() && c.get()->program.get() != program_tag())
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return call_closure(c, args);
-    // Captured values come after the call's own arguments; they are joined in the VM's memory
-    // (the heap-free counterpart of invoke_packed_bound).
-    return with_bound(c, args);
+    if constexpr (!Linked::uses_closures) {
+      // Nothing in the program makes or takes a closure: the code that calls one is left out.
+      (void)c, (void)args;
+      return detail::value_error("invoke_closure: this program passes no closures, so its static_vm does not call "
+                                 "them (linked::uses_closures)");
+    } else {
+      if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+      if (c.is_vm_function() && c.get()->program.get() != program_tag())
+        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      if (c.bound().empty()) return call_closure(c, args);
+      // Captured values come after the call's own arguments; they are joined in the VM's memory
+      // (the heap-free counterpart of invoke_packed_bound).
+      return with_bound(c, args);
+    }
   }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
@@ -198,6 +236,16 @@ class static_vm final : public vm_context {
  private:
   static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
       : memory_(memory), devices_(devices) {}
+
+  static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
+                                                  std::size_t need, std::string_view figure) {
+    detail::diagnostic d;
+    detail::text t = detail::diagnostic_start("buffer_error");
+    t << "static_vm::" << fn << ": the " << what << " buffer has " << have << " bytes, but the program needs " << need
+      << " (linked::" << figure << ')';
+    d.fail(t);
+    return d;
+  }
 
   // The constants, and the functions the program passes as values, as values: in firmware mode
   // an error when the object memory has no room for them.
