@@ -479,10 +479,14 @@ class error
 #else
   error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
   // Out of line, and copying only the characters in use: errors move through every result.
-  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_) { append(o.message()); }
+  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_), function_(o.function_), instruction_(o.instruction_) {
+    append(o.message());
+  }
   RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
     if (this != &o) {
       kind_ = o.kind_;
+      function_ = o.function_;
+      instruction_ = o.instruction_;
       size_ = 0;
       append(o.message());
     }
@@ -507,6 +511,19 @@ class error
     return message_;
 #endif
   }
+  /// Where the program of the VM that returned the error was when it failed: the index of the
+  /// function in its executable and the instruction's number in that function (the innermost
+  /// frame of that VM's invocation; an error from a nested invocation of another VM, through a
+  /// kernel, is placed at the kernel's call). -1 when the error did not come from running a
+  /// program. Terse builds (RELAXVM_ERROR_TEXT=0) keep only these, not the "in function ..."
+  /// lines of the message.
+  std::int64_t function_index() const noexcept { return function_; }
+  std::int64_t instruction() const noexcept { return instruction_; }
+  /// Sets where the error happened (each invocation it leaves sets it again).
+  void set_location(std::int64_t function, std::int64_t instruction) noexcept {
+    function_ = function;
+    instruction_ = instruction;
+  }
   /// Adds a line of context (where the error happened) below the message.
   void add_context(std::string_view line) {
 #if RELAXVM_HEAP
@@ -520,6 +537,7 @@ class error
 
  private:
   error_kind kind_;
+  std::int64_t function_ = -1, instruction_ = -1;
 #if RELAXVM_HEAP
   std::string message_;
 #else
@@ -7506,6 +7524,16 @@ class arena_allocator final : public allocator_object {
 }  // namespace detail
 
 /// A handle to an allocator. Copies share it.
+/// Memory for an arena allocator (allocator::arena), aligned as the arena aligns its blocks, so
+/// that a figure counted in blocks (a linked program's arena_bytes) fits it exactly; what
+/// static_vm::arena takes.
+template <std::size_t N>
+struct arena_buffer {
+  alignas(alloc_alignment) std::byte bytes[N > 0 ? N : 1];
+  static constexpr std::size_t size = N;
+  std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
+};
+
 class allocator {
  public:
   allocator() = default;
@@ -8748,17 +8776,24 @@ RELAXVM_ALWAYS_INLINE std::int64_t if_offset(const value& c, std::int64_t false_
 /// owns it, copied when it only borrows it (an argument or a constant).
 RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ? value(src) : std::move(src); }
 
-/// An error's way out: adds where it happened to `e` ("in <function>, instruction <pc> (<text>)"
-/// for the failing instruction, then "called from ..." for each caller), popping each frame as it
-/// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
+/// An error's way out: records where it happened in `e` (error::function_index() and
+/// instruction(), of the failing instruction) and, unless errors are terse, adds it to the message
+/// ("in <function>, instruction <pc> (<text>)", then "called from ..." for each caller), popping
+/// each frame as it goes. `frames` walks the frames of the failing invocation from the innermost: more(),
 /// func_index(), return_pc() and pop().
 template <class Frames>
 RELAXVM_ALWAYS_INLINE void unwind(error& e, const exec_view& v, std::int64_t pc, Frames frames) {
   bool innermost = true;
   while (frames.more()) {
+    if (innermost) {
+      const std::int64_t f = frames.func_index();
+      e.set_location(f, pc - v.funcs[static_cast<std::size_t>(f)].start);
+    }
+#if RELAXVM_ERROR_TEXT
     text t(innermost ? "in " : "called from ");
     append_location(t, v, frames.func_index(), pc);
     e.add_context(t.view());
+#endif
     pc = frames.return_pc();
     innermost = false;
     frames.pop();
@@ -10099,57 +10134,63 @@ constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg,
   return checked_mul(n, t.bytes(), nbytes);
 }
 
-constexpr std::string_view callee_name(const exec_view& v, const instruction& in) {
-  return v.str(v.funcs[static_cast<std::size_t>(in.func_idx)].name);
+/// The name of the packed function `in` calls ("" when it calls a vm function, which may have
+/// any name).
+constexpr std::string_view packed_callee(const exec_view& v, const instruction& in) {
+  const func_info& c = v.funcs[static_cast<std::size_t>(in.func_idx)];
+  return c.kind == func_kind::packed ? v.str(c.name) : std::string_view();
 }
 
-/// Per register of a vm function: the size of the storage it holds when a single instruction sets
-/// it, an alloc_storage of constant size (else -1), and which instruction that is. (Used only in
-/// constant evaluation: the vectors never reach run time.)
-struct register_storage {
-  std::vector<std::int64_t> bytes, made_by;
+/// A register of a vm function that an alloc_storage of constant size sets: its size, the
+/// instruction that sets it, and how many instructions write the register (only one may).
+struct storage_register {
+  std::int64_t reg, bytes, made_by, writes;
 };
 
-constexpr register_storage storages_of(const exec_view& v, const func_info& f) {
-  const auto n = static_cast<std::size_t>(f.register_file_size);
-  register_storage out{std::vector<std::int64_t>(n, -1), std::vector<std::int64_t>(n, 0)};
-  std::vector<std::int64_t> writes(n, 0);
-  for (std::size_t r = 0; r < n && r < static_cast<std::size_t>(f.num_args); ++r) writes[r] = 1;
+/// The registers of `f` set once, by an alloc_storage of constant size. (Only in constant
+/// evaluation: the vector never reaches run time. It holds only such registers, so its cost
+/// grows with the allocations, not with the register file.)
+constexpr std::vector<storage_register> constant_storages(const exec_view& v, const func_info& f) {
+  std::vector<storage_register> out;
   for (std::int64_t pc = f.start; pc < f.end; ++pc) {
     const instruction in = decode(v, pc);
-    if (in.op != opcode::call || in.dst < 0 || static_cast<std::size_t>(in.dst) >= n) continue;
-    const auto r = static_cast<std::size_t>(in.dst);
-    ++writes[r];
     std::int64_t nbytes = 0, element = 0;
-    if (callee_name(v, in) == "vm.builtin.alloc_storage" && in.num_args >= 4 &&
-        constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element)) {
-      out.bytes[r] = nbytes;
-      out.made_by[r] = pc;
-    }
+    if (in.op == opcode::call && in.dst >= 0 && in.dst < begin_special_register && in.num_args >= 4 &&
+        packed_callee(v, in) == "vm.builtin.alloc_storage" &&
+        constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element))
+      out.push_back({in.dst, nbytes, pc, 0});
   }
-  for (std::size_t r = 0; r < n; ++r)
-    if (writes[r] != 1) out.bytes[r] = -1;
+  if (out.empty()) return out;
+  for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call) continue;
+    for (storage_register& r : out) r.writes += r.reg == in.dst;
+  }
+  for (storage_register& r : out) r.writes += r.reg < f.num_args;  // a parameter is set on entry
   return out;
 }
 
-/// A link error for the first alloc_tensor that cannot fit its constant storage, else ok.
+/// A link error for the first alloc_tensor that cannot fit its constant storage, else ok. An
+/// alloc_tensor on a path that never runs counts too: the program is wrong either way.
 constexpr diagnostic check_constant_views(const exec_view& v) {
   diagnostic d;
   for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
     const func_info& f = v.funcs[fi];
     if (f.kind != func_kind::vm) continue;
-    const register_storage st = storages_of(v, f);
+    const std::vector<storage_register> storages = constant_storages(v, f);
+    if (storages.empty()) continue;
     for (std::int64_t pc = f.start; pc < f.end; ++pc) {
       const instruction in = decode(v, pc);
-      if (in.op != opcode::call || in.num_args < 4 || callee_name(v, in) != "vm.builtin.alloc_tensor") continue;
+      if (in.op != opcode::call || in.num_args < 4 || packed_callee(v, in) != "vm.builtin.alloc_tensor") continue;
       const arg storage = in.arg_at(0), offset = in.arg_at(1);
       if (storage.kind() != arg_kind::reg || offset.kind() != arg_kind::imm) continue;
-      const std::int64_t r = storage.value();
-      if (r < 0 || static_cast<std::size_t>(r) >= st.bytes.size() || st.bytes[static_cast<std::size_t>(r)] < 0) continue;
+      const storage_register* st = nullptr;
+      for (const storage_register& r : storages)
+        if (r.reg == storage.value() && r.writes == 1) st = &r;
       std::int64_t nbytes = 0, element = 0, end = 0;
-      if (!constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
-      const std::int64_t size = st.bytes[static_cast<std::size_t>(r)], at = offset.value();
-      const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= size;
+      if (st == nullptr || !constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
+      const std::int64_t at = offset.value();
+      const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= st->bytes;
       const bool aligned = element <= 1 || at % element == 0;
       if (fits && aligned) continue;
       text t = diagnostic_start("link_error");
@@ -10157,11 +10198,11 @@ constexpr diagnostic check_constant_views(const exec_view& v) {
       append_location(t, v, static_cast<std::int64_t>(fi), pc);
       t << ": vm.builtin.alloc_tensor: ";
       if (!fits)
-        t << "a view of " << nbytes << " bytes at offset " << at << " does not fit its storage of " << size
+        t << "a view of " << nbytes << " bytes at offset " << at << " does not fit its storage of " << st->bytes
           << " bytes";
       else
         t << "offset " << at << " is not aligned for its dtype (" << element << " bytes)";
-      t << " (%" << r << ", made by instruction " << (st.made_by[static_cast<std::size_t>(r)] - f.start) << ')';
+      t << " (%" << st->reg << ", made by instruction " << (st->made_by - f.start) << ')';
       d.fail(t);
       return d;
     }
@@ -10176,72 +10217,61 @@ constexpr bool arena_block(std::int64_t nbytes, std::int64_t& out) {
   return true;
 }
 
+inline constexpr std::int64_t not_computed = -2;
+
+/// What one call of vm function f asks an arena for, its callees' calls included, or
+/// unknown_bytes; memo[f] keeps it. Depth first, like link's chain_bytes, and only for a program
+/// without recursion (the caller checks).
+template <layout_sizes S>
+constexpr std::int64_t call_arena_bytes(const exec_view& v, const static_program_facts<S>& facts, std::size_t f,
+                                        std::int64_t* memo) {
+  if (memo[f] != not_computed) return memo[f];
+  memo[f] = unknown_bytes;  // until known
+  std::int64_t total = 0;
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end; ++pc) {
+    const instruction in = decode(v, pc);
+    if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) return unknown_bytes;  // a loop
+    if (in.op != opcode::call) continue;
+    std::int64_t block = 0, nbytes = 0, element = 0;
+    if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0) {
+      block = call_arena_bytes(v, facts, static_cast<std::size_t>(callee), memo);
+      if (block == unknown_bytes) return unknown_bytes;
+    } else if (const std::string_view name = packed_callee(v, in); name == "vm.builtin.alloc_storage") {
+      if (in.num_args < 4 || !constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element) ||
+          !arena_block(nbytes, block))
+        return unknown_bytes;
+    } else if (name == "vm.builtin.alloc_shape_heap") {
+      if (in.num_args < 1) return unknown_bytes;
+      const arg size = in.arg_at(in.num_args - 1);  // after an optional %vm
+      if (size.kind() != arg_kind::imm || size.value() < 0 || !checked_mul(size.value(), std::int64_t{8}, nbytes) ||
+          !arena_block(nbytes, block))
+        return unknown_bytes;
+    } else if (name == "vm.builtin.shape_to_tensor" || name == "vm.builtin.ensure_zero_offset" ||
+               name == "vm.builtin.to_device") {
+      return unknown_bytes;
+    }
+    if (!checked_add(total, block, total)) return unknown_bytes;
+  }
+  memo[f] = total;
+  return total;
+}
+
 /// The tensor memory the program's own allocations ask for in one invocation of any function
-/// (see the top of this file), or unknown_bytes.
+/// (see the top of this file), or unknown_bytes. `bounded`: no recursion, no vm function passed
+/// as a value (link's figure).
 template <layout_sizes S>
 constexpr std::int64_t arena_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
-    if (facts.funcs[f].used_as_value) return unknown_bytes;
-  // need[f]: what one call of f asks for, its callees' included. Nothing recurses, so a function's
-  // callees are done before it when each is computed on demand, deepest first.
-  std::array<std::int64_t, S.funcs> need{};
-  std::array<bool, S.funcs> done{};
-  for (std::size_t round = 0; round <= v.funcs.size(); ++round) {
-    bool progress = false;
-    for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
-      const func_info& f = v.funcs[fi];
-      if (done[fi]) continue;
-      if (f.kind != func_kind::vm) {
-        done[fi] = true;
-        progress = true;
-        continue;
-      }
-      std::int64_t total = 0;
-      bool ready = true;
-      for (std::int64_t pc = f.start; pc < f.end && ready; ++pc) {
-        const instruction in = decode(v, pc);
-        if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) return unknown_bytes;
-        if (in.op != opcode::call) continue;
-        const auto callee = static_cast<std::size_t>(in.func_idx);
-        std::int64_t block = 0;
-        if (v.funcs[callee].kind == func_kind::vm) {
-          if (!done[callee]) {
-            ready = false;
-            break;
-          }
-          block = need[callee];
-        } else {
-          const std::string_view name = callee_name(v, in);
-          std::int64_t nbytes = 0, element = 0;
-          if (name == "vm.builtin.alloc_storage") {
-            if (in.num_args < 4 || !constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element) ||
-                !arena_block(nbytes, block))
-              return unknown_bytes;
-          } else if (name == "vm.builtin.alloc_shape_heap") {
-            if (in.num_args < 1) return unknown_bytes;
-            const arg size = in.arg_at(in.num_args - 1);  // after an optional %vm
-            if (size.kind() != arg_kind::imm || size.value() < 0 ||
-                !checked_mul(size.value(), std::int64_t{8}, nbytes) || !arena_block(nbytes, block))
-              return unknown_bytes;
-          } else if (name == "vm.builtin.shape_to_tensor" || name == "vm.builtin.ensure_zero_offset" ||
-                     name == "vm.builtin.to_device") {
-            return unknown_bytes;
-          }
-        }
-        if (!checked_add(total, block, total)) return unknown_bytes;
-      }
-      if (!ready) continue;
-      need[fi] = total;
-      done[fi] = true;
-      progress = true;
-    }
-    if (!progress) break;
-  }
+    if (facts.funcs[f].used_as_value) return unknown_bytes;  // a closure call allocates what its function does
+  std::array<std::int64_t, S.funcs + 1> memo{};
+  for (std::int64_t& m : memo) m = not_computed;
   std::int64_t most = 0;
-  for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
-    if (!done[fi]) return unknown_bytes;
-    if (need[fi] > most) most = need[fi];
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    if (v.funcs[f].kind != func_kind::vm) continue;
+    const std::int64_t b = call_arena_bytes(v, facts, f, memo.data());
+    if (b == unknown_bytes) return unknown_bytes;
+    most = b > most ? b : most;
   }
   return most;
 }
@@ -10418,21 +10448,6 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 
 }  // namespace detail
 
-namespace detail {
-/// Whether a call of table entry `e` may hand the running VM a closure to invoke
-/// (vm_context::invoke_closure): vm.builtin.invoke_closure and call_tir_dyn do; the other
-/// builtins (vm.builtin.*) do not; a user entry may when it takes raw arguments, a trailing span,
-/// or a parameter that accepts a closure or the VM context.
-constexpr bool may_invoke_closures(const entry_info& e) {
-  if (e.name == "vm.builtin.invoke_closure" || e.name == "vm.builtin.call_tir_dyn") return true;
-  if (e.name.starts_with("vm.builtin.")) return false;
-  if (e.raw || e.variadic) return true;
-  for (std::size_t i = 0; i < e.fixed; ++i)
-    if ((e.param_kinds(i) & kinds_of(value_kind::closure, value_kind::context)) != 0) return true;
-  return false;
-}
-}  // namespace detail
-
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
 template <const auto& Prog, const auto& Table>
@@ -10496,20 +10511,15 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
-  /// Whether the program can make or pass closures for the VM to invoke: a function passed as a
-  /// value, or a call of an entry that may invoke one (detail::may_invoke_closures). static_vm
-  /// links its closure calls only then; otherwise vm_context::invoke_closure is an error.
-  static constexpr bool uses_closures = [] {
-    const exec_view v = Prog.view();
-    for (std::size_t f = 0; f < num_funcs; ++f) {
-      if (facts.funcs[f].used_as_value) return true;
-      if (v.funcs[f].kind != func_kind::packed) continue;
-      const std::int64_t e = table_type::find(v.name(f));
-      if (e >= 0 && detail::may_invoke_closures(table_type::info(static_cast<std::size_t>(e)))) return true;
-    }
+  /// Whether the program passes a vm function as a value: only then can a closure over one of
+  /// its vm functions exist (static_vm makes them when it is created), so only then does
+  /// static_vm link the code that runs one when a closure is invoked; closures over packed
+  /// functions are called either way.
+  static constexpr bool vm_closures = [] {
+    for (std::size_t f = 0; f < num_funcs; ++f)
+      if (facts.funcs[f].used_as_value && Prog.view().funcs[f].kind == func_kind::vm) return true;
     return false;
   }();
-
  private:
   static constexpr std::int64_t arena_figure = detail::arena_bytes(Prog.view(), facts, bounded);
 
@@ -10786,6 +10796,9 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
 }
 }  // namespace detail
 
+// The arena figure link() computes counts blocks as the arena aligns them.
+static_assert(detail::storage_alignment == static_cast<std::int64_t>(alloc_alignment));
+
 // Frames are a header followed by value slots, packed back to back in the VM's memory.
 static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
@@ -10854,11 +10867,13 @@ class static_vm final : public vm_context {
   }
 
   /// An arena allocator over `buffer` for the program's tensors, its size checked when it
-  /// compiles against Linked::arena_bytes (what the program's own allocations take in one
-  /// invocation, for a buffer aligned to 64 bytes: declare it alignas(64)). Needs
-  /// Linked::arena_known; kernels that allocate from the VM's devices themselves need more.
+  /// compiles against Linked::arena_bytes: what the program's own allocations take in one
+  /// invocation (arena_buffer is aligned as the arena's blocks are, so the figure fits exactly).
+  /// Needs Linked::arena_known. Not counted: what kernels allocate from the VM's devices
+  /// themselves, results the caller keeps from earlier invocations (the arena reuses its memory
+  /// only once nothing allocated from it is alive), and invocations nested through a kernel.
   template <std::size_t N>
-  static allocator arena(std::byte (&buffer)[N]) {
+  static allocator arena(arena_buffer<N>& buffer) {
     static_assert(Linked::arena_known,
                   "relaxvm: static_vm::arena: the program's tensor memory is not known at compile time "
                   "(Linked::arena_known: a size that is not constant, a backward jump, recursion, a function "
@@ -10869,7 +10884,7 @@ class static_vm final : public vm_context {
       constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
       (void)failed;
     }
-    return allocator::arena(buffer);
+    return allocator::arena(buffer.span());
   }
 
   /// Moves are for create(); do not move a VM while one of its calls runs.
@@ -10911,7 +10926,12 @@ class static_vm final : public vm_context {
     } else {
       constexpr std::int64_t fi = view.find(Name.view());
       const std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
-      return invoke(fi, std::span<const value>(a.data(), a.size()));
+      if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+        return invoke(fi, std::span<const value>(a.data(), a.size()));
+      } else {  // the argument count is checked already when the function's is known
+        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
+        return run_entry<!checked>(fi, std::span<const value>(a.data(), a.size()));
+      }
     }
   }
 
@@ -10927,6 +10947,17 @@ class static_vm final : public vm_context {
       return d;
     }
     const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (f.kind == func_kind::packed) {  // its table entry knows what it takes (linked: it is there)
+      using table_type = typename Linked::table_type;
+      const entry_info e = table_type::info(static_cast<std::size_t>(table_type::find(name)));
+      if (e.raw || (e.variadic ? given >= e.fixed : given == e.fixed)) return d;
+      t << "invoke<" << name << ">: " << name << " takes " << (e.variadic ? "at least " : "") << e.fixed
+        << (e.fixed == 1 ? " argument" : " arguments") << " (";
+      for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+      t << "), but the call passes " << given;
+      d.fail(t);
+      return d;
+    }
     if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
     t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
       << (f.num_args == 1 ? " argument" : " arguments");
@@ -10946,20 +10977,14 @@ class static_vm final : public vm_context {
 
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if constexpr (!Linked::uses_closures) {
-      // Nothing in the program makes or takes a closure: the code that calls one is left out.
-      (void)c, (void)args;
-      return detail::value_error("invoke_closure: this program passes no closures, so its static_vm does not call "
-                                 "them (linked::uses_closures)");
-    } else {
-      if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-      if (c.is_vm_function() && c.get()->program.get() != program_tag())
-        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-      if (c.bound().empty()) return call_closure(c, args);
-      // Captured values come after the call's own arguments; they are joined in the VM's memory
-      // (the heap-free counterpart of invoke_packed_bound).
-      return with_bound(c, args);
-    }
+    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+    // A program that passes no vm function as a value has no closure over one of its own.
+    if (c.is_vm_function() && (!Linked::vm_closures || c.get()->program.get() != program_tag()))
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (c.bound().empty()) return call_closure(c, args);
+    // Captured values come after the call's own arguments; they are joined in the VM's memory
+    // (the heap-free counterpart of invoke_packed_bound).
+    return with_bound(c, args);
   }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
@@ -11037,7 +11062,9 @@ class static_vm final : public vm_context {
   }
 
   result<value> call_closure(const closure& c, std::span<const value> args) {
-    if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    if constexpr (Linked::vm_closures) {  // else no vm closure gets here (invoke_closure)
+      if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    }
     const closure_object& fn = c.get()->callee();
     value ret;
     std::optional<error> err;
@@ -11068,11 +11095,15 @@ class static_vm final : public vm_context {
                                  memory_.size() - used_, " of its ", memory_.size(), " bytes are left");
   }
 
+  // Runs vm function fi from C++; CheckArity false when the caller checked the count already.
+  template <bool CheckArity = true>
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
-    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
-    if (static_cast<std::int64_t>(args.size()) != f.num_args)
-      return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
-                                 f.params_count, static_cast<std::int64_t>(args.size()));
+    if constexpr (CheckArity) {
+      const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+      if (static_cast<std::int64_t>(args.size()) != f.num_args)
+        return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
+                                   f.params_count, static_cast<std::int64_t>(args.size()));
+    }
     static_frame* const base = top_;
     if (base == nullptr) {
       stack_base_ = detail::native_stack_position();

@@ -46,12 +46,12 @@ using linked = decltype(rv::link<program, table>());
 alignas(rv::value) std::byte vm_memory[linked::memory_bytes];
 alignas(64) std::byte object_memory[8192];
 static_assert(linked::arena_known && linked::arena_bytes == 128);  // the one storage of 128 bytes
-alignas(64) std::byte arena_memory[linked::arena_bytes];
+rv::arena_buffer<linked::arena_bytes> arena_memory;  // aligned as the arena aligns its blocks
 
 }  // namespace
 
 int main() {
   rv::set_object_memory(object_memory);
-  return network::run<linked>(vm_memory, rv::static_vm<linked>::arena(arena_memory), sizeof(arena_memory), 1,
+  return network::run<linked>(vm_memory, rv::static_vm<linked>::arena(arena_memory), arena_memory.size, 1,
                               input_tensor(2, 2));
 }

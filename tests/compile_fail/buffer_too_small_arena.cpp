@@ -12,5 +12,5 @@ static constexpr auto prog = rv::build([](rv::exec_builder& b) {
 });
 static constexpr auto table = rv::builtins::table;
 using linked = decltype(rv::link<prog, table>());
-alignas(64) std::byte arena[100];
+rv::arena_buffer<100> arena;
 rv::allocator tensors() { return rv::static_vm<linked>::arena(arena); }

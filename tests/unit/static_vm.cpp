@@ -137,17 +137,20 @@ TEST_CASE("the tensor memory of a program's own allocations is known when it lin
   static_assert(linked_storages::arena_known);
   static_assert(linked_storages::arena_bytes == 64 + 2 * (128 + 64));  // outer, the larger entry point
   alignas(rv::value) std::byte memory[linked_storages::memory_bytes];
-  alignas(64) std::byte arena[linked_storages::arena_bytes];
+  static rv::arena_buffer<linked_storages::arena_bytes> arena;
   const rv::device_allocator devices[] = {{rv::device::cpu(), rv::static_vm<linked_storages>::arena(arena)}};
   rv::static_vm<linked_storages> vm = rv::static_vm<linked_storages>::create(memory, devices).value();
   for (int run = 0; run < 3; ++run) CHECK(vm.invoke<"outer">().value().as<rv::tensor>().shape() == rv::shape{9});
   CHECK(devices[0].allocator.stats().peak_bytes_in_use <= static_cast<std::int64_t>(linked_storages::arena_bytes));
-  // Nothing in this program makes or takes a closure: its VM does not link the code that calls
-  // one, and says so when asked to. A program that can is linked with it (the tests below).
-  static_assert(!linked_storages::uses_closures && linked::uses_closures);
-  const rv::result<rv::value> closure_call = vm.invoke_closure(rv::closure(), {});
-  REQUIRE_FALSE(closure_call.ok());
-  CHECK(std::string(closure_call.error().message()).find("linked::uses_closures") != std::string::npos);
+  // No vm function of this program is passed as a value: its VM does not link the code that runs
+  // one as a closure; closures over packed functions (bound values included) are called still.
+  static_assert(!linked_storages::vm_closures);
+  const rv::closure add = rv::make_typed("test.add3", [](std::int64_t a, std::int64_t b) { return a + 3 * b; });
+  CHECK(vm.invoke_closure(add, V{1, 2}).value().as<std::int64_t>() == 7);
+  const std::vector<rv::value> two{rv::value(2)};
+  CHECK(vm.invoke_closure(add.bind(two), V{1}).value().as<std::int64_t>() == 7);
+  CHECK(std::string(vm.invoke_closure(rv::closure(), {}).error().message()) ==
+        "invoke_closure: the closure is undefined");
 
   // Not known: a size from a register, a backward jump.
   static constexpr auto from_register = rv::build([](rv::exec_builder& b) {
@@ -211,6 +214,10 @@ TEST_CASE("invoke<name>(args...): a call checked against the program when it com
   static_assert(rv::static_vm<linked>::typed_call_check("main", 3).view().find(
                     "function main takes 2 arguments (x, y), but the call passes 3") != std::string_view::npos);
   static_assert(!rv::static_vm<linked>::typed_call_check("mian", 2).ok);
+  static_assert(rv::static_vm<linked>::typed_call_check("test.add", 1).view().find(
+                    "invoke<test.add>: test.add takes 2 arguments (int64, int64), but the call passes 1") !=
+                std::string_view::npos);
+  static_assert(rv::static_vm<linked>::typed_call_check("test.count", 5).ok);  // raw: any count
 }
 
 TEST_CASE("static_vm reports errors with their place, and stays usable") {
@@ -224,6 +231,8 @@ TEST_CASE("static_vm reports errors with their place, and stays usable") {
   CHECK(std::string(r.error().message()) ==
         "test.div: argument 0 expects int64 but got string\n"
         "  in function 'main', instruction 1 (call test.div in: %1, i2 dst: %3)");
+  CHECK(r.error().function_index() == prog.view().find("main"));  // the place, also as numbers
+  CHECK(r.error().instruction() == 1);
   CHECK(vm.invoke("main", V{1, 2}).value().as<std::int64_t>() == 3);
   CHECK(std::string(vm.invoke("main", V{1}).error().message()) ==
         "Invoking function main expects 2 arguments (x, y), but 1 arguments were provided.");
@@ -337,6 +346,7 @@ using linked_nested = decltype(rv::link<nested, table>());
 }  // namespace
 
 TEST_CASE("static_vm: closures with captured values, errors deep in the call chain, bad set-up") {
+  static_assert(linked_nested::vm_closures);  // it passes vm functions as values
   alignas(rv::value) std::byte memory[2048];
   rv::static_vm<linked_nested> vm = rv::static_vm<linked_nested>::create(memory, host).value();
   CHECK(vm.invoke("bound", V{15}).value().as<std::int64_t>() == 1005);
@@ -346,6 +356,8 @@ TEST_CASE("static_vm: closures with captured values, errors deep in the call cha
         "test.div: division by zero\n"
         "  in function 'inner', instruction 0 (call test.div in: %0, i0 dst: %1)\n"
         "  called from function 'outer', instruction 0 (call inner in: %0 dst: %1)");
+  CHECK(r.error().function_index() == nested.view().find("inner"));  // the innermost place
+  CHECK(r.error().instruction() == 0);
   CHECK(vm.invoke("bound", V{20}).value().as<std::int64_t>() == 1010);  // usable, memory all back
   CHECK(std::string(vm.invoke(std::int64_t{99}, V{}).error().message()) == "static_vm: function index 99 is out of range");
 
@@ -497,9 +509,12 @@ TEST_CASE("static_dispatch::compile runs a program as the interpreter does") {
   CHECK(vm.invoke("main", V{40, 5}).value().as<std::int64_t>() == 43);
   CHECK(vm.invoke("variadic", V{}).value().as<std::int64_t>() == -3);
   CHECK(vm.invoke("test.add", V{1, 2}).value().as<std::int64_t>() == 3);
-  CHECK(std::string(vm.invoke("main", V{std::int64_t{1}, rv::value("two")}).error().message()) ==
+  const rv::result<rv::value> bad = vm.invoke("main", V{std::int64_t{1}, rv::value("two")});
+  CHECK(std::string(bad.error().message()) ==
         "test.div: argument 0 expects int64 but got string\n"
         "  in function 'main', instruction 1 (call test.div in: %1, i2 dst: %3)");
+  CHECK(bad.error().function_index() == prog.view().find("main"));
+  CHECK(bad.error().instruction() == 1);
   // Compiled functions keep their registers on the C++ stack: the VM's memory holds only the
   // frame headers (main's and inc's), which name the call chain in errors.
   CHECK(vm.peak_memory() == 2 * sizeof(rv::static_frame));

@@ -58,10 +58,14 @@ class error
 #else
   error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
   // Out of line, and copying only the characters in use: errors move through every result.
-  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_) { append(o.message()); }
+  RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_), function_(o.function_), instruction_(o.instruction_) {
+    append(o.message());
+  }
   RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
     if (this != &o) {
       kind_ = o.kind_;
+      function_ = o.function_;
+      instruction_ = o.instruction_;
       size_ = 0;
       append(o.message());
     }
@@ -86,6 +90,19 @@ class error
     return message_;
 #endif
   }
+  /// Where the program of the VM that returned the error was when it failed: the index of the
+  /// function in its executable and the instruction's number in that function (the innermost
+  /// frame of that VM's invocation; an error from a nested invocation of another VM, through a
+  /// kernel, is placed at the kernel's call). -1 when the error did not come from running a
+  /// program. Terse builds (RELAXVM_ERROR_TEXT=0) keep only these, not the "in function ..."
+  /// lines of the message.
+  std::int64_t function_index() const noexcept { return function_; }
+  std::int64_t instruction() const noexcept { return instruction_; }
+  /// Sets where the error happened (each invocation it leaves sets it again).
+  void set_location(std::int64_t function, std::int64_t instruction) noexcept {
+    function_ = function;
+    instruction_ = instruction;
+  }
   /// Adds a line of context (where the error happened) below the message.
   void add_context(std::string_view line) {
 #if RELAXVM_HEAP
@@ -99,6 +116,7 @@ class error
 
  private:
   error_kind kind_;
+  std::int64_t function_ = -1, instruction_ = -1;
 #if RELAXVM_HEAP
   std::string message_;
 #else

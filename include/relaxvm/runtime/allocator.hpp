@@ -320,6 +320,16 @@ class arena_allocator final : public allocator_object {
 }  // namespace detail
 
 /// A handle to an allocator. Copies share it.
+/// Memory for an arena allocator (allocator::arena), aligned as the arena aligns its blocks, so
+/// that a figure counted in blocks (a linked program's arena_bytes) fits it exactly; what
+/// static_vm::arena takes.
+template <std::size_t N>
+struct arena_buffer {
+  alignas(alloc_alignment) std::byte bytes[N > 0 ? N : 1];
+  static constexpr std::size_t size = N;
+  std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
+};
+
 class allocator {
  public:
   allocator() = default;

@@ -201,21 +201,6 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
 
 }  // namespace detail
 
-namespace detail {
-/// Whether a call of table entry `e` may hand the running VM a closure to invoke
-/// (vm_context::invoke_closure): vm.builtin.invoke_closure and call_tir_dyn do; the other
-/// builtins (vm.builtin.*) do not; a user entry may when it takes raw arguments, a trailing span,
-/// or a parameter that accepts a closure or the VM context.
-constexpr bool may_invoke_closures(const entry_info& e) {
-  if (e.name == "vm.builtin.invoke_closure" || e.name == "vm.builtin.call_tir_dyn") return true;
-  if (e.name.starts_with("vm.builtin.")) return false;
-  if (e.raw || e.variadic) return true;
-  for (std::size_t i = 0; i < e.fixed; ++i)
-    if ((e.param_kinds(i) & kinds_of(value_kind::closure, value_kind::context)) != 0) return true;
-  return false;
-}
-}  // namespace detail
-
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
 template <const auto& Prog, const auto& Table>
@@ -279,20 +264,15 @@ struct linked_program {
   /// VM (vm.invoke during a call) needs more; without enough, the call fails cleanly.
   static constexpr std::size_t memory_bytes =
       bounded ? static_cast<std::size_t>(deepest_chain) : 0;
-  /// Whether the program can make or pass closures for the VM to invoke: a function passed as a
-  /// value, or a call of an entry that may invoke one (detail::may_invoke_closures). static_vm
-  /// links its closure calls only then; otherwise vm_context::invoke_closure is an error.
-  static constexpr bool uses_closures = [] {
-    const exec_view v = Prog.view();
-    for (std::size_t f = 0; f < num_funcs; ++f) {
-      if (facts.funcs[f].used_as_value) return true;
-      if (v.funcs[f].kind != func_kind::packed) continue;
-      const std::int64_t e = table_type::find(v.name(f));
-      if (e >= 0 && detail::may_invoke_closures(table_type::info(static_cast<std::size_t>(e)))) return true;
-    }
+  /// Whether the program passes a vm function as a value: only then can a closure over one of
+  /// its vm functions exist (static_vm makes them when it is created), so only then does
+  /// static_vm link the code that runs one when a closure is invoked; closures over packed
+  /// functions are called either way.
+  static constexpr bool vm_closures = [] {
+    for (std::size_t f = 0; f < num_funcs; ++f)
+      if (facts.funcs[f].used_as_value && Prog.view().funcs[f].kind == func_kind::vm) return true;
     return false;
   }();
-
  private:
   static constexpr std::int64_t arena_figure = detail::arena_bytes(Prog.view(), facts, bounded);
 

@@ -97,17 +97,24 @@ RELAXVM_ALWAYS_INLINE std::int64_t if_offset(const value& c, std::int64_t false_
 /// owns it, copied when it only borrows it (an argument or a constant).
 RELAXVM_ALWAYS_INLINE value take_return(value& src) { return src.is_borrowed() ? value(src) : std::move(src); }
 
-/// An error's way out: adds where it happened to `e` ("in <function>, instruction <pc> (<text>)"
-/// for the failing instruction, then "called from ..." for each caller), popping each frame as it
-/// goes. `frames` walks the frames of the failing invocation from the innermost: more(),
+/// An error's way out: records where it happened in `e` (error::function_index() and
+/// instruction(), of the failing instruction) and, unless errors are terse, adds it to the message
+/// ("in <function>, instruction <pc> (<text>)", then "called from ..." for each caller), popping
+/// each frame as it goes. `frames` walks the frames of the failing invocation from the innermost: more(),
 /// func_index(), return_pc() and pop().
 template <class Frames>
 RELAXVM_ALWAYS_INLINE void unwind(error& e, const exec_view& v, std::int64_t pc, Frames frames) {
   bool innermost = true;
   while (frames.more()) {
+    if (innermost) {
+      const std::int64_t f = frames.func_index();
+      e.set_location(f, pc - v.funcs[static_cast<std::size_t>(f)].start);
+    }
+#if RELAXVM_ERROR_TEXT
     text t(innermost ? "in " : "called from ");
     append_location(t, v, frames.func_index(), pc);
     e.add_context(t.view());
+#endif
     pc = frames.return_pc();
     innermost = false;
     frames.pop();

@@ -46,6 +46,9 @@ bool linked_closure_invoke(const closure_object&, const value* args, std::uint32
 }
 }  // namespace detail
 
+// The arena figure link() computes counts blocks as the arena aligns them.
+static_assert(detail::storage_alignment == static_cast<std::int64_t>(alloc_alignment));
+
 // Frames are a header followed by value slots, packed back to back in the VM's memory.
 static_assert(sizeof(static_frame) % alignof(value) == 0 && alignof(static_frame) <= alignof(value));
 
@@ -114,11 +117,13 @@ class static_vm final : public vm_context {
   }
 
   /// An arena allocator over `buffer` for the program's tensors, its size checked when it
-  /// compiles against Linked::arena_bytes (what the program's own allocations take in one
-  /// invocation, for a buffer aligned to 64 bytes: declare it alignas(64)). Needs
-  /// Linked::arena_known; kernels that allocate from the VM's devices themselves need more.
+  /// compiles against Linked::arena_bytes: what the program's own allocations take in one
+  /// invocation (arena_buffer is aligned as the arena's blocks are, so the figure fits exactly).
+  /// Needs Linked::arena_known. Not counted: what kernels allocate from the VM's devices
+  /// themselves, results the caller keeps from earlier invocations (the arena reuses its memory
+  /// only once nothing allocated from it is alive), and invocations nested through a kernel.
   template <std::size_t N>
-  static allocator arena(std::byte (&buffer)[N]) {
+  static allocator arena(arena_buffer<N>& buffer) {
     static_assert(Linked::arena_known,
                   "relaxvm: static_vm::arena: the program's tensor memory is not known at compile time "
                   "(Linked::arena_known: a size that is not constant, a backward jump, recursion, a function "
@@ -129,7 +134,7 @@ class static_vm final : public vm_context {
       constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
       (void)failed;
     }
-    return allocator::arena(buffer);
+    return allocator::arena(buffer.span());
   }
 
   /// Moves are for create(); do not move a VM while one of its calls runs.
@@ -171,7 +176,12 @@ class static_vm final : public vm_context {
     } else {
       constexpr std::int64_t fi = view.find(Name.view());
       const std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
-      return invoke(fi, std::span<const value>(a.data(), a.size()));
+      if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
+        return invoke(fi, std::span<const value>(a.data(), a.size()));
+      } else {  // the argument count is checked already when the function's is known
+        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
+        return run_entry<!checked>(fi, std::span<const value>(a.data(), a.size()));
+      }
     }
   }
 
@@ -187,6 +197,17 @@ class static_vm final : public vm_context {
       return d;
     }
     const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+    if (f.kind == func_kind::packed) {  // its table entry knows what it takes (linked: it is there)
+      using table_type = typename Linked::table_type;
+      const entry_info e = table_type::info(static_cast<std::size_t>(table_type::find(name)));
+      if (e.raw || (e.variadic ? given >= e.fixed : given == e.fixed)) return d;
+      t << "invoke<" << name << ">: " << name << " takes " << (e.variadic ? "at least " : "") << e.fixed
+        << (e.fixed == 1 ? " argument" : " arguments") << " (";
+      for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+      t << "), but the call passes " << given;
+      d.fail(t);
+      return d;
+    }
     if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
     t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
       << (f.num_args == 1 ? " argument" : " arguments");
@@ -206,20 +227,14 @@ class static_vm final : public vm_context {
 
   // ---- vm_context ----
   result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if constexpr (!Linked::uses_closures) {
-      // Nothing in the program makes or takes a closure: the code that calls one is left out.
-      (void)c, (void)args;
-      return detail::value_error("invoke_closure: this program passes no closures, so its static_vm does not call "
-                                 "them (linked::uses_closures)");
-    } else {
-      if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-      if (c.is_vm_function() && c.get()->program.get() != program_tag())
-        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-      if (c.bound().empty()) return call_closure(c, args);
-      // Captured values come after the call's own arguments; they are joined in the VM's memory
-      // (the heap-free counterpart of invoke_packed_bound).
-      return with_bound(c, args);
-    }
+    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+    // A program that passes no vm function as a value has no closure over one of its own.
+    if (c.is_vm_function() && (!Linked::vm_closures || c.get()->program.get() != program_tag()))
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (c.bound().empty()) return call_closure(c, args);
+    // Captured values come after the call's own arguments; they are joined in the VM's memory
+    // (the heap-free counterpart of invoke_packed_bound).
+    return with_bound(c, args);
   }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
@@ -297,7 +312,9 @@ class static_vm final : public vm_context {
   }
 
   result<value> call_closure(const closure& c, std::span<const value> args) {
-    if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    if constexpr (Linked::vm_closures) {  // else no vm closure gets here (invoke_closure)
+      if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+    }
     const closure_object& fn = c.get()->callee();
     value ret;
     std::optional<error> err;
@@ -328,11 +345,15 @@ class static_vm final : public vm_context {
                                  memory_.size() - used_, " of its ", memory_.size(), " bytes are left");
   }
 
+  // Runs vm function fi from C++; CheckArity false when the caller checked the count already.
+  template <bool CheckArity = true>
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
-    const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
-    if (static_cast<std::int64_t>(args.size()) != f.num_args)
-      return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
-                                 f.params_count, static_cast<std::int64_t>(args.size()));
+    if constexpr (CheckArity) {
+      const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+      if (static_cast<std::int64_t>(args.size()) != f.num_args)
+        return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
+                                   f.params_count, static_cast<std::int64_t>(args.size()));
+    }
     static_frame* const base = top_;
     if (base == nullptr) {
       stack_base_ = detail::native_stack_position();

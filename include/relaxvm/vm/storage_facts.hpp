@@ -54,57 +54,63 @@ constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg,
   return checked_mul(n, t.bytes(), nbytes);
 }
 
-constexpr std::string_view callee_name(const exec_view& v, const instruction& in) {
-  return v.str(v.funcs[static_cast<std::size_t>(in.func_idx)].name);
+/// The name of the packed function `in` calls ("" when it calls a vm function, which may have
+/// any name).
+constexpr std::string_view packed_callee(const exec_view& v, const instruction& in) {
+  const func_info& c = v.funcs[static_cast<std::size_t>(in.func_idx)];
+  return c.kind == func_kind::packed ? v.str(c.name) : std::string_view();
 }
 
-/// Per register of a vm function: the size of the storage it holds when a single instruction sets
-/// it, an alloc_storage of constant size (else -1), and which instruction that is. (Used only in
-/// constant evaluation: the vectors never reach run time.)
-struct register_storage {
-  std::vector<std::int64_t> bytes, made_by;
+/// A register of a vm function that an alloc_storage of constant size sets: its size, the
+/// instruction that sets it, and how many instructions write the register (only one may).
+struct storage_register {
+  std::int64_t reg, bytes, made_by, writes;
 };
 
-constexpr register_storage storages_of(const exec_view& v, const func_info& f) {
-  const auto n = static_cast<std::size_t>(f.register_file_size);
-  register_storage out{std::vector<std::int64_t>(n, -1), std::vector<std::int64_t>(n, 0)};
-  std::vector<std::int64_t> writes(n, 0);
-  for (std::size_t r = 0; r < n && r < static_cast<std::size_t>(f.num_args); ++r) writes[r] = 1;
+/// The registers of `f` set once, by an alloc_storage of constant size. (Only in constant
+/// evaluation: the vector never reaches run time. It holds only such registers, so its cost
+/// grows with the allocations, not with the register file.)
+constexpr std::vector<storage_register> constant_storages(const exec_view& v, const func_info& f) {
+  std::vector<storage_register> out;
   for (std::int64_t pc = f.start; pc < f.end; ++pc) {
     const instruction in = decode(v, pc);
-    if (in.op != opcode::call || in.dst < 0 || static_cast<std::size_t>(in.dst) >= n) continue;
-    const auto r = static_cast<std::size_t>(in.dst);
-    ++writes[r];
     std::int64_t nbytes = 0, element = 0;
-    if (callee_name(v, in) == "vm.builtin.alloc_storage" && in.num_args >= 4 &&
-        constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element)) {
-      out.bytes[r] = nbytes;
-      out.made_by[r] = pc;
-    }
+    if (in.op == opcode::call && in.dst >= 0 && in.dst < begin_special_register && in.num_args >= 4 &&
+        packed_callee(v, in) == "vm.builtin.alloc_storage" &&
+        constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element))
+      out.push_back({in.dst, nbytes, pc, 0});
   }
-  for (std::size_t r = 0; r < n; ++r)
-    if (writes[r] != 1) out.bytes[r] = -1;
+  if (out.empty()) return out;
+  for (std::int64_t pc = f.start; pc < f.end; ++pc) {
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call) continue;
+    for (storage_register& r : out) r.writes += r.reg == in.dst;
+  }
+  for (storage_register& r : out) r.writes += r.reg < f.num_args;  // a parameter is set on entry
   return out;
 }
 
-/// A link error for the first alloc_tensor that cannot fit its constant storage, else ok.
+/// A link error for the first alloc_tensor that cannot fit its constant storage, else ok. An
+/// alloc_tensor on a path that never runs counts too: the program is wrong either way.
 constexpr diagnostic check_constant_views(const exec_view& v) {
   diagnostic d;
   for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
     const func_info& f = v.funcs[fi];
     if (f.kind != func_kind::vm) continue;
-    const register_storage st = storages_of(v, f);
+    const std::vector<storage_register> storages = constant_storages(v, f);
+    if (storages.empty()) continue;
     for (std::int64_t pc = f.start; pc < f.end; ++pc) {
       const instruction in = decode(v, pc);
-      if (in.op != opcode::call || in.num_args < 4 || callee_name(v, in) != "vm.builtin.alloc_tensor") continue;
+      if (in.op != opcode::call || in.num_args < 4 || packed_callee(v, in) != "vm.builtin.alloc_tensor") continue;
       const arg storage = in.arg_at(0), offset = in.arg_at(1);
       if (storage.kind() != arg_kind::reg || offset.kind() != arg_kind::imm) continue;
-      const std::int64_t r = storage.value();
-      if (r < 0 || static_cast<std::size_t>(r) >= st.bytes.size() || st.bytes[static_cast<std::size_t>(r)] < 0) continue;
+      const storage_register* st = nullptr;
+      for (const storage_register& r : storages)
+        if (r.reg == storage.value() && r.writes == 1) st = &r;
       std::int64_t nbytes = 0, element = 0, end = 0;
-      if (!constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
-      const std::int64_t size = st.bytes[static_cast<std::size_t>(r)], at = offset.value();
-      const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= size;
+      if (st == nullptr || !constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
+      const std::int64_t at = offset.value();
+      const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= st->bytes;
       const bool aligned = element <= 1 || at % element == 0;
       if (fits && aligned) continue;
       text t = diagnostic_start("link_error");
@@ -112,11 +118,11 @@ constexpr diagnostic check_constant_views(const exec_view& v) {
       append_location(t, v, static_cast<std::int64_t>(fi), pc);
       t << ": vm.builtin.alloc_tensor: ";
       if (!fits)
-        t << "a view of " << nbytes << " bytes at offset " << at << " does not fit its storage of " << size
+        t << "a view of " << nbytes << " bytes at offset " << at << " does not fit its storage of " << st->bytes
           << " bytes";
       else
         t << "offset " << at << " is not aligned for its dtype (" << element << " bytes)";
-      t << " (%" << r << ", made by instruction " << (st.made_by[static_cast<std::size_t>(r)] - f.start) << ')';
+      t << " (%" << st->reg << ", made by instruction " << (st->made_by - f.start) << ')';
       d.fail(t);
       return d;
     }
@@ -131,72 +137,61 @@ constexpr bool arena_block(std::int64_t nbytes, std::int64_t& out) {
   return true;
 }
 
+inline constexpr std::int64_t not_computed = -2;
+
+/// What one call of vm function f asks an arena for, its callees' calls included, or
+/// unknown_bytes; memo[f] keeps it. Depth first, like link's chain_bytes, and only for a program
+/// without recursion (the caller checks).
+template <layout_sizes S>
+constexpr std::int64_t call_arena_bytes(const exec_view& v, const static_program_facts<S>& facts, std::size_t f,
+                                        std::int64_t* memo) {
+  if (memo[f] != not_computed) return memo[f];
+  memo[f] = unknown_bytes;  // until known
+  std::int64_t total = 0;
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end; ++pc) {
+    const instruction in = decode(v, pc);
+    if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) return unknown_bytes;  // a loop
+    if (in.op != opcode::call) continue;
+    std::int64_t block = 0, nbytes = 0, element = 0;
+    if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0) {
+      block = call_arena_bytes(v, facts, static_cast<std::size_t>(callee), memo);
+      if (block == unknown_bytes) return unknown_bytes;
+    } else if (const std::string_view name = packed_callee(v, in); name == "vm.builtin.alloc_storage") {
+      if (in.num_args < 4 || !constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element) ||
+          !arena_block(nbytes, block))
+        return unknown_bytes;
+    } else if (name == "vm.builtin.alloc_shape_heap") {
+      if (in.num_args < 1) return unknown_bytes;
+      const arg size = in.arg_at(in.num_args - 1);  // after an optional %vm
+      if (size.kind() != arg_kind::imm || size.value() < 0 || !checked_mul(size.value(), std::int64_t{8}, nbytes) ||
+          !arena_block(nbytes, block))
+        return unknown_bytes;
+    } else if (name == "vm.builtin.shape_to_tensor" || name == "vm.builtin.ensure_zero_offset" ||
+               name == "vm.builtin.to_device") {
+      return unknown_bytes;
+    }
+    if (!checked_add(total, block, total)) return unknown_bytes;
+  }
+  memo[f] = total;
+  return total;
+}
+
 /// The tensor memory the program's own allocations ask for in one invocation of any function
-/// (see the top of this file), or unknown_bytes.
+/// (see the top of this file), or unknown_bytes. `bounded`: no recursion, no vm function passed
+/// as a value (link's figure).
 template <layout_sizes S>
 constexpr std::int64_t arena_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
-    if (facts.funcs[f].used_as_value) return unknown_bytes;
-  // need[f]: what one call of f asks for, its callees' included. Nothing recurses, so a function's
-  // callees are done before it when each is computed on demand, deepest first.
-  std::array<std::int64_t, S.funcs> need{};
-  std::array<bool, S.funcs> done{};
-  for (std::size_t round = 0; round <= v.funcs.size(); ++round) {
-    bool progress = false;
-    for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
-      const func_info& f = v.funcs[fi];
-      if (done[fi]) continue;
-      if (f.kind != func_kind::vm) {
-        done[fi] = true;
-        progress = true;
-        continue;
-      }
-      std::int64_t total = 0;
-      bool ready = true;
-      for (std::int64_t pc = f.start; pc < f.end && ready; ++pc) {
-        const instruction in = decode(v, pc);
-        if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) return unknown_bytes;
-        if (in.op != opcode::call) continue;
-        const auto callee = static_cast<std::size_t>(in.func_idx);
-        std::int64_t block = 0;
-        if (v.funcs[callee].kind == func_kind::vm) {
-          if (!done[callee]) {
-            ready = false;
-            break;
-          }
-          block = need[callee];
-        } else {
-          const std::string_view name = callee_name(v, in);
-          std::int64_t nbytes = 0, element = 0;
-          if (name == "vm.builtin.alloc_storage") {
-            if (in.num_args < 4 || !constant_nbytes(v, in.arg_at(1), in.arg_at(3), nbytes, element) ||
-                !arena_block(nbytes, block))
-              return unknown_bytes;
-          } else if (name == "vm.builtin.alloc_shape_heap") {
-            if (in.num_args < 1) return unknown_bytes;
-            const arg size = in.arg_at(in.num_args - 1);  // after an optional %vm
-            if (size.kind() != arg_kind::imm || size.value() < 0 ||
-                !checked_mul(size.value(), std::int64_t{8}, nbytes) || !arena_block(nbytes, block))
-              return unknown_bytes;
-          } else if (name == "vm.builtin.shape_to_tensor" || name == "vm.builtin.ensure_zero_offset" ||
-                     name == "vm.builtin.to_device") {
-            return unknown_bytes;
-          }
-        }
-        if (!checked_add(total, block, total)) return unknown_bytes;
-      }
-      if (!ready) continue;
-      need[fi] = total;
-      done[fi] = true;
-      progress = true;
-    }
-    if (!progress) break;
-  }
+    if (facts.funcs[f].used_as_value) return unknown_bytes;  // a closure call allocates what its function does
+  std::array<std::int64_t, S.funcs + 1> memo{};
+  for (std::int64_t& m : memo) m = not_computed;
   std::int64_t most = 0;
-  for (std::size_t fi = 0; fi < v.funcs.size(); ++fi) {
-    if (!done[fi]) return unknown_bytes;
-    if (need[fi] > most) most = need[fi];
+  for (std::size_t f = 0; f < v.funcs.size(); ++f) {
+    if (v.funcs[f].kind != func_kind::vm) continue;
+    const std::int64_t b = call_arena_bytes(v, facts, f, memo.data());
+    if (b == unknown_bytes) return unknown_bytes;
+    most = b > most ? b : most;
   }
   return most;
 }
