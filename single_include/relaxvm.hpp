@@ -857,6 +857,14 @@ struct dtype {
     return (static_cast<std::int64_t>(bits) * lanes + 7) / 8;
   }
 
+  /// The alignment a tensor's data needs for this type: its scalar's bytes rounded up to a power
+  /// of two (a vector type's lanes need only their scalar's).
+  constexpr std::int64_t scalar_alignment() const {
+    std::int64_t a = 1;
+    while (a * 8 < bits) a *= 2;
+    return a;
+  }
+
   /// The reference's rules for tensor element types: lanes >= 1, bits a power of two and a
   /// multiple of 8 (uint1 allowed for booleans), a known type code.
   constexpr bool valid_for_tensor() const {
@@ -1916,6 +1924,16 @@ constexpr void append_instruction(detail::text& out, const exec_view& v, std::in
   }
 }
 
+/// Appends " (x, y)": the names of `count` parameters from `begin` in v.param_names (nothing
+/// when the function names none).
+constexpr void append_param_names(detail::text& out, const exec_view& v, std::int64_t begin, std::int64_t count) {
+  if (count <= 0) return;
+  out << " (";
+  for (std::int64_t i = 0; i < count; ++i)
+    out << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(begin + i)]);
+  out << ')';
+}
+
 /// Appends "function 'main', instruction 3 (goto 7)"; `instr` is a global index, printed relative to
 /// the start of function `func`.
 constexpr void append_location(detail::text& out, const exec_view& v, std::int64_t func, std::int64_t instr) {
@@ -1992,6 +2010,7 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
 #define RELAXVM_BASE_CHECKED_MATH_HPP
 
 #include <cstdint>
+#include <span>
 
 
 namespace relaxvm::RELAXVM_ABI::detail {
@@ -2005,6 +2024,14 @@ constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) no
 }
 constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
   return !__builtin_mul_overflow(a, b, &out);
+}
+/// Writes the product of `dims` (a shape's element count) to out and returns true, or returns
+/// false when a dimension is negative or the product overflows.
+constexpr bool checked_numel(std::span<const std::int64_t> dims, std::int64_t& out) noexcept {
+  out = 1;
+  for (std::int64_t d : dims)
+    if (d < 0 || !checked_mul(out, d, out)) return false;
+  return true;
 }
 
 }  // namespace relaxvm::detail
@@ -5674,12 +5701,7 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   }
 
   /// The product of the dimensions; false when it overflows int64 or a dimension is negative.
-  bool numel(std::int64_t& out) const noexcept {
-    out = 1;
-    for (std::int64_t d : dims())
-      if (d < 0 || !detail::checked_mul(out, d, out)) return false;
-    return true;
-  }
+  bool numel(std::int64_t& out) const noexcept { return detail::checked_numel(dims(), out); }
 
   friend bool operator==(const shape& a, const shape& b) noexcept {
     if (a.size() != b.size()) return false;
@@ -7127,7 +7149,6 @@ closure make_packed(std::string_view name, F f) {
 #define RELAXVM_RUNTIME_ALLOCATOR_HPP
 
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -7629,8 +7650,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
     return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
                        " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
-  // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
-  const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
+  const std::int64_t element = t.scalar_alignment();
   if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};
@@ -8813,12 +8833,7 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 #if RELAXVM_ERROR_TEXT
   text t;
   t << "Invoking function " << name << " expects " << num_args << " arguments";
-  if (params_count > 0) {
-    t << " (";
-    for (std::int64_t i = 0; i < params_count; ++i)
-      t << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(params_begin + i)]);
-    t << ')';
-  }
+  append_param_names(t, v, params_begin, params_count);
   t << ", but " << given << " arguments were provided.";
   return error(error_kind::value, t.view());
 #else
@@ -10125,13 +10140,10 @@ constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg,
   const const_info& d = v.constants[static_cast<std::size_t>(dtype_arg.value())];
   if (s.kind != const_kind::shape || d.kind != const_kind::dtype) return false;
   const dtype t = dtype::unpack(d.scalar);
-  std::int64_t n = 1;
-  for (std::int64_t i = 0; i < s.ndim; ++i) {
-    const std::int64_t dim = v.i64s[static_cast<std::size_t>(s.dims_offset + i)];
-    if (dim < 0 || !checked_mul(n, dim, n)) return false;
-  }
-  element = (t.bits + 7) / 8;
-  return checked_mul(n, t.bytes(), nbytes);
+  std::int64_t n = 0;
+  element = t.scalar_alignment();
+  return checked_numel(v.i64s.subspan(static_cast<std::size_t>(s.dims_offset), static_cast<std::size_t>(s.ndim)), n) &&
+         checked_mul(n, t.bytes(), nbytes);
 }
 
 /// The name of the packed function `in` calls ("" when it calls a vm function, which may have
@@ -10191,7 +10203,7 @@ constexpr diagnostic check_constant_views(const exec_view& v) {
       if (st == nullptr || !constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
       const std::int64_t at = offset.value();
       const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= st->bytes;
-      const bool aligned = element <= 1 || at % element == 0;
+      const bool aligned = at % element == 0;  // check_view's rule
       if (fits && aligned) continue;
       text t = diagnostic_start("link_error");
       t << "in ";
@@ -10323,6 +10335,14 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
 constexpr text link_error_start() { return diagnostic_start("link_error"); }
 
 /// Checks a verified layout against table type T; the first problem, or ok.
+/// Appends " takes [at least ]N argument(s) (kinds), but the call passes <given>": a call of table
+/// entry `e` with the wrong number of arguments.
+constexpr void append_entry_arity(text& t, const entry_info& e, std::size_t given) {
+  t << " takes " << (e.variadic ? "at least " : "") << e.fixed << " argument" << (e.fixed == 1 ? "" : "s") << " (";
+  for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+  t << "), but the call passes " << given;
+}
+
 template <class T>
 constexpr diagnostic check_link(const exec_view& v) {
   diagnostic s;
@@ -10374,10 +10394,8 @@ constexpr diagnostic check_link(const exec_view& v) {
       const auto n = static_cast<std::size_t>(in.num_args);
       if (e.variadic ? n < e.fixed : n != e.fixed) {
         text t = at_instruction();
-        t << '\'' << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
-          << (e.fixed == 1 ? "" : "s") << " (";
-        for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
-        t << "), but the call passes " << n;
+        t << '\'' << e.name << '\'';
+        append_entry_arity(t, e, n);
         s.fail(t);
         return s;
       }
@@ -10951,22 +10969,15 @@ class static_vm final : public vm_context {
       using table_type = typename Linked::table_type;
       const entry_info e = table_type::info(static_cast<std::size_t>(table_type::find(name)));
       if (e.raw || (e.variadic ? given >= e.fixed : given == e.fixed)) return d;
-      t << "invoke<" << name << ">: " << name << " takes " << (e.variadic ? "at least " : "") << e.fixed
-        << (e.fixed == 1 ? " argument" : " arguments") << " (";
-      for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
-      t << "), but the call passes " << given;
+      t << "invoke<" << name << ">: " << name;
+      detail::append_entry_arity(t, e, given);
       d.fail(t);
       return d;
     }
     if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
     t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
       << (f.num_args == 1 ? " argument" : " arguments");
-    if (f.params_count > 0) {
-      t << " (";
-      for (std::int64_t i = 0; i < f.params_count; ++i)
-        t << (i ? ", " : "") << view.str(view.param_names[static_cast<std::size_t>(f.params_begin + i)]);
-      t << ')';
-    }
+    append_param_names(t, view, f.params_begin, f.params_count);
     t << ", but the call passes " << given;
     d.fail(t);
     return d;

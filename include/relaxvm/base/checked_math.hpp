@@ -4,6 +4,7 @@
 #define RELAXVM_BASE_CHECKED_MATH_HPP
 
 #include <cstdint>
+#include <span>
 
 #include "config.hpp"  // RELAXVM_ABI
 
@@ -18,6 +19,14 @@ constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) no
 }
 constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
   return !__builtin_mul_overflow(a, b, &out);
+}
+/// Writes the product of `dims` (a shape's element count) to out and returns true, or returns
+/// false when a dimension is negative or the product overflows.
+constexpr bool checked_numel(std::span<const std::int64_t> dims, std::int64_t& out) noexcept {
+  out = 1;
+  for (std::int64_t d : dims)
+    if (d < 0 || !checked_mul(out, d, out)) return false;
+  return true;
 }
 
 }  // namespace relaxvm::detail

@@ -54,6 +54,14 @@ struct dtype {
     return (static_cast<std::int64_t>(bits) * lanes + 7) / 8;
   }
 
+  /// The alignment a tensor's data needs for this type: its scalar's bytes rounded up to a power
+  /// of two (a vector type's lanes need only their scalar's).
+  constexpr std::int64_t scalar_alignment() const {
+    std::int64_t a = 1;
+    while (a * 8 < bits) a *= 2;
+    return a;
+  }
+
   /// The reference's rules for tensor element types: lanes >= 1, bits a power of two and a
   /// multiple of 8 (uint1 allowed for booleans), a known type code.
   constexpr bool valid_for_tensor() const {

@@ -152,6 +152,16 @@ constexpr void append_instruction(detail::text& out, const exec_view& v, std::in
   }
 }
 
+/// Appends " (x, y)": the names of `count` parameters from `begin` in v.param_names (nothing
+/// when the function names none).
+constexpr void append_param_names(detail::text& out, const exec_view& v, std::int64_t begin, std::int64_t count) {
+  if (count <= 0) return;
+  out << " (";
+  for (std::int64_t i = 0; i < count; ++i)
+    out << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(begin + i)]);
+  out << ')';
+}
+
 /// Appends "function 'main', instruction 3 (goto 7)"; `instr` is a global index, printed relative to
 /// the start of function `func`.
 constexpr void append_location(detail::text& out, const exec_view& v, std::int64_t func, std::int64_t instr) {

@@ -10,7 +10,6 @@
 #define RELAXVM_RUNTIME_ALLOCATOR_HPP
 
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -425,8 +424,7 @@ inline status check_view(std::string_view who, std::int64_t offset, const shape&
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
     return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
                        " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
-  // The alignment of one scalar (a vector dtype's lanes need only their scalar's).
-  const std::int64_t element = std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>((t.bits + 7) / 8 - 1));
+  const std::int64_t element = t.scalar_alignment();
   if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
   return {};

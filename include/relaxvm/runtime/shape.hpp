@@ -82,12 +82,7 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   }
 
   /// The product of the dimensions; false when it overflows int64 or a dimension is negative.
-  bool numel(std::int64_t& out) const noexcept {
-    out = 1;
-    for (std::int64_t d : dims())
-      if (d < 0 || !detail::checked_mul(out, d, out)) return false;
-    return true;
-  }
+  bool numel(std::int64_t& out) const noexcept { return detail::checked_numel(dims(), out); }
 
   friend bool operator==(const shape& a, const shape& b) noexcept {
     if (a.size() != b.size()) return false;

@@ -76,6 +76,14 @@ constexpr void append_arg_description(text& t, const exec_view& v, arg a, value_
 constexpr text link_error_start() { return diagnostic_start("link_error"); }
 
 /// Checks a verified layout against table type T; the first problem, or ok.
+/// Appends " takes [at least ]N argument(s) (kinds), but the call passes <given>": a call of table
+/// entry `e` with the wrong number of arguments.
+constexpr void append_entry_arity(text& t, const entry_info& e, std::size_t given) {
+  t << " takes " << (e.variadic ? "at least " : "") << e.fixed << " argument" << (e.fixed == 1 ? "" : "s") << " (";
+  for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
+  t << "), but the call passes " << given;
+}
+
 template <class T>
 constexpr diagnostic check_link(const exec_view& v) {
   diagnostic s;
@@ -127,10 +135,8 @@ constexpr diagnostic check_link(const exec_view& v) {
       const auto n = static_cast<std::size_t>(in.num_args);
       if (e.variadic ? n < e.fixed : n != e.fixed) {
         text t = at_instruction();
-        t << '\'' << e.name << "' takes " << (e.variadic ? "at least " : "") << e.fixed << " argument"
-          << (e.fixed == 1 ? "" : "s") << " (";
-        for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
-        t << "), but the call passes " << n;
+        t << '\'' << e.name << '\'';
+        append_entry_arity(t, e, n);
         s.fail(t);
         return s;
       }

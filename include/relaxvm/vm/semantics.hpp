@@ -134,12 +134,7 @@ RELAXVM_NOINLINE inline error arity_error(const exec_view& v, std::string_view n
 #if RELAXVM_ERROR_TEXT
   text t;
   t << "Invoking function " << name << " expects " << num_args << " arguments";
-  if (params_count > 0) {
-    t << " (";
-    for (std::int64_t i = 0; i < params_count; ++i)
-      t << (i ? ", " : "") << v.str(v.param_names[static_cast<std::size_t>(params_begin + i)]);
-    t << ')';
-  }
+  append_param_names(t, v, params_begin, params_count);
   t << ", but " << given << " arguments were provided.";
   return error(error_kind::value, t.view());
 #else

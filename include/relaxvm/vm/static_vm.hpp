@@ -201,22 +201,15 @@ class static_vm final : public vm_context {
       using table_type = typename Linked::table_type;
       const entry_info e = table_type::info(static_cast<std::size_t>(table_type::find(name)));
       if (e.raw || (e.variadic ? given >= e.fixed : given == e.fixed)) return d;
-      t << "invoke<" << name << ">: " << name << " takes " << (e.variadic ? "at least " : "") << e.fixed
-        << (e.fixed == 1 ? " argument" : " arguments") << " (";
-      for (std::size_t i = 0; i < e.fixed; ++i) t << (i ? ", " : "") << e.param_name(i);
-      t << "), but the call passes " << given;
+      t << "invoke<" << name << ">: " << name;
+      detail::append_entry_arity(t, e, given);
       d.fail(t);
       return d;
     }
     if (f.num_args == unknown_num_args || f.num_args == static_cast<std::int64_t>(given)) return d;
     t << "invoke<" << name << ">: function " << name << " takes " << f.num_args
       << (f.num_args == 1 ? " argument" : " arguments");
-    if (f.params_count > 0) {
-      t << " (";
-      for (std::int64_t i = 0; i < f.params_count; ++i)
-        t << (i ? ", " : "") << view.str(view.param_names[static_cast<std::size_t>(f.params_begin + i)]);
-      t << ')';
-    }
+    append_param_names(t, view, f.params_begin, f.params_count);
     t << ", but the call passes " << given;
     d.fail(t);
     return d;

@@ -45,13 +45,10 @@ constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg,
   const const_info& d = v.constants[static_cast<std::size_t>(dtype_arg.value())];
   if (s.kind != const_kind::shape || d.kind != const_kind::dtype) return false;
   const dtype t = dtype::unpack(d.scalar);
-  std::int64_t n = 1;
-  for (std::int64_t i = 0; i < s.ndim; ++i) {
-    const std::int64_t dim = v.i64s[static_cast<std::size_t>(s.dims_offset + i)];
-    if (dim < 0 || !checked_mul(n, dim, n)) return false;
-  }
-  element = (t.bits + 7) / 8;
-  return checked_mul(n, t.bytes(), nbytes);
+  std::int64_t n = 0;
+  element = t.scalar_alignment();
+  return checked_numel(v.i64s.subspan(static_cast<std::size_t>(s.dims_offset), static_cast<std::size_t>(s.ndim)), n) &&
+         checked_mul(n, t.bytes(), nbytes);
 }
 
 /// The name of the packed function `in` calls ("" when it calls a vm function, which may have
@@ -111,7 +108,7 @@ constexpr diagnostic check_constant_views(const exec_view& v) {
       if (st == nullptr || !constant_nbytes(v, in.arg_at(2), in.arg_at(3), nbytes, element)) continue;
       const std::int64_t at = offset.value();
       const bool fits = at >= 0 && checked_add(at, nbytes, end) && end <= st->bytes;
-      const bool aligned = element <= 1 || at % element == 0;
+      const bool aligned = at % element == 0;  // check_view's rule
       if (fits && aligned) continue;
       text t = diagnostic_start("link_error");
       t << "in ";
