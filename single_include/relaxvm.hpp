@@ -6420,7 +6420,7 @@ struct value_traits<T> {
     return (v.kind() == value_kind::int64 && fits(v.raw_int())) || v.kind() == value_kind::boolean;
   }
   RELAXVM_ALWAYS_INLINE static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
-  RELAXVM_ALWAYS_INLINE static bool fits(std::int64_t x) noexcept {
+  RELAXVM_ALWAYS_INLINE static constexpr bool fits(std::int64_t x) noexcept {
     if constexpr (std::is_same_v<T, std::uint64_t> || std::is_same_v<T, unsigned long> ||
                   std::is_same_v<T, unsigned long long>)
       return x >= 0;
@@ -6709,6 +6709,14 @@ RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::
   for (const value& v : bound) all.push_back(value::borrow(v));
   return fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
 }
+/// The error a packed function reported through `err` (the packed calling convention), taken out
+/// of it; an internal error when the function failed without reporting one.
+RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
+  if (!err) return internal_error("a packed function failed without reporting an error");
+  error e = std::move(*err);
+  err.reset();
+  return e;
+}
 /// Calls packed function `fn` with `args` followed by `bound` (captured values). The VM's hot path.
 RELAXVM_ALWAYS_INLINE bool invoke_packed(const closure_object& fn, std::span<const value> args,
                                          std::span<const value> bound, value& ret, std::optional<error>& err) {
@@ -6860,6 +6868,23 @@ struct arg_holder {
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
   static constexpr kind_set kinds = traits_kinds<D>();
+  /// Whether check() passes for every value of kind `k` (an integer: of value `x`). Known for
+  /// relaxvm's own conversions, whose checks test the kind (and an integer's range); a user's
+  /// value_traits is always checked.
+  static constexpr bool passes(value_kind k, std::int64_t x) {
+    if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>)
+      return k == value_kind::boolean || (k == value_kind::int64 && value_traits<D>::fits(x));
+    else if constexpr (std::is_same_v<D, bool> || std::is_floating_point_v<D> || std::is_same_v<D, dtype> ||
+                       std::is_same_v<D, device> || std::is_same_v<D, std::string_view> ||
+                       std::is_same_v<D, vm_context*>
+#if RELAXVM_HEAP
+                       || std::is_same_v<D, std::string>
+#endif
+                       )
+      return (kinds & kinds_of(k)) != 0;
+    else
+      return false;
+  }
   RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
@@ -6869,6 +6894,7 @@ template <object_handle H>
 struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
   static constexpr kind_set kinds = kinds_of(H::kind);
+  static constexpr bool passes(value_kind k, std::int64_t) { return k == H::kind; }
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
   explicit arg_holder_handle(const value& v) noexcept : b(v.raw_object()) {}  // check() passed: v is an H
   borrowed<H> b;
@@ -6892,6 +6918,7 @@ template <class T>
 struct arg_holder<const object_ref<T>&> {
   static constexpr std::string_view name = value_traits<object_ref<T>>::name;
   static constexpr kind_set kinds = value_traits<object_ref<T>>::kinds;
+  static constexpr bool passes(value_kind, std::int64_t) { return false; }  // the object's type is checked
   RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<object_ref<T>>::check(v); }
   explicit arg_holder(const value& v) noexcept {
     ::new (static_cast<void*>(&r)) object_ref<T>(borrow, static_cast<T*>(v.raw_object()));
@@ -6909,6 +6936,7 @@ template <class V>
 struct arg_holder<V> {
   static constexpr std::string_view name = "any value";
   static constexpr kind_set kinds = any_kind;
+  static constexpr bool passes(value_kind, std::int64_t) { return true; }
   static bool check(const value&) noexcept { return true; }
   explicit arg_holder(const value& v) noexcept : p(&v) {}
   const value* p;
@@ -6918,6 +6946,7 @@ template <>
 struct arg_holder<vm_context&> {
   static constexpr std::string_view name = "the vm context (%vm)";
   static constexpr kind_set kinds = kinds_of(value_kind::context);
+  static constexpr bool passes(value_kind k, std::int64_t) { return k == value_kind::context; }
   static bool check(const value& v) noexcept { return v.kind() == value_kind::context; }
   explicit arg_holder(const value& v) noexcept : p(v.raw_context()) {}
   vm_context* p;
@@ -7026,6 +7055,13 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   static constexpr std::string_view param_name(std::size_t i) {
     return names_array(std::make_index_sequence<fixed>())[i];
   }
+  static constexpr bool param_passes(std::size_t i, value_kind k, std::int64_t x) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      bool r = false;
+      ((I == i ? (void)(r = arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::passes(k, x)) : (void)0), ...);
+      return r;
+    }(std::make_index_sequence<fixed>());
+  }
   template <std::size_t... I>
   static constexpr std::array<kind_set, fixed + 1> kinds_array(std::index_sequence<I...>) {
     return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::kinds..., 0};
@@ -7041,21 +7077,32 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
                                         std::optional<error>& err) {
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
-    return call(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+  }
+  /// The same at a call site the linker checked: the argument count is right, and the
+  /// parameters in the mask Known (bit i: parameter i) pass their checks (param_passes).
+  template <std::uint64_t Known, class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run_known(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                              std::optional<error>& err) {
+    return call<Known>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I, class NameOf>
+  template <std::size_t I, std::uint64_t Known, class NameOf>
   RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
-    if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
-    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    if constexpr (I < 64 && ((Known >> I) & 1) != 0) {
+      return true;
+    } else {
+      if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
+      return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    }
   }
 
-  template <class NameOf, class G, std::size_t... I>
+  template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
-    if (!(check_one<I>(name_of, args, err) && ...)) return false;
+    if (!(check_one<I, Known>(name_of, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
@@ -7133,6 +7180,8 @@ closure make_packed(std::string_view name, F f) {
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 
+#include <new>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -7681,14 +7730,22 @@ inline result<object_ref<storage_object>> make_storage(const allocator& alloc, s
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
 /// as in the reference. The view keeps the storage alive.
-inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
-                                   std::string_view who = "alloc_tensor") {
-  std::int64_t numel = 0, nbytes = 0;
-  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+namespace detail {
+/// view_storage once check_view has passed (it gave numel and nbytes).
+inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
+                                           dtype t, std::int64_t numel, std::int64_t nbytes) {
   if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
+}
+}  // namespace detail
+
+inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::string_view who = "alloc_tensor") {
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+  return detail::view_checked_storage(st, offset, s, t, numel, nbytes);
 }
 
 /// A new compact tensor from `alloc`, on `dev`.
@@ -7720,15 +7777,18 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
 
 namespace relaxvm::RELAXVM_ABI {
 
+// Every VM overrides the virtual functions; they are not pure so that no vtable refers to
+// __cxa_pure_virtual, which links the C++ runtime's exception support into firmware.
 class vm_context {
  public:
   /// Calls a closure (a vm function of this VM's executable, or a packed function), appending
-  /// its captured values to `args`.
-  virtual result<value> invoke_closure(const closure& c, std::span<const value> args) = 0;
+  /// its captured values to `args`. Not virtual: the code that calls a packed closure is linked
+  /// only into programs that call closures (a firmware image without any pays nothing for it).
+  result<value> invoke_closure(const closure& c, std::span<const value> args);
   /// Writes text where the VM's print output goes (vm_options::print).
-  virtual void print(std::string_view text) = 0;
+  virtual void print(std::string_view text) { (void)text; }
   /// The devices the VM was given, each with its allocator; the last is the host.
-  virtual std::span<const device_allocator> devices() const = 0;
+  virtual std::span<const device_allocator> devices() const { return {}; }
   /// The host device: the last device the VM was given (the reference's convention).
   device host_device() const { return devices().back().device; }
   /// Counts `units` of work a builtin did against the running invocation's instruction budget
@@ -7748,6 +7808,45 @@ class vm_context {
   }
 
  protected:
+  /// Runs a closure over a vm function of this VM's program (when vm_closures_; c is one).
+  virtual result<value> invoke_vm_closure(const closure& c, std::span<const value> args) {
+    (void)c;
+    (void)args;
+    return value();
+  }
+  /// call(joined): `args` followed by the values `c` captured, joined in the memory the VM lends
+  /// (memory_ from used_ on: static_vm's frame memory, below the callee's frame), or on the heap
+  /// when it lends none (the dynamic VM).
+  template <class Call>
+  result<value> call_joined(const closure& c, std::span<const value> args, Call&& call) {
+    const std::span<const value> bound = c.bound();
+    const std::size_t n = args.size() + bound.size(), bytes = n * sizeof(value);
+    const bool lent = memory_.size() - used_ >= bytes;
+    value* joined = nullptr;
+    if (lent) {
+      joined = reinterpret_cast<value*>(memory_.data() + used_);
+      used_ += bytes;
+    } else {
+#if RELAXVM_HEAP
+      if (memory_.empty()) joined = static_cast<value*>(::operator new(bytes, std::nothrow));
+#endif
+      if (joined == nullptr)
+        return detail::runtime_error("invoke_closure: calling '", c.name(), "' needs ", bytes,
+                                     " bytes of VM memory, but only ", memory_.size() - used_, " of its ",
+                                     memory_.size(), " bytes are left");
+    }
+    std::size_t k = 0;
+    for (const value& a : args) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
+    for (const value& a : bound) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
+    result<value> r = call(std::span<const value>(joined, n));
+    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
+    if (lent) used_ -= bytes;
+#if RELAXVM_HEAP
+    else ::operator delete(joined);
+#endif
+    return r;
+  }
+
   vm_context() = default;
   vm_context(const vm_context&) = default;
   vm_context& operator=(const vm_context&) = default;
@@ -7755,6 +7854,12 @@ class vm_context {
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
   value* slot_ = nullptr;
+  /// The memory the VM lends for joined arguments (call_joined), and how much of it is in use.
+  std::span<std::byte> memory_;
+  std::size_t used_ = 0;
+  /// Whether closures over vm functions run here (invoke_vm_closure); a VM whose program passes
+  /// no vm function as a value has none of its own, and says a vm closure is another program's.
+  bool vm_closures_ = true;
 };
 
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
@@ -7846,6 +7951,26 @@ class running_scope {
   vm_context* saved_;
 };
 
+inline result<value> vm_context::invoke_closure(const closure& c, std::span<const value> args) {
+  if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+  if (c.is_vm_function()) {
+    if (!vm_closures_)
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    return invoke_vm_closure(c, args);
+  }
+  const running_scope scope(this);
+  slot_ = nullptr;  // called from C++: no instruction keeps anything
+  const closure_object& fn = c.get()->callee();
+  const auto call = [&fn](std::span<const value> a) -> result<value> {
+    value ret;
+    std::optional<error> err;
+    if (!fn.invoke(fn, a.data(), static_cast<std::uint32_t>(a.size()), ret, err)) return detail::take_error(err);
+    return ret;
+  };
+  if (c.bound().empty()) return call(args);
+  return call_joined(c, args, call);
+}
+
 /// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device, call_tir_dyn):
 /// the context when args[0] is one, and then `args` without it. Else the VM running the call, so
 /// that a program cannot reach the system heap or standard output by leaving %vm out (an arena,
@@ -7892,14 +8017,17 @@ namespace relaxvm::RELAXVM_ABI {
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
-/// One named function of a table. Raw entries see their arguments as a span.
-template <fixed_string Name, class F, bool Raw>
+/// One named function of a table. Raw entries see their arguments as a span. `Site`, when not
+/// void, gives versions of the function specialized for the constant arguments of a call site,
+/// which link() binds where they apply (vm/call_site.hpp).
+template <fixed_string Name, class F, bool Raw, class Site = void>
 struct table_entry {
   static_assert(Name.size() > 0, "relaxvm::fn: a function needs a non-empty name");
   using function_type = F;
   using invoker = std::conditional_t<Raw, detail::raw_invoker<F>,
                                      detail::typed_invoker<F, typename detail::signature<F>::ret,
                                                            typename detail::signature<F>::args>>;
+  using site = Site;
   static constexpr std::string_view name = Name.view();
   static constexpr bool raw = Raw;
 
@@ -7913,14 +8041,15 @@ struct table_entry {
 };
 
 /// A typed function: fn<"vm.add">(&add), or a captureless lambda.
-/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare).
-template <fixed_string Name, class F>
-constexpr table_entry<Name, F, false> fn(F f, packed_prepare prepare = nullptr) {
+/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare);
+/// with a `Site` type, link() binds its specialized versions (vm/call_site.hpp).
+template <fixed_string Name, class Site = void, class F>
+constexpr table_entry<Name, F, false, Site> fn(F f, packed_prepare prepare = nullptr) {
   return {f, prepare};
 }
 /// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
-template <fixed_string Name, class F>
-constexpr table_entry<Name, F, true> packed(F f, packed_prepare prepare = nullptr) {
+template <fixed_string Name, class Site = void, class F>
+constexpr table_entry<Name, F, true, Site> packed(F f, packed_prepare prepare = nullptr) {
   return {f, prepare};
 }
 
@@ -7930,8 +8059,8 @@ struct fn_table;
 namespace detail {
 template <class T>
 inline constexpr bool is_table_entry_v = false;
-template <fixed_string N, class F, bool R>
-inline constexpr bool is_table_entry_v<table_entry<N, F, R>> = true;
+template <fixed_string N, class F, bool R, class S>
+inline constexpr bool is_table_entry_v<table_entry<N, F, R, S>> = true;
 template <class T>
 inline constexpr bool is_fn_table_v = false;
 template <class... E>
@@ -7965,6 +8094,9 @@ struct entry_info {
   std::size_t fixed = 0;  ///< typed: the parameters before the span
   kind_set (*param_kinds)(std::size_t) = nullptr;
   std::string_view (*param_name)(std::size_t) = nullptr;
+  /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
+  /// `scalar`): the linker then leaves it out of that call site's checks.
+  bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -8012,10 +8144,11 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr};
     } else {
       using inv = typename Entry::invoker;
-      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name};
+      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
+                        &inv::param_passes};
     }
   }
 };
@@ -8081,6 +8214,14 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
   using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
   static constexpr typename entry::function_type f = T.template get<I>().f;
   return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
+}
+/// The same for a call site whose argument count the linker checked and whose parameters in
+/// the mask `Known` (bit i: parameter i) pass their checks whatever the program runs with.
+template <const auto& T, std::size_t I, std::uint64_t Known>
+bool table_thunk_known(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
+  using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
+  static constexpr typename entry::function_type f = T.template get<I>().f;
+  return entry::invoker::template run_known<Known>([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail
 
@@ -8241,32 +8382,49 @@ struct constant_traits<value> {
   }
 };
 
+/// Constant `c` of a verified layout, of kind K, as a value (try_materialize_constant; a program
+/// linked at compile time makes each constant with the code for its kind only).
+template <const_kind K>
+result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+  if constexpr (K == const_kind::int64) {
+    return value(c.scalar);
+  } else if constexpr (K == const_kind::float64) {
+    return value(std::bit_cast<double>(c.scalar));
+  } else if constexpr (K == const_kind::boolean) {
+    return value(c.scalar != 0);
+  } else if constexpr (K == const_kind::dtype) {
+    return value(dtype::unpack(c.scalar));
+  } else if constexpr (K == const_kind::device) {
+    return value(device::unpack(c.scalar));
+  } else if constexpr (K == const_kind::string) {
+    RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
+    return value(std::move(s));
+  } else {
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
+                                                                static_cast<std::size_t>(c.ndim))));
+    if constexpr (K == const_kind::shape) {
+      return value(std::move(s));
+    } else {
+      void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
+      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
+      return value(std::move(t));
+    }
+  }
+}
+
 /// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without
 /// copying and are read-only; `owner` keeps those bytes alive. The verifier checked every kind,
 /// shape and size, so the one possible error is firmware mode's object memory running out.
 inline result<value> try_materialize_constant(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
   switch (c.kind) {
-    case const_kind::int64: return value(c.scalar);
-    case const_kind::float64: return value(std::bit_cast<double>(c.scalar));
-    case const_kind::boolean: return value(c.scalar != 0);
-    case const_kind::dtype: return value(dtype::unpack(c.scalar));
-    case const_kind::device: return value(device::unpack(c.scalar));
-    case const_kind::shape: {
-      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                  static_cast<std::size_t>(c.ndim))));
-      return value(std::move(s));
-    }
-    case const_kind::string: {
-      RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
-      return value(std::move(s));
-    }
-    case const_kind::tensor: {
-      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                  static_cast<std::size_t>(c.ndim))));
-      void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
-      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
-      return value(std::move(t));
-    }
+    case const_kind::int64: return try_materialize_constant_of<const_kind::int64>(v, c, owner);
+    case const_kind::float64: return try_materialize_constant_of<const_kind::float64>(v, c, owner);
+    case const_kind::boolean: return try_materialize_constant_of<const_kind::boolean>(v, c, owner);
+    case const_kind::dtype: return try_materialize_constant_of<const_kind::dtype>(v, c, owner);
+    case const_kind::device: return try_materialize_constant_of<const_kind::device>(v, c, owner);
+    case const_kind::shape: return try_materialize_constant_of<const_kind::shape>(v, c, owner);
+    case const_kind::string: return try_materialize_constant_of<const_kind::string>(v, c, owner);
+    case const_kind::tensor: return try_materialize_constant_of<const_kind::tensor>(v, c, owner);
   }
   return value();
 }
@@ -8771,15 +8929,6 @@ RELAXVM_NOINLINE inline error native_stack_error(std::string_view name, std::siz
 /// The error of an invocation of `name` that returned the VM context, which must not leave the VM.
 RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
   return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
-}
-
-/// Call: the error a packed function reported through `err` (the packed calling convention), taken
-/// out of it; an internal error when the function failed without reporting one.
-RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
-  if (!err) return internal_error("a packed function failed without reporting an error");
-  error e = std::move(*err);
-  err.reset();
-  return e;
 }
 
 /// If: whether the condition can be tested (an int64 or a bool).
@@ -9348,20 +9497,16 @@ class basic_vm_impl final : public vm_context {
   }
 
   // ---- vm_context ----
-  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
+  result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
     const closure_object& o = *c.get();
-    if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != prog_.keep_alive)
-        return value_error("invoke_closure: closure '", o.name.view(),
-                           "' belongs to another executable than this VM's");
-      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
-          prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
-        return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
-      return invoke_vm(o.func_index, args, o.bound);
-    }
-    return call_packed(o.callee(), args, o.bound);
+    if (o.program != prog_.keep_alive)
+      return value_error("invoke_closure: closure '", o.name.view(), "' belongs to another executable than this VM's");
+    if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
+        prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
+      return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
+    return invoke_vm(o.func_index, args, o.bound);
   }
+
   void print(std::string_view text) override {
     if (opts_.print) {
       opts_.print(text);
@@ -10074,6 +10219,90 @@ using virtual_machine = basic_virtual_machine<>;
 #include <type_traits>
 #include <utility>
 
+// ---- begin relaxvm/vm/call_site.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Call sites at link time: what a builtin's specialized version sees of one Call instruction of a
+// linked program when it compiles (link.hpp binds it).
+//
+// A table entry may name a site type S (fn<"name", S>(&f), packed<"name", S>(&f)). For each Call of
+// that entry, link() asks S::applies<C>() with C = call_site<prog, pc>; when it says yes, the call
+// site calls S::run<C> instead of the entry, with the same calling convention (table_invoke: every
+// argument loaded, as for the entry). run<C> reads the arguments that are constants of the program
+// from C, as constants of its own code (S::reads<C>(k) says which arguments it reads at run time;
+// a constant no running code reads is never made into a value). A specialized version must give
+// the results and the errors (kind and message) the entry gives for the same arguments: the
+// builtins share their checks and messages between the two (builtins/shape_heap.hpp,
+// builtins/memory.hpp), and the tests run every program both ways (link_options::specialize).
+#ifndef RELAXVM_VM_CALL_SITE_HPP
+#define RELAXVM_VM_CALL_SITE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// How link() binds a program's calls.
+struct link_options {
+  /// Whether calls whose arguments the program fixes are bound to versions specialized for them:
+  /// a table entry's site type (call_site.hpp), or, for typed entries, an argument check that
+  /// skips the arguments the linker has checked already. false: every call runs the entry as
+  /// registered (the general path; the tests compare the two).
+  bool specialize = true;
+};
+
+/// Call instruction `Pc` of the static executable `Prog`, as a specialization reads it in
+/// constant expressions.
+template <const auto& Prog, std::int64_t Pc>
+struct call_site {
+  static constexpr exec_view view = Prog.view();
+  static constexpr instruction in = decode(view, Pc);
+  static constexpr std::int64_t pc = Pc;
+  static constexpr std::size_t num_args = static_cast<std::size_t>(in.num_args);
+
+  static constexpr arg at(std::size_t k) { return in.arg_at(static_cast<std::int64_t>(k)); }
+  static constexpr const const_info* constant(std::size_t k) {
+    return at(k).kind() == arg_kind::const_idx ? &view.constants[static_cast<std::size_t>(at(k).value())] : nullptr;
+  }
+  static constexpr bool is_const(std::size_t k, const_kind kind) {
+    return k < num_args && constant(k) != nullptr && constant(k)->kind == kind;
+  }
+  /// %void (null).
+  static constexpr bool is_void(std::size_t k) {
+    return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == void_register;
+  }
+  /// %vm (the VM context).
+  static constexpr bool is_vm(std::size_t k) {
+    return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == vm_register;
+  }
+  /// An integer the program fixes: an immediate, or an int64 or bool constant.
+  static constexpr bool is_int(std::size_t k) {
+    return k < num_args && (at(k).kind() == arg_kind::imm || is_const(k, const_kind::int64) ||
+                            is_const(k, const_kind::boolean));
+  }
+  static constexpr std::int64_t int_at(std::size_t k) {
+    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k)->scalar;
+  }
+  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k)->scalar); }
+  /// A string constant's characters: they live in the program, which is in read-only memory.
+  static constexpr std::string_view string_at(std::size_t k) {
+    return view.str({constant(k)->data_offset, constant(k)->data_size});
+  }
+  /// A string constant, or %void read as the empty string (the builtins' err_ctx).
+  static constexpr bool is_text(std::size_t k) { return is_void(k) || is_const(k, const_kind::string); }
+  static constexpr std::string_view text_at(std::size_t k) { return is_void(k) ? std::string_view() : string_at(k); }
+  /// A shape constant's dimensions.
+  static constexpr std::span<const std::int64_t> shape_at(std::size_t k) {
+    return view.i64s.subspan(static_cast<std::size_t>(constant(k)->dims_offset), static_cast<std::size_t>(constant(k)->ndim));
+  }
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_CALL_SITE_HPP
+// ---- end relaxvm/vm/call_site.hpp ----
 // ---- begin relaxvm/vm/static_frame.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The header static_vm keeps for each live frame (vm/static_vm.hpp), on its own: link() sizes the
@@ -10464,11 +10693,31 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
   return most;
 }
 
+/// The parameters of typed entry `e` whose checks the Call `in` passes whatever the program
+/// runs with (bit i: parameter i): arguments whose kind (and integer value) the program fixes.
+constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, const entry_info& e) {
+  std::uint64_t known = 0;
+  for (std::size_t i = 0; i < e.fixed && i < 64; ++i) {
+    const arg a = in.arg_at(static_cast<std::int64_t>(i));
+    value_kind kind = value_kind::null;
+    if (!static_kind(v, a, kind)) continue;
+    std::int64_t x = 0;
+    if (a.kind() == arg_kind::imm) x = a.value();
+    else if (a.kind() == arg_kind::const_idx) x = v.constants[static_cast<std::size_t>(a.value())].scalar;
+    if (e.param_passes(i, kind, x)) known |= std::uint64_t{1} << i;
+  }
+  return known;
+}
+
+template <class Entry, class Site>
+concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typename Entry::site> &&
+                       Entry::site::template applies<Site>();
+
 }  // namespace detail
 
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
-template <const auto& Prog, const auto& Table>
+template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
@@ -10476,6 +10725,7 @@ struct linked_program {
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
+  static constexpr link_options options = Options;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
   /// What the program says of each function and instruction (frame slots, functions passed as
@@ -10499,11 +10749,97 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
+  // The table entry a Call of a packed function at Pc calls, or -1.
+  static constexpr std::int64_t entry_at(std::int64_t pc) {
+    constexpr exec_view v = Prog.view();
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call || v.funcs[static_cast<std::size_t>(in.func_idx)].kind != func_kind::packed) return -1;
+    return table_type::find(v.name(static_cast<std::size_t>(in.func_idx)));
+  }
+  template <std::size_t Pc>
+  static constexpr table_invoke site_of() {
+    constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
+    if constexpr (e < 0) {
+      return nullptr;
+    } else {
+      using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      if constexpr (!Options.specialize) {
+        return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      } else if constexpr (detail::site_applies<entry, site>) {
+        return &entry::site::template run<site>;
+      } else if constexpr (entry::raw) {
+        return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      } else {
+        constexpr std::uint64_t known =
+            detail::known_params(Prog.view(), site::in, table_type::info(static_cast<std::size_t>(e)));
+        // Nothing known: the entry itself, one function for all its sites and for callees.
+        if constexpr (known == 0) return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+        else return &detail::table_thunk_known<Table, static_cast<std::size_t>(e), known>;
+      }
+    }
+  }
+  template <std::size_t... Pc>
+  static constexpr std::array<table_invoke, sizeof...(Pc)> make_sites(std::index_sequence<Pc...>) {
+    return {site_of<Pc>()...};
+  }
+  // The arguments the Call at Pc reads at run time (bit k: argument k; a specialized site may
+  // leave constants out); all for other instructions.
+  template <std::size_t Pc>
+  static constexpr std::uint64_t args_read() {
+    constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
+    if constexpr (e < 0 || !Options.specialize) {
+      return ~std::uint64_t{0};
+    } else {
+      using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      if constexpr (detail::site_applies<entry, site>) {
+        std::uint64_t mask = 0;
+        for (std::size_t k = 0; k < site::num_args && k < 64; ++k)
+          if (entry::site::template reads<site>(k)) mask |= std::uint64_t{1} << k;
+        return site::num_args > 64 ? mask | ~std::uint64_t{0} << 63 : mask;  // past 64: read
+      } else {
+        return ~std::uint64_t{0};
+      }
+    }
+  }
+  template <std::size_t... Pc>
+  static constexpr auto make_constants_read(std::index_sequence<Pc...>) {
+    constexpr exec_view v = Prog.view();
+    constexpr std::uint64_t masks[] = {args_read<Pc>()..., 0};
+    std::array<bool, num_constants + 1> read{};
+    for (std::size_t pc = 0; pc < sizeof...(Pc); ++pc) {
+      const instruction in = decode(v, static_cast<std::int64_t>(pc));
+      if (in.op != opcode::call) continue;
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (in.arg_at(k).kind() == arg_kind::const_idx && ((masks[pc] >> (k < 63 ? k : 63)) & 1) != 0)
+          read[static_cast<std::size_t>(in.arg_at(k).value())] = true;
+    }
+    return read;
+  }
   static constexpr std::int64_t deepest_chain = detail::max_chain_bytes(Prog.view(), facts);
 
  public:
+  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Prog)>::sizes.instr_offset;
   /// Per function index: the table entry a packed function calls; null for vm functions.
   static constexpr std::array<table_invoke, num_funcs> callees = make_callees(std::make_index_sequence<num_funcs>());
+  /// Per instruction: what a Call of a packed function calls there (the entry, or its version
+  /// for that site's constant arguments: link_options::specialize); null for other instructions.
+  static constexpr std::array<table_invoke, num_instructions> sites =
+      make_sites(std::make_index_sequence<num_instructions>());
+  /// Whether any Call is bound to something other than its function's entry (`callees`): only
+  /// then does the interpreter look its callee up per instruction (the `sites` array).
+  static constexpr bool sites_differ = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc) {
+      const instruction in = decode(Prog.view(), static_cast<std::int64_t>(pc));
+      if (in.op == opcode::call && sites[pc] != callees[static_cast<std::size_t>(in.func_idx)]) return true;
+    }
+    return false;
+  }();
+  /// Per constant: whether code that runs reads it as a value (an argument of a Call that is
+  /// not specialized for it); static_vm makes values of these only.
+  static constexpr std::array<bool, num_constants + 1> constants_read =
+      make_constants_read(std::make_index_sequence<num_instructions>());
 
   /// The largest register file of any function.
   static constexpr std::int64_t max_registers = [] {
@@ -10552,7 +10888,7 @@ struct linked_program {
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
 /// of this file. Both must be constexpr objects with static storage duration.
-template <const auto& Prog, const auto& Table>
+template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   constexpr detail::diagnostic built = detail::check_built(Prog);
@@ -10572,7 +10908,7 @@ consteval auto link() {
     constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
-  return linked_program<Prog, Table>{};
+  return linked_program<Prog, Table, Options>{};
 }
 
 }  // namespace relaxvm
@@ -10748,11 +11084,22 @@ struct static_compiler {
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
         using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
         static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
+        using site = call_site<Linked::program, Pc>;
+        // The entry's version for this site (link_options::specialize), as Linked::sites binds it.
+        constexpr bool specialized = Linked::options.specialize && site_applies<entry, site>;
         // A typed entry reads its arguments before it writes its result: straight into the register.
-        constexpr bool in_place = !entry::raw && in.dst != void_register;
+        constexpr bool in_place = !entry::raw && !specialized && in.dst != void_register;
         value& ret = in_place ? regs[in.dst] : regs[rf];
-        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, vm.failure_)))
-          return vm.failure(Pc, base);
+        bool ok;
+        if constexpr (specialized) {
+          ok = entry::site::template run<site>(args, n, ret, vm.failure_);
+        } else if constexpr (Linked::options.specialize && !entry::raw) {
+          constexpr std::uint64_t known = known_params(view, in, table_type::info(e));
+          ok = entry::invoker::template run_known<known>([] { return entry::name; }, f, args, n, ret, vm.failure_);
+        } else {
+          ok = entry::invoker::run([] { return entry::name; }, f, args, n, ret, vm.failure_);
+        }
+        if (RELAXVM_UNLIKELY(!ok)) return vm.failure(Pc, base);
         if constexpr (!in_place) {
           if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
           else ret.reset();
@@ -10863,7 +11210,7 @@ class static_vm final : public vm_context {
     if (Linked::bounded && memory.size() < memory_bytes)
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
-    if constexpr (Linked::num_constants == 0 && !any_used_as_value()) {
+    if constexpr (!any_constant_read() && !any_used_as_value()) {
       return static_vm(memory, devices);  // nothing to make: no error path to carry
     } else {
       static_vm vm(memory, devices);
@@ -10987,16 +11334,6 @@ class static_vm final : public vm_context {
   std::size_t peak_memory() const { return peak_; }
 
   // ---- vm_context ----
-  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    // A program that passes no vm function as a value has no closure over one of its own.
-    if (c.is_vm_function() && (!Linked::vm_closures || c.get()->program.get() != program_tag()))
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return call_closure(c, args);
-    // Captured values come after the call's own arguments; they are joined in the VM's memory
-    // (the heap-free counterpart of invoke_packed_bound).
-    return with_bound(c, args);
-  }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
 
@@ -11010,8 +11347,10 @@ class static_vm final : public vm_context {
   void set_max_native_stack(std::size_t bytes) { max_native_stack_ = bytes; }
 
  private:
-  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
-      : memory_(memory), devices_(devices) {}
+  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices) : devices_(devices) {
+    memory_ = memory;
+    vm_closures_ = Linked::vm_closures;
+  }
 
   static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
                                                   std::size_t need, std::string_view figure) {
@@ -11023,18 +11362,50 @@ class static_vm final : public vm_context {
     return d;
   }
 
-  // The constants, and the functions the program passes as values, as values: in firmware mode
-  // an error when the object memory has no room for them.
+  // The constants running code reads, and the functions the program passes as values, as
+  // values: in firmware mode an error when the object memory has no room for them. Each constant
+  // is made by the code for its kind alone; a constant that only specialized call sites use
+  // (Linked::constants_read) is not made.
   status make_values() {
     for (std::size_t i = 0; i < Linked::num_constants; ++i) {
-      RELAXVM_TRY_ASSIGN(consts_[i], try_materialize_constant(view, view.constants[i], object_ref<object>()));
+      if (!Linked::constants_read[i]) continue;
+      RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
     }
     return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+  // Whether a constant of kind K is made.
+  static constexpr bool makes(const_kind k) {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
+    return false;
+  }
+  template <const_kind K>
+  static bool make_of(const const_info& c, result<value>& out) {
+    if constexpr (makes(K)) {
+      if (c.kind == K) {
+        out = try_materialize_constant_of<K>(view, c, object_ref<object>());
+        return true;
+      }
+    }
+    return false;
+  }
+  static result<value> make_constant(const const_info& c) {
+    result<value> out = value();
+    (void)(make_of<const_kind::int64>(c, out) || make_of<const_kind::float64>(c, out) ||
+           make_of<const_kind::boolean>(c, out) || make_of<const_kind::dtype>(c, out) ||
+           make_of<const_kind::device>(c, out) || make_of<const_kind::shape>(c, out) ||
+           make_of<const_kind::string>(c, out) || make_of<const_kind::tensor>(c, out));
+    return out;
   }
 
   static constexpr bool any_used_as_value() {
     for (std::size_t i = 0; i < Linked::num_funcs; ++i)
       if (Linked::facts.funcs[i].used_as_value) return true;
+    return false;
+  }
+  static constexpr bool any_constant_read() {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      if (Linked::constants_read[i]) return true;
     return false;
   }
 
@@ -11072,33 +11443,21 @@ class static_vm final : public vm_context {
     return err ? std::move(*err) : detail::internal_error("a packed function failed without reporting an error");
   }
 
-  result<value> call_closure(const closure& c, std::span<const value> args) {
-    if constexpr (Linked::vm_closures) {  // else no vm closure gets here (invoke_closure)
-      if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+  // ---- vm_context: closures over the program's vm functions (invoke_closure) ----
+  // A program that passes no vm function as a value has no closure over one of its own:
+  // vm_closures_ is false, and invoke_closure says so without calling this.
+  result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
+    if constexpr (Linked::vm_closures) {
+      if (c.get()->program.get() != program_tag())
+        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      const auto run = [&](std::span<const value> a) { return run_entry(c.get()->func_index, a); };
+      if (c.bound().empty()) return run(args);
+      return call_joined(c, args, run);
+    } else {
+      (void)c;
+      (void)args;
+      return value();
     }
-    const closure_object& fn = c.get()->callee();
-    value ret;
-    std::optional<error> err;
-    if (!fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
-    return ret;
-  }
-
-  result<value> with_bound(const closure& c, std::span<const value> args) {
-    const std::span<const value> bound = c.bound();
-    const std::size_t n = args.size() + bound.size();
-    // The joined arguments go on the frame stack, below the callee's frame.
-    const std::size_t bytes = n * sizeof(value);
-    if (used_ + bytes > memory_.size()) return out_of_memory(c.name(), bytes);
-    value* joined = reinterpret_cast<value*>(memory_.data() + used_);
-    for (std::size_t i = 0; i < n; ++i) ::new (joined + i) value();
-    used_ += bytes;
-    std::size_t k = 0;
-    for (const value& a : args) joined[k++] = value::borrow(a);
-    for (const value& a : bound) joined[k++] = value::borrow(a);
-    result<value> r = call_closure(c, std::span<const value>(joined, n));
-    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
-    used_ -= bytes;
-    return r;
   }
 
   error out_of_memory(std::string_view fn, std::size_t bytes) const {
@@ -11191,7 +11550,9 @@ class static_vm final : public vm_context {
           value* argv = regs + rf + 1;
           for (std::int64_t k = 0; k < in.num_args; ++k)
             detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-          if (const table_invoke callee = Linked::callees[fi]) {
+          const table_invoke callee =
+              Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
+          if (callee) {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
@@ -11257,12 +11618,11 @@ class static_vm final : public vm_context {
     return s;
   }();
 
-  std::span<std::byte> memory_;
   std::span<const device_allocator> devices_;
   std::array<value, Linked::num_constants> consts_{};
   std::array<value, Linked::num_funcs> funcs_{};
   static_frame* top_ = nullptr;
-  std::size_t used_ = 0, peak_ = 0;
+  std::size_t peak_ = 0;  // frames, in memory_ (vm_context's), up to used_
   std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
   std::size_t max_native_stack_ = RELAXVM_HEAP ? std::size_t{256} << 10 : std::size_t{2} << 10;
   void (*print_)(std::string_view) = [](std::string_view) {};
@@ -11602,6 +11962,64 @@ inline result<shape> load_shape(const value& heap_value, std::span<const value> 
 
 // ---- match and make ------------------------------------------------------------------------
 
+namespace detail {
+/// A (code, value) pair of match_shape and make_shape.
+struct code_pair {
+  std::int64_t code = 0, v = 0;
+};
+// match_shape's steps, each a test and its message: shared by the general function and its
+// specialized call sites.
+/// The dimensions of match_shape's input (a tensor or a shape), read in place; false for another kind.
+RELAXVM_HOT_INLINE bool input_dims(const value& input, std::span<const std::int64_t>& dims) {
+  if (input.kind() == value_kind::tensor) {
+    dims = static_cast<const tensor_object*>(input.raw_object())->dims.dims();
+  } else if (input.kind() == value_kind::shape) {
+    const auto* s = static_cast<const shape_object*>(input.raw_object());
+    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
+  } else {
+    return false;
+  }
+  return true;
+}
+RELAXVM_NOINLINE inline error not_matchable(std::string_view ctx, const value& input) {
+  return type_error(ctx, "vm.builtin.match_shape: expects a Tensor or a Shape but got ", input.describe());
+}
+RELAXVM_NOINLINE inline error match_size_mismatch(std::string_view ctx) {
+  return runtime_error(ctx, "match_cast shape size mismatch.");
+}
+enum class match_outcome : std::uint8_t { ok, differs_from_imm, bad_slot, differs_from_load, unknown_code };
+/// Dimension `d` against pair `p` (storing it in the heap when p says so).
+RELAXVM_HOT_INLINE match_outcome match_one(std::int64_t d, code_pair p, const heap_view& heap) {
+  switch (static_cast<match_code>(p.code)) {
+    case match_code::assert_equal_to_imm: return d == p.v ? match_outcome::ok : match_outcome::differs_from_imm;
+    case match_code::store_to_heap:
+      if (!heap.has(p.v)) return match_outcome::bad_slot;
+      heap.slots[p.v] = d;
+      return match_outcome::ok;
+    case match_code::no_op: return match_outcome::ok;
+    case match_code::assert_equal_to_load:
+      if (!heap.has(p.v)) return match_outcome::bad_slot;
+      return d == heap.slots[p.v] ? match_outcome::ok : match_outcome::differs_from_load;
+  }
+  return match_outcome::unknown_code;
+}
+/// The error of a match_one that did not give ok, at dimension i.
+RELAXVM_NOINLINE inline error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
+                                          code_pair p, const heap_view& heap) {
+  constexpr std::string_view fn = "vm.builtin.match_shape";
+  switch (o) {
+    case match_outcome::differs_from_imm:
+      return runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", d, " is not ", p.v,
+                           ")");
+    case match_outcome::differs_from_load:
+      return runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (", d,
+                           " is not ", heap.slots[p.v], ")");
+    case match_outcome::bad_slot: return slot_error(fn, "shape", i, p.v, heap);
+    default: return value_error(fn, ": Unknown match shape code: ", p.code);
+  }
+}
+}  // namespace detail
+
 inline status match_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.match_shape";
   if (args.size() < 3) return detail::type_error(fn, ": expects (input, heap, n, code, value, ..., [err_ctx]) but got ", args.size(), " arguments");
@@ -11615,42 +12033,43 @@ inline status match_shape(std::span<const value> args) {
   if (args.size() == expected + 1) {
     RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
   }
-  // The dimensions, read in place (args outlive this call).
   std::span<const std::int64_t> dims;
-  if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
-  else if (args[0].kind() == value_kind::shape) {
-    const auto* s = static_cast<const shape_object*>(args[0].raw_object());
-    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
-  }
-  else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
-  const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
+  if (!detail::input_dims(args[0], dims)) return detail::not_matchable(ctx, args[0]);
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
-  if (static_cast<std::int64_t>(dims.size()) != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  if (static_cast<std::int64_t>(dims.size()) != n) return detail::match_size_mismatch(ctx);
   for (std::int64_t i = 0; i < n; ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
-    switch (static_cast<match_code>(code)) {
-      case match_code::assert_equal_to_imm:
-        if (input(i) != v)
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input(i),
-                                       " is not ", v, ")");
-        break;
-      case match_code::store_to_heap:
-        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        heap.slots[v] = input(i);
-        break;
-      case match_code::no_op: break;
-      case match_code::assert_equal_to_load:
-        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        if (input(i) != heap.slots[v])
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
-                                       input(i), " is not ", heap.slots[v], ")");
-        break;
-      default: return detail::value_error(fn, ": Unknown match shape code: ", code);
-    }
+    const std::int64_t d = dims[static_cast<std::size_t>(i)];
+    if (const detail::match_outcome o = detail::match_one(d, {code, v}, heap); o != detail::match_outcome::ok)
+      return detail::match_error(o, ctx, i, d, {code, v}, heap);
   }
   return {};
 }
+
+namespace detail {
+/// make_shape once its pairs are checked: the shape of dimensions dim(0), ..., dim(n - 1), or the
+/// one the instruction kept when that is it.
+template <class Dim>
+RELAXVM_HOT_INLINE result<shape> make_dims(std::size_t n, const Dim& dim) {
+  // The shape this instruction made last time: shapes are values, so an equal one is handed out
+  // again however many hold it; one nothing else holds is rewritten in place.
+  value* kept = n > 0 ? make_shape_slot() : nullptr;
+  if (const std::int64_t same = kept_shape_prefix(kept, n, dim); same >= 0) {
+    auto* k = static_cast<shape_object*>(kept->raw_object());
+    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(*kept);
+    if (k->use_count() == 1) {
+      for (auto i = static_cast<std::size_t>(same); i < n; ++i) k->dims()[i] = dim(i);
+      return value_traits<shape>::get(*kept);
+    }
+  }
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
+  for (std::size_t i = 0; i < n; ++i) dims[i] = dim(i);
+  if (kept != nullptr) *kept = value(s);
+  return s;
+}
+}  // namespace detail
 
 inline result<shape> make_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.make_shape";
@@ -11669,23 +12088,8 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
-  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
-  // The shape this instruction made last time: shapes are values, so an equal one is handed out
-  // again however many hold it; one nothing else holds is rewritten in place.
-  value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
-  if (const std::int64_t same = detail::kept_shape_prefix(kept, static_cast<std::size_t>(n), dim); same >= 0) {
-    auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (same == n) return value_traits<shape>::get(*kept);
-    if (k->use_count() == 1) {
-      for (auto i = static_cast<std::size_t>(same); i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
-      return value_traits<shape>::get(*kept);
-    }
-  }
-  std::int64_t* dims = nullptr;
-  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) dims[i] = dim(i);
-  if (kept != nullptr) *kept = value(s);
-  return s;
+  return detail::make_dims(static_cast<std::size_t>(n),
+                           [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); });
 }
 
 inline status match_prim_value(std::span<const value> args) {
@@ -11735,22 +12139,35 @@ inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_
 
 // ---- struct-info checks --------------------------------------------------------------------
 
+namespace detail {
+// check_tensor_info's checks of x, each a test and its message: shared by the general function
+// and its specialized call sites.
+RELAXVM_NOINLINE inline error not_a_tensor(std::string_view ctx, const value& x) {
+  return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
+}
+RELAXVM_NOINLINE inline error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
+  return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
+}
+RELAXVM_NOINLINE inline error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
+  return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
+}
+RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
+RELAXVM_HOT_INLINE bool dtype_ok(const DLTensor& dl, dtype want) { return want.is_void() || want == dtype(dl.dtype); }
+}  // namespace detail
+
 inline status check_tensor_info(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.check_tensor_info";
   if (args.size() != 3 && args.size() != 4)
     return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
-  if (args[0].kind() != value_kind::tensor) return detail::type_error(ctx, "expect a Tensor but get ", to_string(args[0].kind()));
-  const tensor t = args[0].as<tensor>();
+  if (args[0].kind() != value_kind::tensor) return detail::not_a_tensor(ctx, args[0]);
+  const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
   RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
-  if (ndim != -1 && t.ndim() != ndim)
-    return detail::value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", t.ndim());
+  if (!detail::ndim_ok(dl, ndim)) return detail::wrong_ndim(ctx, ndim, dl.ndim);
   if (args.size() == 4) {
     if (args[2].kind() != value_kind::dtype)
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
-    const dtype want = args[2].as<dtype>();
-    if (!want.is_void() && want != t.dtype())
-      return detail::value_error(ctx, "expect Tensor with dtype ", want, " but get ", t.dtype());
+    if (!detail::dtype_ok(dl, args[2].as<dtype>())) return detail::wrong_dtype(ctx, args[2].as<dtype>(), dtype(dl.dtype));
   }
   return {};
 }
@@ -11877,6 +12294,40 @@ RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t
 }
 }  // namespace detail
 
+namespace detail {
+/// One group of shape_arith: heap[w[1]] = A w[0] B, with A from (w[2], w[3]) and B from (w[4], w[5]).
+RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  std::int64_t operand[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+    if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+      operand[k] = v;
+    } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+      RELAXVM_TRY(check_slot(fn, "an operand", -1, v, heap));
+      operand[k] = heap.slots[v];
+    } else {
+      return value_error(fn, ": Unknown make shape code: ", code);
+    }
+  }
+  RELAXVM_TRY(check_slot(fn, "the destination", -1, w[1], heap));
+  const auto op = static_cast<arith_op>(w[0]);
+  const std::int64_t a = operand[0], b = operand[1];
+  std::int64_t r = 0;
+  switch (apply(op, a, b, r)) {
+    case arith_outcome::ok: break;
+    case arith_outcome::divides_by_zero:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " 0 divides by zero");
+    case arith_outcome::overflows:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " ", b, " overflows int64");
+    case arith_outcome::unknown_op:
+      return value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
+  }
+  heap.slots[w[1]] = r;
+  return {};
+}
+}  // namespace detail
+
 inline status shape_arith(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.shape_arith";
   if (args.empty() || (args.size() - 1) % 6 != 0)
@@ -11888,32 +12339,7 @@ inline status shape_arith(std::span<const value> args) {
     for (std::size_t k = 0; k < 6; ++k) {
       RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
     }
-    std::int64_t operand[2];
-    for (int k = 0; k < 2; ++k) {
-      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
-      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
-        operand[k] = v;
-      } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
-        RELAXVM_TRY(detail::check_slot(fn, "an operand", -1, v, heap));
-        operand[k] = heap.slots[v];
-      } else {
-        return detail::value_error(fn, ": Unknown make shape code: ", code);
-      }
-    }
-    RELAXVM_TRY(detail::check_slot(fn, "the destination", -1, w[1], heap));
-    const auto op = static_cast<arith_op>(w[0]);
-    const std::int64_t a = operand[0], b = operand[1];
-    std::int64_t r = 0;
-    switch (detail::apply(op, a, b, r)) {
-      case detail::arith_outcome::ok: break;
-      case detail::arith_outcome::divides_by_zero:
-        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
-      case detail::arith_outcome::overflows:
-        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
-      case detail::arith_outcome::unknown_op:
-        return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
-    }
-    heap.slots[w[1]] = r;
+    RELAXVM_TRY(detail::arith_group(heap, w));
   }
   return {};
 }
@@ -12149,17 +12575,206 @@ inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t 
 }
 }  // namespace detail
 
+// ---- call sites specialized at link time (vm/call_site.hpp) ---------------------------------
+// A Call whose counts, codes, slots and error context are constants of the program runs with
+// them as constants of its code: only the input (and the heap) are read at run time. The checks
+// and messages are the general function's (match_one, make_dims, arith_group, ndim_ok, ...),
+// so results and errors are the same; a site whose constants the general function would reject
+// is not specialized (it runs the general function and gets its error).
+namespace detail {
+// A specialized site's error.
+RELAXVM_NOINLINE inline bool argument_error(error e, std::optional<error>& err) {
+  err.emplace(std::move(e));
+  return false;
+}
+// What a specialized site returns: nothing, or the error.
+RELAXVM_HOT_INLINE bool site_done(status s, value& ret, std::optional<error>& err) {
+  if (RELAXVM_UNLIKELY(!s.ok())) {
+    err.emplace(std::move(s).error());
+    return false;
+  }
+  ret.reset();
+  return true;
+}
+// The constant (code, value) pairs of call site C from argument `first` on.
+template <class C, std::size_t N>
+constexpr std::array<code_pair, N> site_pairs(std::size_t first) {
+  std::array<code_pair, N> p{};
+  for (std::size_t i = 0; i < N; ++i) p[i] = {C::int_at(first + 2 * i), C::int_at(first + 2 * i + 1)};
+  return p;
+}
+template <class C>
+constexpr bool site_ints(std::size_t from, std::size_t to) {
+  for (std::size_t k = from; k < to; ++k)
+    if (!C::is_int(k)) return false;
+  return true;
+}
+
+/// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
+struct match_shape_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (n < 3 || !C::is_int(2) || C::int_at(2) < 0 || static_cast<std::size_t>(C::int_at(2)) > (n - 3) / 2) return false;
+    const std::size_t expected = 3 + 2 * static_cast<std::size_t>(C::int_at(2));
+    if (n != expected && !(n == expected + 1 && C::is_text(expected))) return false;
+    if (!site_ints<C>(3, expected)) return false;
+    for (std::size_t k = 3; k < expected; k += 2)
+      if (C::int_at(k) < 0 || C::int_at(k) > static_cast<std::int64_t>(match_code::assert_equal_to_load)) return false;
+    return true;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k < 2;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
+    constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
+    static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
+    std::span<const std::int64_t> dims;
+    if (RELAXVM_UNLIKELY(!input_dims(args[0], dims))) return argument_error(not_matchable(ctx, args[0]), err);
+    heap_view heap;  // heap_arg's steps: null is no heap
+    if constexpr (!C::is_void(1)) {
+      if (!args[1].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[1], true, heap)))
+        return argument_error(heap_error("vm.builtin.match_shape", args[1]), err);
+    }
+    if (RELAXVM_UNLIKELY(dims.size() != n)) return argument_error(match_size_mismatch(ctx), err);
+    // One step per dimension, its code a constant: each step is its case of match_one alone.
+    const auto step = [&](auto i) RELAXVM_LAMBDA_INLINE {
+      const std::int64_t d = dims[i];
+      const match_outcome o = match_one(d, pairs[i], heap);
+      if (RELAXVM_LIKELY(o == match_outcome::ok)) return true;
+      err.emplace(match_error(o, ctx, static_cast<std::int64_t>(i), d, pairs[i], heap));
+      return false;
+    };
+    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+          return (step(std::integral_constant<std::size_t, I>()) && ...);
+        }(std::make_index_sequence<n>()))
+      return false;
+    ret.reset();
+    return true;
+  }
+};
+
+/// make_shape(heap, n, code, value, ...) with n and the pairs fixed.
+struct make_shape_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (n < 2 || !C::is_int(1) || C::int_at(1) < 0 || n != 2 + 2 * static_cast<std::size_t>(C::int_at(1))) return false;
+    if (!site_ints<C>(2, n)) return false;
+    for (std::size_t k = 2; k < n; k += 2)
+      if (C::int_at(k) != static_cast<std::int64_t>(make_code::use_imm) &&
+          C::int_at(k) != static_cast<std::int64_t>(make_code::load_shape))
+        return false;
+    return true;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::size_t n = static_cast<std::size_t>(C::int_at(1));
+    static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(2);
+    heap_view heap;  // heap_arg's steps: null is no heap
+    if constexpr (!C::is_void(0)) {
+      if (!args[0].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[0], false, heap)))
+        return argument_error(heap_error("vm.builtin.make_shape", args[0]), err);
+    }
+    // The slots the pairs read, in the general function's order (the codes are valid).
+    const auto check = [&](auto i) RELAXVM_LAMBDA_INLINE {
+      if constexpr (pairs[i].code == static_cast<std::int64_t>(make_code::load_shape)) {
+        if (RELAXVM_UNLIKELY(!heap.has(pairs[i].v))) {
+          err.emplace(slot_error("vm.builtin.make_shape", "dimension", static_cast<std::int64_t>(i), pairs[i].v, heap));
+          return false;
+        }
+      }
+      return true;
+    };
+    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+          return (check(std::integral_constant<std::size_t, I>()) && ...);
+        }(std::make_index_sequence<n>()))
+      return false;
+    return relaxvm::detail::store_result(make_dims(n, [&](std::size_t i) { return heap.read(pairs[i].code, pairs[i].v); }),
+                                         ret, err);
+  }
+};
+
+/// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
+struct shape_arith_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    return n >= 7 && (n - 1) % 6 == 0 && site_ints<C>(1, n);
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    struct group {
+      std::int64_t w[6];
+    };
+    static constexpr auto groups = [] {
+      std::array<group, (C::num_args - 1) / 6> g{};
+      for (std::size_t i = 0; i < g.size(); ++i)
+        for (std::size_t k = 0; k < 6; ++k) g[i].w[k] = C::int_at(1 + 6 * i + k);
+      return g;
+    }();
+    heap_view heap;
+    if (RELAXVM_UNLIKELY(!try_open_heap(args[0], true, heap)))
+      return argument_error(heap_error("vm.builtin.shape_arith", args[0]), err);
+    for (const group& g : groups) {
+      if (status s = arith_group(heap, g.w); RELAXVM_UNLIKELY(!s.ok())) return site_done(std::move(s), ret, err);
+    }
+    ret.reset();
+    return true;
+  }
+};
+
+/// check_tensor_info(x, ndim, [dtype,] err_ctx) with ndim, the dtype and err_ctx fixed.
+struct check_tensor_info_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    return (n == 3 || n == 4) && C::is_int(1) && C::is_text(n - 1) && (n == 3 || C::is_const(2, const_kind::dtype));
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::string_view ctx = C::text_at(C::num_args - 1);
+    constexpr std::int64_t ndim = C::int_at(1);
+    if (RELAXVM_UNLIKELY(args[0].kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, args[0]), err);
+    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    if (RELAXVM_UNLIKELY(!ndim_ok(dl, ndim))) return argument_error(wrong_ndim(ctx, ndim, dl.ndim), err);
+    if constexpr (C::num_args == 4) {
+      constexpr dtype want = C::dtype_at(2);
+      if (RELAXVM_UNLIKELY(!dtype_ok(dl, want))) return argument_error(wrong_dtype(ctx, want, dtype(dl.dtype)), err);
+    }
+    ret.reset();
+    return true;
+  }
+};
+}  // namespace detail
+
 inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
     fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
-    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape">(&match_shape, detail::prepare_match_shape),
-    packed<"vm.builtin.make_shape">(&make_shape, detail::prepare_make_shape),
+    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.make_shape", detail::make_shape_site>(&make_shape, detail::prepare_make_shape),
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
-    packed<"vm.builtin.check_tensor_info">(&check_tensor_info, detail::prepare_check_tensor_info),
+    packed<"vm.builtin.check_tensor_info", detail::check_tensor_info_site>(&check_tensor_info,
+                                                                           detail::prepare_check_tensor_info),
     fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
     fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
-    packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
+    packed<"vm.builtin.shape_arith", detail::shape_arith_site>(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 }  // namespace relaxvm::builtins
@@ -12246,6 +12861,33 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
 #endif
 }  // namespace detail
 
+namespace detail {
+RELAXVM_NOINLINE inline error device_index_error(std::int64_t index, std::size_t devices) {
+  return relaxvm::detail::value_error("vm.builtin.alloc_storage: device index ", index, " is out of the VM's ", devices,
+                                      " devices (use -1 for the host)");
+}
+/// alloc_storage once its arguments are checked: `size` bytes from device allocator `d`.
+#if RELAXVM_HEAP
+RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
+  // The storage this instruction made last time, when the program no longer uses it and it fits
+  // exactly; otherwise it goes back to its allocator before the new one is made.
+  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (kept_storage_fits(kept, size, d)) return *kept;
+  if (kept != nullptr) drop_kept(*kept);
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  if (kept != nullptr) st->keeper = &ctx;
+  value made(std::move(st));
+  if (kept != nullptr) *kept = made;
+  return made;
+}
+#else  // nothing is kept: the storage itself
+RELAXVM_HOT_INLINE result<object_ref<storage_object>> allocate_storage(vm_context&, const device_allocator& d,
+                                                                       std::size_t size) {
+  return make_storage(d.allocator, size, alloc_alignment, d.device);
+}
+#endif
+}  // namespace detail
+
 inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
                                    dtype dtype_hint, std::span<const value> scope) {
   constexpr std::string_view fn = "vm.builtin.alloc_storage";
@@ -12253,31 +12895,15 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   const auto devices = ctx.devices();
   detail::storage_request req;
   const detail::storage_problem problem = detail::request_storage(devices, buffer_shape, device_index, dtype_hint, req);
-  if (problem == detail::storage_problem::device_index)
-    return relaxvm::detail::value_error(fn, ": device index ", req.device_index, " is out of the VM's ", devices.size(),
-                                        " devices (use -1 for the host)");
+  if (problem == detail::storage_problem::device_index) return detail::device_index_error(req.device_index, devices.size());
   if (!dtype_hint.valid_for_tensor())
     return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
   if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  const device_allocator& d = *req.device;
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
-  // The storage this instruction made last time, when the program no longer uses it and it fits
-  // exactly; otherwise it goes back to its allocator before the new one is made.
-#if RELAXVM_HEAP
-  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (detail::kept_storage_fits(kept, size, d)) return *kept;
-  if (kept != nullptr) drop_kept(*kept);
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  if (kept != nullptr) st->keeper = &ctx;
-  value made(std::move(st));
-  if (kept != nullptr) *kept = made;
+  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, size));
   return made;
-#else
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  return value(std::move(st));
-#endif
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
@@ -12442,9 +13068,114 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
   return value();
 }
 
+namespace detail {
+/// alloc_storage(%vm, shape, device_index, dtype_hint, [scope]) at a call site that fixes all but
+/// %vm (vm/call_site.hpp): its byte count is a constant of the code; only the device is looked up
+/// at run time (the general function's first check, with its message).
+struct alloc_storage_site {
+  template <class C>
+  static constexpr std::int64_t nbytes() {
+    std::int64_t numel = 0, n = -1;
+    if (!relaxvm::detail::checked_numel(C::shape_at(1), numel) ||
+        !relaxvm::detail::checked_mul(numel, C::dtype_at(3).bytes(), n) || !relaxvm::detail::servable(n))
+      return -1;
+    return n;
+  }
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if ((n != 4 && n != 5) || !C::is_vm(0) || !C::is_const(1, const_kind::shape) || !C::is_int(2) ||
+        !C::is_const(3, const_kind::dtype) || !C::dtype_at(3).valid_for_tensor())
+      return false;
+    if (n == 5 && !(C::is_const(4, const_kind::string) && (C::string_at(4).empty() || C::string_at(4) == "global")))
+      return false;
+    return nbytes<C>() >= 0;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::int64_t fixed_index = C::int_at(2);
+    constexpr auto size = static_cast<std::size_t>(nbytes<C>());
+    vm_context& ctx = *args[0].raw_context();
+    const std::span<const device_allocator> devices = ctx.devices();
+    const std::int64_t index = fixed_index == -1 ? static_cast<std::int64_t>(devices.size()) - 1 : fixed_index;
+    if (RELAXVM_UNLIKELY(index < 0 || index >= static_cast<std::int64_t>(devices.size()))) {
+      err.emplace(device_index_error(index, devices.size()));
+      return false;
+    }
+    auto made = allocate_storage(ctx, devices[static_cast<std::size_t>(index)], size);
+    if (RELAXVM_UNLIKELY(!made.ok())) {
+      err.emplace(std::move(made).error());
+      return false;
+    }
+    ret = value(std::move(*made));
+    return true;
+  }
+};
+
+/// alloc_tensor(storage, offset, shape, dtype, [scope]) at a call site that fixes all but the
+/// storage, in firmware mode (with a heap, the general function keeps views for reuse; sites
+/// there check only the storage argument, link.hpp). The view's size and alignment are constants
+/// of the code: at run time only the storage's kind and size are tested, and when a test fails
+/// the general function's checks (the adapter's argument error, check_view) give the error.
+struct alloc_tensor_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (RELAXVM_HEAP || (n != 4 && n != 5) || !C::is_int(1) || !C::is_const(2, const_kind::shape) ||
+        !C::is_const(3, const_kind::dtype) || !C::dtype_at(3).valid_for_tensor())
+      return false;
+    if (n == 5 && !(C::is_const(4, const_kind::string) && (C::string_at(4).empty() || C::string_at(4) == "global")))
+      return false;
+    std::int64_t numel = 0, nbytes = 0, end = 0;
+    const std::int64_t offset = C::int_at(1);
+    return relaxvm::detail::checked_numel(C::shape_at(2), numel) &&
+           relaxvm::detail::checked_mul(numel, C::dtype_at(3).bytes(), nbytes) && offset >= 0 &&
+           relaxvm::detail::checked_add(offset, nbytes, end) && (offset & (C::dtype_at(3).scalar_alignment() - 1)) == 0;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0 || k == 2;  // the storage, and the shape (the tensor holds it)
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    static constexpr std::int64_t numel = [] {
+      std::int64_t n = 0;
+      relaxvm::detail::checked_numel(C::shape_at(2), n);
+      return n;
+    }();
+    return view_fixed(args, C::int_at(1), C::dtype_at(3), numel, ret, err);
+  }
+  // The sites' one body: their constants come as arguments.
+  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
+                                          std::optional<error>& err) {
+    constexpr std::string_view fn = "vm.builtin.alloc_tensor";
+    const std::int64_t nbytes = numel * t.bytes();  // checked by applies()
+    using storage_arg = value_traits<object_ref<storage_object>>;
+    if (RELAXVM_UNLIKELY(!storage_arg::check(args[0])))
+      return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
+    const relaxvm::detail::arg_holder<const object_ref<storage_object>&> st(args[0]);
+    const borrowed<shape> s(args[2].raw_object());
+    result<tensor> made =
+        static_cast<std::uint64_t>(offset + nbytes) <= st.get()->size
+            ? relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes)
+            : view_storage(st.get(), offset, s.get(), t, fn);  // fails: check_view's error
+    if (RELAXVM_UNLIKELY(!made.ok())) {
+      err.emplace(std::move(made).error());
+      return false;
+    }
+    ret = value(std::move(*made));
+    return true;
+  }
+};
+}  // namespace detail
+
 inline constexpr auto memory_table = make_table(
-    fn<"vm.builtin.alloc_storage">(&alloc_storage, detail::prepare_alloc_storage),
-    fn<"vm.builtin.alloc_tensor">(&alloc_tensor, detail::prepare_alloc_tensor),
+    fn<"vm.builtin.alloc_storage", detail::alloc_storage_site>(&alloc_storage, detail::prepare_alloc_storage),
+    fn<"vm.builtin.alloc_tensor", detail::alloc_tensor_site>(&alloc_tensor, detail::prepare_alloc_tensor),
     fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));

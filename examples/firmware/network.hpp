@@ -101,9 +101,10 @@ int run(std::byte (&vm_memory)[M], const rv::allocator& tensor_memory, std::size
   {
     const rv::device_allocator devices[] = {{rv::device::cpu(), tensor_memory}};
     rv::static_vm<Linked> vm = rv::static_vm<Linked>::create(vm_memory, devices).value();
-    const rv::value args[] = {input_tensor(batch, in_features)};
+    const rv::tensor x = input_tensor(batch, in_features);
     for (int run = 0; run < 3; ++run) {
-      const rv::tensor y = vm.invoke("main", args).value().template as<rv::tensor>();
+      // invoke<"main">: the name and the argument count are checked when this compiles.
+      const rv::tensor y = vm.template invoke<"main">(x).value().template as<rv::tensor>();
       ok = ok && y.shape() == rv::shape{batch, out_features};
       for (std::int64_t r = 0; ok && r < batch; ++r) {
         const std::array<float, 3> want = direct(r);
@@ -117,8 +118,7 @@ int run(std::byte (&vm_memory)[M], const rv::allocator& tensor_memory, std::size
         }
       }
     }
-    const rv::value bad[] = {wrong};
-    const rv::result<rv::value> err = vm.invoke("main", bad);
+    const rv::result<rv::value> err = vm.template invoke<"main">(wrong);
     ok = ok && !err.ok();
     if (!err.ok()) {
       print("a [");
@@ -133,7 +133,7 @@ int run(std::byte (&vm_memory)[M], const rv::allocator& tensor_memory, std::size
       print(std::string_view(m.data(), line == std::string_view::npos ? m.size() : line));
       print("\n");
     }
-    ok = ok && vm.invoke("main", args).ok();
+    ok = ok && vm.template invoke<"main">(x).ok();
     print("memory: VM frames ");
     print_int(static_cast<std::int32_t>(Linked::memory_bytes));
     print(" B (constexpr), objects ");

@@ -10,6 +10,7 @@
 #include <relaxvm.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../support/counting_new.hpp"
 
@@ -168,4 +169,65 @@ TEST_CASE("firmware mode: a program that asks for too much object memory gets an
     const rv::value few[] = {rv::value(3)};
     CHECK(vm.invoke("fill", few).value().as<rv::tuple>().size() == 2);  // usable, and the memory came back
   }
+}
+
+namespace {
+// The firmware example's checks and allocations, linked with and without specialization.
+constexpr auto checked = rv::build([](rv::exec_builder& b) {
+  const rv::dtype f32 = rv::dtype::float32();
+  auto fn = b.function("main", 1, {"x"});
+  b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(2), b.c(b.add_dtype(f32)), b.c(b.add_string("x: "))});
+  b.emit_call("vm.builtin.match_shape",
+              {b.r(0), b.void_arg(), b.imm(2), b.imm(0), b.imm(1), b.imm(0), b.imm(4), b.c(b.add_string("x: "))});
+  b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({64})), b.imm(-1),
+                                           b.c(b.add_dtype(rv::dtype::uint8()))}, b.r(1));
+  b.emit_call("vm.builtin.alloc_tensor", {b.r(1), b.imm(48), b.c(b.add_shape({1, 4})), b.c(b.add_dtype(f32))}, b.r(2));
+  b.emit_ret(b.r(2));
+});
+using checked_special = decltype(rv::link<checked, table>());
+using checked_general = decltype(rv::link<checked, table, rv::link_options{.specialize = false}>());
+
+template <class Linked>
+std::vector<std::string> run_checked() {
+  static float data[8] = {};
+  std::vector<std::string> out;
+  const rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+  auto vm = rv::static_vm<Linked>::create(vm_memory, host).value();
+  const auto view = [](rv::shape s, rv::dtype t) {
+    return rv::value(rv::tensor::try_view(data, s, t, rv::device::cpu(), {}, true).value());
+  };
+  for (const rv::value& x : {view(rv::shape{1, 4}, rv::dtype::float32()), view(rv::shape{2, 4}, rv::dtype::float32()),
+                             view(rv::shape{1, 3}, rv::dtype::float32()), view(rv::shape{4}, rv::dtype::float32()),
+                             view(rv::shape{1, 4}, rv::dtype::int32()), rv::value(7)}) {
+    const rv::value args[] = {x};
+    const rv::result<rv::value> r = vm.invoke("main", args);
+    if (r.ok()) {
+      const rv::tensor t = r->as<rv::tensor>();
+      out.push_back("tensor " + std::to_string(t.ndim()) + " +" + std::to_string(t.byte_offset()));
+    } else {
+      out.push_back(std::string(rv::to_string(r.error().kind())) + ": " + std::string(r.error().message()) + " @" +
+                    std::to_string(r.error().instruction()));
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("firmware mode: specialized call sites give the general functions' results and errors") {
+  rv::set_object_memory(object_memory);
+  const std::vector<std::string> general = run_checked<checked_general>();
+  CHECK(run_checked<checked_special>() == general);
+  REQUIRE(general.size() == 6);
+  CHECK(general[0] == "tensor 2 +48");
+#if RELAXVM_ERROR_TEXT
+  CHECK(general[1] == "RuntimeError: x: match_cast error,  shape[0] mismatch to specified constant. (2 is not 1)\n"
+                      "  in function 'main', instruction 1 (call vm.builtin.match_shape in: %0, %void, i2, i0, i1, i0, "
+                      "i4, c[1] dst: %void) @1");
+#else  // terse: the error context, and where
+  CHECK(general[1] == "RuntimeError: x:  @1");
+  CHECK(general[3] == "ValueError: x:  @0");
+  CHECK(general[5] == "TypeError: x:  @0");
+#endif
+  // Only alloc_tensor's shape is made into a value (the tensor holds it).
+  static_assert(!checked_special::constants_read[0] && !checked_special::constants_read[1] && checked_special::constants_read[4]);
 }

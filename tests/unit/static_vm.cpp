@@ -3,6 +3,7 @@
 // tests/compile_fail/link_*.cpp.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -518,4 +519,167 @@ TEST_CASE("static_dispatch::compile runs a program as the interpreter does") {
   // Compiled functions keep their registers on the C++ stack: the VM's memory holds only the
   // frame headers (main's and inc's), which name the call chain in errors.
   CHECK(vm.peak_memory() == 2 * sizeof(rv::static_frame));
+}
+
+// ---- link-time specialization (vm/call_site.hpp): the same program linked with and without it
+namespace {
+constexpr auto shapes_prog = rv::build([](rv::exec_builder& b) {
+  const rv::dtype f32 = rv::dtype::float32();
+  {  // info(x): check_tensor_info with a dtype and an error context, then without either
+    auto fn = b.function("info", 1, {"x"});
+    b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(2), b.c(b.add_dtype(f32)), b.c(b.add_string("x: "))});
+    b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(-1), b.void_arg()});
+    b.emit_ret(b.r(0));
+  }
+  {  // match(x): store x's dims, compare them, compute with them, make shapes of them
+    auto fn = b.function("match", 1, {"x"});
+    b.emit_call("vm.builtin.alloc_shape_heap", {b.vm_state(), b.imm(4)}, b.r(1));
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.r(1), b.imm(2), b.imm(1), b.imm(0), b.imm(0), b.imm(4),
+                                           b.c(b.add_string("m: "))});
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.r(1), b.imm(2), b.imm(3), b.imm(0), b.imm(2), b.imm(9)});
+    // heap[1] = heap[0] * 3; heap[2] = 100 // heap[0]; heap[3] = heap[2] - 1
+    b.emit_call("vm.builtin.shape_arith", {b.r(1), b.imm(2), b.imm(1), b.imm(1), b.imm(0), b.imm(0), b.imm(3),
+                                           b.imm(3), b.imm(2), b.imm(0), b.imm(100), b.imm(1), b.imm(0),
+                                           b.imm(1), b.imm(3), b.imm(1), b.imm(2), b.imm(0), b.imm(1)});
+    b.emit_call("vm.builtin.make_shape", {b.r(1), b.imm(4), b.imm(1), b.imm(0), b.imm(1), b.imm(1), b.imm(1), b.imm(3),
+                                          b.imm(0), b.imm(7)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  {  // bad_slot(x): a store into a heap that is null; slot(x): into one too small
+    auto fn = b.function("bad_slot", 1, {"x"});
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.void_arg(), b.imm(1), b.imm(1), b.imm(0)});
+    b.emit_ret(b.r(0));
+  }
+  {
+    auto fn = b.function("small_heap", 1, {"x"});
+    b.emit_call("vm.builtin.alloc_shape_heap", {b.vm_state(), b.imm(1)}, b.r(1));
+    b.emit_call("vm.builtin.make_shape", {b.r(1), b.imm(2), b.imm(0), b.imm(5), b.imm(1), b.imm(3)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  {  // heap(h, x): the heap is an argument (any value the caller passes)
+    auto fn = b.function("heap", 2, {"h", "x"});
+    b.emit_call("vm.builtin.match_shape", {b.r(1), b.r(0), b.imm(1), b.imm(1), b.imm(0)});
+    b.emit_call("vm.builtin.shape_arith", {b.r(0), b.imm(3), b.imm(0), b.imm(0), b.imm(12), b.imm(1), b.imm(0)});
+    b.emit_call("vm.builtin.make_shape", {b.r(0), b.imm(1), b.imm(1), b.imm(0)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  {  // alloc(d): storage from device d, a view of it
+    auto fn = b.function("alloc", 1, {"d"});
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({64})), b.imm(-1),
+                                             b.c(b.add_dtype(rv::dtype::uint8())), b.c(b.add_string("global"))}, b.r(1));
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({4, 2})), b.r(0), b.c(b.add_dtype(f32))},
+                b.r(2));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(1), b.imm(32), b.c(b.add_shape({2, 4})), b.c(b.add_dtype(f32))}, b.r(3));
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(2), b.imm(0), b.c(b.add_shape({8})), b.c(b.add_dtype(f32))}, b.r(4));
+    b.emit_ret(b.r(3));
+  }
+  {  // view(s): alloc_tensor of whatever the caller passes as the storage
+    auto fn = b.function("view", 1, {"s"});
+    b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(0), b.c(b.add_shape({2})), b.c(b.add_dtype(f32))}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+});
+using shapes_special = decltype(rv::link<shapes_prog, table>());
+using shapes_general = decltype(rv::link<shapes_prog, table, rv::link_options{.specialize = false}>());
+
+rv::tensor tensor_of(std::initializer_list<std::int64_t> dims, rv::dtype t = rv::dtype::float32()) {
+  return rv::tensor::try_empty(rv::shape(dims), t).value();
+}
+
+// What a call gives, in words: its value, or its error's kind, message and place.
+std::string outcome(const rv::result<rv::value>& r) {
+  if (!r.ok())
+    return std::string(rv::to_string(r.error().kind())) + ": " + std::string(r.error().message()) + " @" +
+           std::to_string(r.error().function_index()) + ":" + std::to_string(r.error().instruction());
+  if (r->kind() == rv::value_kind::tensor) {
+    const rv::tensor t = r->as<rv::tensor>();
+    std::string s = "tensor";
+    for (std::int64_t d : t.shape().dims()) s += " " + std::to_string(d);
+    return s + " +" + std::to_string(t.byte_offset());
+  }
+  return rv::to_string(*r);
+}
+
+template <class Linked, rv::static_dispatch D>
+std::vector<std::string> run_shapes() {
+  using vm_type = rv::static_vm<Linked, D>;
+  alignas(rv::value) std::byte memory[vm_type::memory_bytes + 1];
+  const rv::device_allocator devices[] = {{rv::device::cpu(), rv::allocator::naive()},
+                                          {rv::device::cpu(), rv::allocator::naive()}};
+  vm_type vm = vm_type::create(memory, devices).value();
+  rv::value heap = rv::value(tensor_of({2}, rv::dtype::int64()));
+  std::vector<std::string> out;
+  const std::vector<rv::value> inputs = {tensor_of({2, 3}),
+                                         tensor_of({2}),
+                                         tensor_of({2, 3}, rv::dtype::int64()),
+                                         tensor_of({5, 4}),
+                                         tensor_of({0, 4}),
+                                         tensor_of({3, 5}),
+                                         rv::value(rv::shape{6, 4}),
+                                         rv::value(rv::shape{6}),
+                                         rv::value(std::int64_t{7}),
+                                         rv::value()};
+  for (std::string_view f : {"info", "match", "bad_slot", "small_heap"})
+    for (const rv::value& x : inputs) out.push_back(std::string(f) + ": " + outcome(vm.invoke(f, V{x})));
+  for (const rv::value& h : {heap, rv::value(tensor_of({2}, rv::dtype::float32())), rv::value(), rv::value(std::int64_t{1})})
+    for (const rv::value& x : inputs) out.push_back("heap: " + outcome(vm.invoke("heap", V{h, x})));
+  for (std::int64_t d : {-1, 0, 1, 2, -2}) out.push_back("alloc: " + outcome(vm.invoke("alloc", V{rv::value(d)})));
+  rv::value storage = rv::value(rv::make_storage(rv::allocator::naive(), 8, 64, rv::device::cpu()).value());
+  for (const rv::value& s : {storage, rv::value(tensor_of({2})), rv::value(std::int64_t{3})})
+    out.push_back("view: " + outcome(vm.invoke("view", V{s})));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("link-time specialization: the same results and errors as the general functions") {
+  // Each specialized site is bound to its own version; without specialization, to the entry.
+  constexpr rv::exec_view v = shapes_prog.view();
+  const std::int64_t info = v.funcs[static_cast<std::size_t>(v.find("info"))].start;
+  const bool bound_apart =
+      shapes_special::sites[static_cast<std::size_t>(info)] != shapes_general::sites[static_cast<std::size_t>(info)];
+  CHECK(bound_apart);
+  // The error contexts, and the shape, dtype and scope of an alloc_storage that fixes its device,
+  // are constants of the specialized code: no value is made of them (alloc_tensor's shapes are
+  // made: tensors hold them).
+  std::size_t read_special = 0, read_general = 0;
+  for (std::size_t c = 0; c < shapes_special::num_constants; ++c) {
+    read_special += shapes_special::constants_read[c];
+    read_general += shapes_general::constants_read[c];
+  }
+  CHECK(read_general == shapes_special::num_constants);
+  // Read: the shapes of the three alloc_tensor calls and their dtype (one constant), and the shape of
+  // the alloc_storage whose device is a register (not specialized).
+  CHECK(read_special == 5);
+  const std::vector<std::string> general = run_shapes<shapes_general, rv::static_dispatch::interpret>();
+  CHECK(run_shapes<shapes_special, rv::static_dispatch::interpret>() == general);
+  CHECK(run_shapes<shapes_special, rv::static_dispatch::compile>() == general);
+  CHECK(run_shapes<shapes_general, rv::static_dispatch::compile>() == general);
+  // What the programs did (the same both ways): every kind of outcome each builtin has.
+  const auto has = [&](std::string_view line) { return std::find(general.begin(), general.end(), line) != general.end(); };
+  CHECK(has("info: tensor 2 3 +0"));
+  CHECK(has("info: ValueError: x: expect Tensor with ndim 2 but get 1\n  in function 'info', instruction 0 "
+            "(call vm.builtin.check_tensor_info in: %0, i2, c[0], c[1] dst: %void) @0:0"));
+  CHECK(has("info: ValueError: x: expect Tensor with dtype float32 but get int64\n  in function 'info', instruction 0 "
+            "(call vm.builtin.check_tensor_info in: %0, i2, c[0], c[1] dst: %void) @0:0"));
+  CHECK(has("match: shape[5, 15, 19, 7]"));
+  CHECK(has("match: RuntimeError: vm.builtin.shape_arith: heap[2] = 100 // 0 divides by zero\n  in function 'match', "
+            "instruction 3 (call vm.builtin.shape_arith in: %1, i2, i1, i1, i0, i0, i3, i3, i2, i0, i100, i1, i0, i1, "
+            "i3, i1, i2, i0, i1 dst: %void) @2:3"));
+  CHECK(has("match: RuntimeError: m: match_cast error,  shape[1] mismatch to specified constant. (3 is not 4)\n  in "
+            "function 'match', instruction 1 (call vm.builtin.match_shape in: %0, %1, i2, i1, i0, i0, i4, c[2] dst: "
+            "%void) @2:1"));
+  CHECK(has("bad_slot: ValueError: vm.builtin.match_shape: shape[0] reads or writes the shape heap, which is null\n  "
+            "in function 'bad_slot', instruction 0 (call vm.builtin.match_shape in: %0, %void, i1, i1, i0 dst: %void) "
+            "@7:0"));
+  CHECK(has("small_heap: ValueError: vm.builtin.make_shape: dimension 1 is slot 3, outside the shape heap of 1 slots\n"
+            "  in function 'small_heap', instruction 1 (call vm.builtin.make_shape in: %1, i2, i0, i5, i1, i3 dst: %2) "
+            "@8:1"));
+  CHECK(has("heap: TypeError: vm.builtin.match_shape: the shape heap must be a tensor, but got int64 1\n  in function "
+            "'heap', instruction 0 (call vm.builtin.match_shape in: %1, %0, i1, i1, i0 dst: %void) @9:0"));
+  CHECK(has("alloc: tensor 2 4 +32"));
+  CHECK(has("alloc: ValueError: vm.builtin.alloc_storage: device index 2 is out of the VM's 2 devices (use -1 for the "
+            "host)\n  in function 'alloc', instruction 1 (call vm.builtin.alloc_storage in: %vm, c[6], %0, c[0] dst: %2) "
+            "@10:1"));
+  CHECK(has("view: TypeError: vm.builtin.alloc_tensor: argument 0 expects relaxvm.storage but got tensor\n  in function "
+            "'view', instruction 0 (call vm.builtin.alloc_tensor in: %0, i0, c[9], c[0] dst: %1) @13:0"));
 }

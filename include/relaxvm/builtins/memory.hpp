@@ -87,6 +87,33 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
 #endif
 }  // namespace detail
 
+namespace detail {
+RELAXVM_NOINLINE inline error device_index_error(std::int64_t index, std::size_t devices) {
+  return relaxvm::detail::value_error("vm.builtin.alloc_storage: device index ", index, " is out of the VM's ", devices,
+                                      " devices (use -1 for the host)");
+}
+/// alloc_storage once its arguments are checked: `size` bytes from device allocator `d`.
+#if RELAXVM_HEAP
+RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
+  // The storage this instruction made last time, when the program no longer uses it and it fits
+  // exactly; otherwise it goes back to its allocator before the new one is made.
+  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (kept_storage_fits(kept, size, d)) return *kept;
+  if (kept != nullptr) drop_kept(*kept);
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  if (kept != nullptr) st->keeper = &ctx;
+  value made(std::move(st));
+  if (kept != nullptr) *kept = made;
+  return made;
+}
+#else  // nothing is kept: the storage itself
+RELAXVM_HOT_INLINE result<object_ref<storage_object>> allocate_storage(vm_context&, const device_allocator& d,
+                                                                       std::size_t size) {
+  return make_storage(d.allocator, size, alloc_alignment, d.device);
+}
+#endif
+}  // namespace detail
+
 inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, std::int64_t device_index,
                                    dtype dtype_hint, std::span<const value> scope) {
   constexpr std::string_view fn = "vm.builtin.alloc_storage";
@@ -94,31 +121,15 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   const auto devices = ctx.devices();
   detail::storage_request req;
   const detail::storage_problem problem = detail::request_storage(devices, buffer_shape, device_index, dtype_hint, req);
-  if (problem == detail::storage_problem::device_index)
-    return relaxvm::detail::value_error(fn, ": device index ", req.device_index, " is out of the VM's ", devices.size(),
-                                        " devices (use -1 for the host)");
+  if (problem == detail::storage_problem::device_index) return detail::device_index_error(req.device_index, devices.size());
   if (!dtype_hint.valid_for_tensor())
     return relaxvm::detail::value_error(fn, ": ", dtype_hint, " is not a valid element type");
   if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  const device_allocator& d = *req.device;
   RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
-  // The storage this instruction made last time, when the program no longer uses it and it fits
-  // exactly; otherwise it goes back to its allocator before the new one is made.
-#if RELAXVM_HEAP
-  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (detail::kept_storage_fits(kept, size, d)) return *kept;
-  if (kept != nullptr) drop_kept(*kept);
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  if (kept != nullptr) st->keeper = &ctx;
-  value made(std::move(st));
-  if (kept != nullptr) *kept = made;
+  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, size));
   return made;
-#else
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
-  return value(std::move(st));
-#endif
 }
 
 inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
@@ -283,9 +294,114 @@ inline result<value> memory_manager_clear(std::span<const value> args) {
   return value();
 }
 
+namespace detail {
+/// alloc_storage(%vm, shape, device_index, dtype_hint, [scope]) at a call site that fixes all but
+/// %vm (vm/call_site.hpp): its byte count is a constant of the code; only the device is looked up
+/// at run time (the general function's first check, with its message).
+struct alloc_storage_site {
+  template <class C>
+  static constexpr std::int64_t nbytes() {
+    std::int64_t numel = 0, n = -1;
+    if (!relaxvm::detail::checked_numel(C::shape_at(1), numel) ||
+        !relaxvm::detail::checked_mul(numel, C::dtype_at(3).bytes(), n) || !relaxvm::detail::servable(n))
+      return -1;
+    return n;
+  }
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if ((n != 4 && n != 5) || !C::is_vm(0) || !C::is_const(1, const_kind::shape) || !C::is_int(2) ||
+        !C::is_const(3, const_kind::dtype) || !C::dtype_at(3).valid_for_tensor())
+      return false;
+    if (n == 5 && !(C::is_const(4, const_kind::string) && (C::string_at(4).empty() || C::string_at(4) == "global")))
+      return false;
+    return nbytes<C>() >= 0;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::int64_t fixed_index = C::int_at(2);
+    constexpr auto size = static_cast<std::size_t>(nbytes<C>());
+    vm_context& ctx = *args[0].raw_context();
+    const std::span<const device_allocator> devices = ctx.devices();
+    const std::int64_t index = fixed_index == -1 ? static_cast<std::int64_t>(devices.size()) - 1 : fixed_index;
+    if (RELAXVM_UNLIKELY(index < 0 || index >= static_cast<std::int64_t>(devices.size()))) {
+      err.emplace(device_index_error(index, devices.size()));
+      return false;
+    }
+    auto made = allocate_storage(ctx, devices[static_cast<std::size_t>(index)], size);
+    if (RELAXVM_UNLIKELY(!made.ok())) {
+      err.emplace(std::move(made).error());
+      return false;
+    }
+    ret = value(std::move(*made));
+    return true;
+  }
+};
+
+/// alloc_tensor(storage, offset, shape, dtype, [scope]) at a call site that fixes all but the
+/// storage, in firmware mode (with a heap, the general function keeps views for reuse; sites
+/// there check only the storage argument, link.hpp). The view's size and alignment are constants
+/// of the code: at run time only the storage's kind and size are tested, and when a test fails
+/// the general function's checks (the adapter's argument error, check_view) give the error.
+struct alloc_tensor_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (RELAXVM_HEAP || (n != 4 && n != 5) || !C::is_int(1) || !C::is_const(2, const_kind::shape) ||
+        !C::is_const(3, const_kind::dtype) || !C::dtype_at(3).valid_for_tensor())
+      return false;
+    if (n == 5 && !(C::is_const(4, const_kind::string) && (C::string_at(4).empty() || C::string_at(4) == "global")))
+      return false;
+    std::int64_t numel = 0, nbytes = 0, end = 0;
+    const std::int64_t offset = C::int_at(1);
+    return relaxvm::detail::checked_numel(C::shape_at(2), numel) &&
+           relaxvm::detail::checked_mul(numel, C::dtype_at(3).bytes(), nbytes) && offset >= 0 &&
+           relaxvm::detail::checked_add(offset, nbytes, end) && (offset & (C::dtype_at(3).scalar_alignment() - 1)) == 0;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0 || k == 2;  // the storage, and the shape (the tensor holds it)
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    static constexpr std::int64_t numel = [] {
+      std::int64_t n = 0;
+      relaxvm::detail::checked_numel(C::shape_at(2), n);
+      return n;
+    }();
+    return view_fixed(args, C::int_at(1), C::dtype_at(3), numel, ret, err);
+  }
+  // The sites' one body: their constants come as arguments.
+  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
+                                          std::optional<error>& err) {
+    constexpr std::string_view fn = "vm.builtin.alloc_tensor";
+    const std::int64_t nbytes = numel * t.bytes();  // checked by applies()
+    using storage_arg = value_traits<object_ref<storage_object>>;
+    if (RELAXVM_UNLIKELY(!storage_arg::check(args[0])))
+      return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
+    const relaxvm::detail::arg_holder<const object_ref<storage_object>&> st(args[0]);
+    const borrowed<shape> s(args[2].raw_object());
+    result<tensor> made =
+        static_cast<std::uint64_t>(offset + nbytes) <= st.get()->size
+            ? relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes)
+            : view_storage(st.get(), offset, s.get(), t, fn);  // fails: check_view's error
+    if (RELAXVM_UNLIKELY(!made.ok())) {
+      err.emplace(std::move(made).error());
+      return false;
+    }
+    ret = value(std::move(*made));
+    return true;
+  }
+};
+}  // namespace detail
+
 inline constexpr auto memory_table = make_table(
-    fn<"vm.builtin.alloc_storage">(&alloc_storage, detail::prepare_alloc_storage),
-    fn<"vm.builtin.alloc_tensor">(&alloc_tensor, detail::prepare_alloc_tensor),
+    fn<"vm.builtin.alloc_storage", detail::alloc_storage_site>(&alloc_storage, detail::prepare_alloc_storage),
+    fn<"vm.builtin.alloc_tensor", detail::alloc_tensor_site>(&alloc_tensor, detail::prepare_alloc_tensor),
     fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
     packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));

@@ -257,6 +257,64 @@ inline result<shape> load_shape(const value& heap_value, std::span<const value> 
 
 // ---- match and make ------------------------------------------------------------------------
 
+namespace detail {
+/// A (code, value) pair of match_shape and make_shape.
+struct code_pair {
+  std::int64_t code = 0, v = 0;
+};
+// match_shape's steps, each a test and its message: shared by the general function and its
+// specialized call sites.
+/// The dimensions of match_shape's input (a tensor or a shape), read in place; false for another kind.
+RELAXVM_HOT_INLINE bool input_dims(const value& input, std::span<const std::int64_t>& dims) {
+  if (input.kind() == value_kind::tensor) {
+    dims = static_cast<const tensor_object*>(input.raw_object())->dims.dims();
+  } else if (input.kind() == value_kind::shape) {
+    const auto* s = static_cast<const shape_object*>(input.raw_object());
+    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
+  } else {
+    return false;
+  }
+  return true;
+}
+RELAXVM_NOINLINE inline error not_matchable(std::string_view ctx, const value& input) {
+  return type_error(ctx, "vm.builtin.match_shape: expects a Tensor or a Shape but got ", input.describe());
+}
+RELAXVM_NOINLINE inline error match_size_mismatch(std::string_view ctx) {
+  return runtime_error(ctx, "match_cast shape size mismatch.");
+}
+enum class match_outcome : std::uint8_t { ok, differs_from_imm, bad_slot, differs_from_load, unknown_code };
+/// Dimension `d` against pair `p` (storing it in the heap when p says so).
+RELAXVM_HOT_INLINE match_outcome match_one(std::int64_t d, code_pair p, const heap_view& heap) {
+  switch (static_cast<match_code>(p.code)) {
+    case match_code::assert_equal_to_imm: return d == p.v ? match_outcome::ok : match_outcome::differs_from_imm;
+    case match_code::store_to_heap:
+      if (!heap.has(p.v)) return match_outcome::bad_slot;
+      heap.slots[p.v] = d;
+      return match_outcome::ok;
+    case match_code::no_op: return match_outcome::ok;
+    case match_code::assert_equal_to_load:
+      if (!heap.has(p.v)) return match_outcome::bad_slot;
+      return d == heap.slots[p.v] ? match_outcome::ok : match_outcome::differs_from_load;
+  }
+  return match_outcome::unknown_code;
+}
+/// The error of a match_one that did not give ok, at dimension i.
+RELAXVM_NOINLINE inline error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
+                                          code_pair p, const heap_view& heap) {
+  constexpr std::string_view fn = "vm.builtin.match_shape";
+  switch (o) {
+    case match_outcome::differs_from_imm:
+      return runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", d, " is not ", p.v,
+                           ")");
+    case match_outcome::differs_from_load:
+      return runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (", d,
+                           " is not ", heap.slots[p.v], ")");
+    case match_outcome::bad_slot: return slot_error(fn, "shape", i, p.v, heap);
+    default: return value_error(fn, ": Unknown match shape code: ", p.code);
+  }
+}
+}  // namespace detail
+
 inline status match_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.match_shape";
   if (args.size() < 3) return detail::type_error(fn, ": expects (input, heap, n, code, value, ..., [err_ctx]) but got ", args.size(), " arguments");
@@ -270,42 +328,43 @@ inline status match_shape(std::span<const value> args) {
   if (args.size() == expected + 1) {
     RELAXVM_TRY_ASSIGN(ctx, detail::context_arg(fn, args[expected]));
   }
-  // The dimensions, read in place (args outlive this call).
   std::span<const std::int64_t> dims;
-  if (args[0].kind() == value_kind::tensor) dims = static_cast<const tensor_object*>(args[0].raw_object())->dims.dims();
-  else if (args[0].kind() == value_kind::shape) {
-    const auto* s = static_cast<const shape_object*>(args[0].raw_object());
-    dims = s ? std::span<const std::int64_t>(s->dims(), static_cast<std::size_t>(s->size)) : std::span<const std::int64_t>();
-  }
-  else return detail::type_error(ctx, fn, ": expects a Tensor or a Shape but got ", args[0].describe());
-  const auto input = [dims](std::int64_t i) { return dims[static_cast<std::size_t>(i)]; };
+  if (!detail::input_dims(args[0], dims)) return detail::not_matchable(ctx, args[0]);
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
-  if (static_cast<std::int64_t>(dims.size()) != n) return detail::runtime_error(ctx, "match_cast shape size mismatch.");
+  if (static_cast<std::int64_t>(dims.size()) != n) return detail::match_size_mismatch(ctx);
   for (std::int64_t i = 0; i < n; ++i) {
     RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
     RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
-    switch (static_cast<match_code>(code)) {
-      case match_code::assert_equal_to_imm:
-        if (input(i) != v)
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to specified constant. (", input(i),
-                                       " is not ", v, ")");
-        break;
-      case match_code::store_to_heap:
-        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        heap.slots[v] = input(i);
-        break;
-      case match_code::no_op: break;
-      case match_code::assert_equal_to_load:
-        RELAXVM_TRY(detail::check_slot(fn, "shape", i, v, heap));
-        if (input(i) != heap.slots[v])
-          return detail::runtime_error(ctx, "match_cast error,  shape[", i, "] mismatch to a previous populated value. (",
-                                       input(i), " is not ", heap.slots[v], ")");
-        break;
-      default: return detail::value_error(fn, ": Unknown match shape code: ", code);
-    }
+    const std::int64_t d = dims[static_cast<std::size_t>(i)];
+    if (const detail::match_outcome o = detail::match_one(d, {code, v}, heap); o != detail::match_outcome::ok)
+      return detail::match_error(o, ctx, i, d, {code, v}, heap);
   }
   return {};
 }
+
+namespace detail {
+/// make_shape once its pairs are checked: the shape of dimensions dim(0), ..., dim(n - 1), or the
+/// one the instruction kept when that is it.
+template <class Dim>
+RELAXVM_HOT_INLINE result<shape> make_dims(std::size_t n, const Dim& dim) {
+  // The shape this instruction made last time: shapes are values, so an equal one is handed out
+  // again however many hold it; one nothing else holds is rewritten in place.
+  value* kept = n > 0 ? make_shape_slot() : nullptr;
+  if (const std::int64_t same = kept_shape_prefix(kept, n, dim); same >= 0) {
+    auto* k = static_cast<shape_object*>(kept->raw_object());
+    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(*kept);
+    if (k->use_count() == 1) {
+      for (auto i = static_cast<std::size_t>(same); i < n; ++i) k->dims()[i] = dim(i);
+      return value_traits<shape>::get(*kept);
+    }
+  }
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
+  for (std::size_t i = 0; i < n; ++i) dims[i] = dim(i);
+  if (kept != nullptr) *kept = value(s);
+  return s;
+}
+}  // namespace detail
 
 inline result<shape> make_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.make_shape";
@@ -324,23 +383,8 @@ inline result<shape> make_shape(std::span<const value> args) {
       return detail::value_error(fn, ": Unknown make shape code: ", code);
     }
   }
-  const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
-  // The shape this instruction made last time: shapes are values, so an equal one is handed out
-  // again however many hold it; one nothing else holds is rewritten in place.
-  value* kept = n > 0 ? detail::make_shape_slot() : nullptr;
-  if (const std::int64_t same = detail::kept_shape_prefix(kept, static_cast<std::size_t>(n), dim); same >= 0) {
-    auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (same == n) return value_traits<shape>::get(*kept);
-    if (k->use_count() == 1) {
-      for (auto i = static_cast<std::size_t>(same); i < static_cast<std::size_t>(n); ++i) k->dims()[i] = dim(i);
-      return value_traits<shape>::get(*kept);
-    }
-  }
-  std::int64_t* dims = nullptr;
-  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(static_cast<std::size_t>(n), dims));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) dims[i] = dim(i);
-  if (kept != nullptr) *kept = value(s);
-  return s;
+  return detail::make_dims(static_cast<std::size_t>(n),
+                           [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); });
 }
 
 inline status match_prim_value(std::span<const value> args) {
@@ -390,22 +434,35 @@ inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_
 
 // ---- struct-info checks --------------------------------------------------------------------
 
+namespace detail {
+// check_tensor_info's checks of x, each a test and its message: shared by the general function
+// and its specialized call sites.
+RELAXVM_NOINLINE inline error not_a_tensor(std::string_view ctx, const value& x) {
+  return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
+}
+RELAXVM_NOINLINE inline error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
+  return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
+}
+RELAXVM_NOINLINE inline error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
+  return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
+}
+RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
+RELAXVM_HOT_INLINE bool dtype_ok(const DLTensor& dl, dtype want) { return want.is_void() || want == dtype(dl.dtype); }
+}  // namespace detail
+
 inline status check_tensor_info(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.check_tensor_info";
   if (args.size() != 3 && args.size() != 4)
     return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
-  if (args[0].kind() != value_kind::tensor) return detail::type_error(ctx, "expect a Tensor but get ", to_string(args[0].kind()));
-  const tensor t = args[0].as<tensor>();
+  if (args[0].kind() != value_kind::tensor) return detail::not_a_tensor(ctx, args[0]);
+  const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
   RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
-  if (ndim != -1 && t.ndim() != ndim)
-    return detail::value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", t.ndim());
+  if (!detail::ndim_ok(dl, ndim)) return detail::wrong_ndim(ctx, ndim, dl.ndim);
   if (args.size() == 4) {
     if (args[2].kind() != value_kind::dtype)
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
-    const dtype want = args[2].as<dtype>();
-    if (!want.is_void() && want != t.dtype())
-      return detail::value_error(ctx, "expect Tensor with dtype ", want, " but get ", t.dtype());
+    if (!detail::dtype_ok(dl, args[2].as<dtype>())) return detail::wrong_dtype(ctx, args[2].as<dtype>(), dtype(dl.dtype));
   }
   return {};
 }
@@ -532,6 +589,40 @@ RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t
 }
 }  // namespace detail
 
+namespace detail {
+/// One group of shape_arith: heap[w[1]] = A w[0] B, with A from (w[2], w[3]) and B from (w[4], w[5]).
+RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  std::int64_t operand[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+    if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+      operand[k] = v;
+    } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
+      RELAXVM_TRY(check_slot(fn, "an operand", -1, v, heap));
+      operand[k] = heap.slots[v];
+    } else {
+      return value_error(fn, ": Unknown make shape code: ", code);
+    }
+  }
+  RELAXVM_TRY(check_slot(fn, "the destination", -1, w[1], heap));
+  const auto op = static_cast<arith_op>(w[0]);
+  const std::int64_t a = operand[0], b = operand[1];
+  std::int64_t r = 0;
+  switch (apply(op, a, b, r)) {
+    case arith_outcome::ok: break;
+    case arith_outcome::divides_by_zero:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " 0 divides by zero");
+    case arith_outcome::overflows:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " ", b, " overflows int64");
+    case arith_outcome::unknown_op:
+      return value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
+  }
+  heap.slots[w[1]] = r;
+  return {};
+}
+}  // namespace detail
+
 inline status shape_arith(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.shape_arith";
   if (args.empty() || (args.size() - 1) % 6 != 0)
@@ -543,32 +634,7 @@ inline status shape_arith(std::span<const value> args) {
     for (std::size_t k = 0; k < 6; ++k) {
       RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
     }
-    std::int64_t operand[2];
-    for (int k = 0; k < 2; ++k) {
-      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
-      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
-        operand[k] = v;
-      } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
-        RELAXVM_TRY(detail::check_slot(fn, "an operand", -1, v, heap));
-        operand[k] = heap.slots[v];
-      } else {
-        return detail::value_error(fn, ": Unknown make shape code: ", code);
-      }
-    }
-    RELAXVM_TRY(detail::check_slot(fn, "the destination", -1, w[1], heap));
-    const auto op = static_cast<arith_op>(w[0]);
-    const std::int64_t a = operand[0], b = operand[1];
-    std::int64_t r = 0;
-    switch (detail::apply(op, a, b, r)) {
-      case detail::arith_outcome::ok: break;
-      case detail::arith_outcome::divides_by_zero:
-        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " 0 divides by zero");
-      case detail::arith_outcome::overflows:
-        return detail::runtime_error(fn, ": heap[", w[1], "] = ", a, " ", detail::op_symbol(op), " ", b, " overflows int64");
-      case detail::arith_outcome::unknown_op:
-        return detail::value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
-    }
-    heap.slots[w[1]] = r;
+    RELAXVM_TRY(detail::arith_group(heap, w));
   }
   return {};
 }
@@ -804,17 +870,206 @@ inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t 
 }
 }  // namespace detail
 
+// ---- call sites specialized at link time (vm/call_site.hpp) ---------------------------------
+// A Call whose counts, codes, slots and error context are constants of the program runs with
+// them as constants of its code: only the input (and the heap) are read at run time. The checks
+// and messages are the general function's (match_one, make_dims, arith_group, ndim_ok, ...),
+// so results and errors are the same; a site whose constants the general function would reject
+// is not specialized (it runs the general function and gets its error).
+namespace detail {
+// A specialized site's error.
+RELAXVM_NOINLINE inline bool argument_error(error e, std::optional<error>& err) {
+  err.emplace(std::move(e));
+  return false;
+}
+// What a specialized site returns: nothing, or the error.
+RELAXVM_HOT_INLINE bool site_done(status s, value& ret, std::optional<error>& err) {
+  if (RELAXVM_UNLIKELY(!s.ok())) {
+    err.emplace(std::move(s).error());
+    return false;
+  }
+  ret.reset();
+  return true;
+}
+// The constant (code, value) pairs of call site C from argument `first` on.
+template <class C, std::size_t N>
+constexpr std::array<code_pair, N> site_pairs(std::size_t first) {
+  std::array<code_pair, N> p{};
+  for (std::size_t i = 0; i < N; ++i) p[i] = {C::int_at(first + 2 * i), C::int_at(first + 2 * i + 1)};
+  return p;
+}
+template <class C>
+constexpr bool site_ints(std::size_t from, std::size_t to) {
+  for (std::size_t k = from; k < to; ++k)
+    if (!C::is_int(k)) return false;
+  return true;
+}
+
+/// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
+struct match_shape_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (n < 3 || !C::is_int(2) || C::int_at(2) < 0 || static_cast<std::size_t>(C::int_at(2)) > (n - 3) / 2) return false;
+    const std::size_t expected = 3 + 2 * static_cast<std::size_t>(C::int_at(2));
+    if (n != expected && !(n == expected + 1 && C::is_text(expected))) return false;
+    if (!site_ints<C>(3, expected)) return false;
+    for (std::size_t k = 3; k < expected; k += 2)
+      if (C::int_at(k) < 0 || C::int_at(k) > static_cast<std::int64_t>(match_code::assert_equal_to_load)) return false;
+    return true;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k < 2;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
+    constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
+    static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
+    std::span<const std::int64_t> dims;
+    if (RELAXVM_UNLIKELY(!input_dims(args[0], dims))) return argument_error(not_matchable(ctx, args[0]), err);
+    heap_view heap;  // heap_arg's steps: null is no heap
+    if constexpr (!C::is_void(1)) {
+      if (!args[1].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[1], true, heap)))
+        return argument_error(heap_error("vm.builtin.match_shape", args[1]), err);
+    }
+    if (RELAXVM_UNLIKELY(dims.size() != n)) return argument_error(match_size_mismatch(ctx), err);
+    // One step per dimension, its code a constant: each step is its case of match_one alone.
+    const auto step = [&](auto i) RELAXVM_LAMBDA_INLINE {
+      const std::int64_t d = dims[i];
+      const match_outcome o = match_one(d, pairs[i], heap);
+      if (RELAXVM_LIKELY(o == match_outcome::ok)) return true;
+      err.emplace(match_error(o, ctx, static_cast<std::int64_t>(i), d, pairs[i], heap));
+      return false;
+    };
+    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+          return (step(std::integral_constant<std::size_t, I>()) && ...);
+        }(std::make_index_sequence<n>()))
+      return false;
+    ret.reset();
+    return true;
+  }
+};
+
+/// make_shape(heap, n, code, value, ...) with n and the pairs fixed.
+struct make_shape_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    if (n < 2 || !C::is_int(1) || C::int_at(1) < 0 || n != 2 + 2 * static_cast<std::size_t>(C::int_at(1))) return false;
+    if (!site_ints<C>(2, n)) return false;
+    for (std::size_t k = 2; k < n; k += 2)
+      if (C::int_at(k) != static_cast<std::int64_t>(make_code::use_imm) &&
+          C::int_at(k) != static_cast<std::int64_t>(make_code::load_shape))
+        return false;
+    return true;
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::size_t n = static_cast<std::size_t>(C::int_at(1));
+    static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(2);
+    heap_view heap;  // heap_arg's steps: null is no heap
+    if constexpr (!C::is_void(0)) {
+      if (!args[0].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[0], false, heap)))
+        return argument_error(heap_error("vm.builtin.make_shape", args[0]), err);
+    }
+    // The slots the pairs read, in the general function's order (the codes are valid).
+    const auto check = [&](auto i) RELAXVM_LAMBDA_INLINE {
+      if constexpr (pairs[i].code == static_cast<std::int64_t>(make_code::load_shape)) {
+        if (RELAXVM_UNLIKELY(!heap.has(pairs[i].v))) {
+          err.emplace(slot_error("vm.builtin.make_shape", "dimension", static_cast<std::int64_t>(i), pairs[i].v, heap));
+          return false;
+        }
+      }
+      return true;
+    };
+    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+          return (check(std::integral_constant<std::size_t, I>()) && ...);
+        }(std::make_index_sequence<n>()))
+      return false;
+    return relaxvm::detail::store_result(make_dims(n, [&](std::size_t i) { return heap.read(pairs[i].code, pairs[i].v); }),
+                                         ret, err);
+  }
+};
+
+/// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
+struct shape_arith_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    return n >= 7 && (n - 1) % 6 == 0 && site_ints<C>(1, n);
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    struct group {
+      std::int64_t w[6];
+    };
+    static constexpr auto groups = [] {
+      std::array<group, (C::num_args - 1) / 6> g{};
+      for (std::size_t i = 0; i < g.size(); ++i)
+        for (std::size_t k = 0; k < 6; ++k) g[i].w[k] = C::int_at(1 + 6 * i + k);
+      return g;
+    }();
+    heap_view heap;
+    if (RELAXVM_UNLIKELY(!try_open_heap(args[0], true, heap)))
+      return argument_error(heap_error("vm.builtin.shape_arith", args[0]), err);
+    for (const group& g : groups) {
+      if (status s = arith_group(heap, g.w); RELAXVM_UNLIKELY(!s.ok())) return site_done(std::move(s), ret, err);
+    }
+    ret.reset();
+    return true;
+  }
+};
+
+/// check_tensor_info(x, ndim, [dtype,] err_ctx) with ndim, the dtype and err_ctx fixed.
+struct check_tensor_info_site {
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    return (n == 3 || n == 4) && C::is_int(1) && C::is_text(n - 1) && (n == 3 || C::is_const(2, const_kind::dtype));
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    constexpr std::string_view ctx = C::text_at(C::num_args - 1);
+    constexpr std::int64_t ndim = C::int_at(1);
+    if (RELAXVM_UNLIKELY(args[0].kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, args[0]), err);
+    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    if (RELAXVM_UNLIKELY(!ndim_ok(dl, ndim))) return argument_error(wrong_ndim(ctx, ndim, dl.ndim), err);
+    if constexpr (C::num_args == 4) {
+      constexpr dtype want = C::dtype_at(2);
+      if (RELAXVM_UNLIKELY(!dtype_ok(dl, want))) return argument_error(wrong_dtype(ctx, want, dtype(dl.dtype)), err);
+    }
+    ret.reset();
+    return true;
+  }
+};
+}  // namespace detail
+
 inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
     fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
-    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape">(&match_shape, detail::prepare_match_shape),
-    packed<"vm.builtin.make_shape">(&make_shape, detail::prepare_make_shape),
+    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.make_shape", detail::make_shape_site>(&make_shape, detail::prepare_make_shape),
     packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
-    packed<"vm.builtin.check_tensor_info">(&check_tensor_info, detail::prepare_check_tensor_info),
+    packed<"vm.builtin.check_tensor_info", detail::check_tensor_info_site>(&check_tensor_info,
+                                                                           detail::prepare_check_tensor_info),
     fn<"vm.builtin.check_shape_info">(&check_shape_info),
     fn<"vm.builtin.check_tuple_info">(&check_tuple_info), fn<"vm.builtin.check_func_info">(&check_func_info),
     fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
-    packed<"vm.builtin.shape_arith">(&shape_arith, detail::prepare_shape_arith),
+    packed<"vm.builtin.shape_arith", detail::shape_arith_site>(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
 
 }  // namespace relaxvm::builtins

@@ -79,6 +79,23 @@ struct arg_holder {
                 "value, vm_context& or object_ref<T> parameter, or specialize relaxvm::value_traits");
   static constexpr std::string_view name = value_traits<D>::name;
   static constexpr kind_set kinds = traits_kinds<D>();
+  /// Whether check() passes for every value of kind `k` (an integer: of value `x`). Known for
+  /// relaxvm's own conversions, whose checks test the kind (and an integer's range); a user's
+  /// value_traits is always checked.
+  static constexpr bool passes(value_kind k, std::int64_t x) {
+    if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>)
+      return k == value_kind::boolean || (k == value_kind::int64 && value_traits<D>::fits(x));
+    else if constexpr (std::is_same_v<D, bool> || std::is_floating_point_v<D> || std::is_same_v<D, dtype> ||
+                       std::is_same_v<D, device> || std::is_same_v<D, std::string_view> ||
+                       std::is_same_v<D, vm_context*>
+#if RELAXVM_HEAP
+                       || std::is_same_v<D, std::string>
+#endif
+                       )
+      return (kinds & kinds_of(k)) != 0;
+    else
+      return false;
+  }
   RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<D>::check(v); }
   explicit arg_holder(const value& v) : x(value_traits<D>::get(v)) {}
   D x;
@@ -88,6 +105,7 @@ template <object_handle H>
 struct arg_holder_handle {
   static constexpr std::string_view name = to_string(H::kind);
   static constexpr kind_set kinds = kinds_of(H::kind);
+  static constexpr bool passes(value_kind k, std::int64_t) { return k == H::kind; }
   static bool check(const value& v) noexcept { return v.kind() == H::kind; }
   explicit arg_holder_handle(const value& v) noexcept : b(v.raw_object()) {}  // check() passed: v is an H
   borrowed<H> b;
@@ -111,6 +129,7 @@ template <class T>
 struct arg_holder<const object_ref<T>&> {
   static constexpr std::string_view name = value_traits<object_ref<T>>::name;
   static constexpr kind_set kinds = value_traits<object_ref<T>>::kinds;
+  static constexpr bool passes(value_kind, std::int64_t) { return false; }  // the object's type is checked
   RELAXVM_ALWAYS_INLINE static bool check(const value& v) noexcept { return value_traits<object_ref<T>>::check(v); }
   explicit arg_holder(const value& v) noexcept {
     ::new (static_cast<void*>(&r)) object_ref<T>(borrow, static_cast<T*>(v.raw_object()));
@@ -128,6 +147,7 @@ template <class V>
 struct arg_holder<V> {
   static constexpr std::string_view name = "any value";
   static constexpr kind_set kinds = any_kind;
+  static constexpr bool passes(value_kind, std::int64_t) { return true; }
   static bool check(const value&) noexcept { return true; }
   explicit arg_holder(const value& v) noexcept : p(&v) {}
   const value* p;
@@ -137,6 +157,7 @@ template <>
 struct arg_holder<vm_context&> {
   static constexpr std::string_view name = "the vm context (%vm)";
   static constexpr kind_set kinds = kinds_of(value_kind::context);
+  static constexpr bool passes(value_kind k, std::int64_t) { return k == value_kind::context; }
   static bool check(const value& v) noexcept { return v.kind() == value_kind::context; }
   explicit arg_holder(const value& v) noexcept : p(v.raw_context()) {}
   vm_context* p;
@@ -245,6 +266,13 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   static constexpr std::string_view param_name(std::size_t i) {
     return names_array(std::make_index_sequence<fixed>())[i];
   }
+  static constexpr bool param_passes(std::size_t i, value_kind k, std::int64_t x) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      bool r = false;
+      ((I == i ? (void)(r = arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::passes(k, x)) : (void)0), ...);
+      return r;
+    }(std::make_index_sequence<fixed>());
+  }
   template <std::size_t... I>
   static constexpr std::array<kind_set, fixed + 1> kinds_array(std::index_sequence<I...>) {
     return {arg_holder<std::tuple_element_t<I, std::tuple<P...>>>::kinds..., 0};
@@ -260,21 +288,32 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
                                         std::optional<error>& err) {
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
-    return call(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
+  }
+  /// The same at a call site the linker checked: the argument count is right, and the
+  /// parameters in the mask Known (bit i: parameter i) pass their checks (param_passes).
+  template <std::uint64_t Known, class NameOf, class G>
+  RELAXVM_ALWAYS_INLINE static bool run_known(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
+                                              std::optional<error>& err) {
+    return call<Known>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I, class NameOf>
+  template <std::size_t I, std::uint64_t Known, class NameOf>
   RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
-    if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
-    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    if constexpr (I < 64 && ((Known >> I) & 1) != 0) {
+      return true;
+    } else {
+      if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
+      return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    }
   }
 
-  template <class NameOf, class G, std::size_t... I>
+  template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
-    if (!(check_one<I>(name_of, args, err) && ...)) return false;
+    if (!(check_one<I, Known>(name_of, args, err) && ...)) return false;
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;

@@ -455,14 +455,22 @@ inline result<object_ref<storage_object>> make_storage(const allocator& alloc, s
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
 /// as in the reference. The view keeps the storage alive.
-inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
-                                   std::string_view who = "alloc_tensor") {
-  std::int64_t numel = 0, nbytes = 0;
-  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+namespace detail {
+/// view_storage once check_view has passed (it gave numel and nbytes).
+inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
+                                           dtype t, std::int64_t numel, std::int64_t nbytes) {
   if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
+}
+}  // namespace detail
+
+inline result<tensor> view_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s, dtype t,
+                                   std::string_view who = "alloc_tensor") {
+  std::int64_t numel = 0, nbytes = 0;
+  RELAXVM_TRY(detail::check_view(who, offset, s, t, st->size, numel, nbytes));
+  return detail::view_checked_storage(st, offset, s, t, numel, nbytes);
 }
 
 /// A new compact tensor from `alloc`, on `dev`.

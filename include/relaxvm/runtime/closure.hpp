@@ -106,6 +106,14 @@ RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::
   for (const value& v : bound) all.push_back(value::borrow(v));
   return fn.invoke(fn, all.data(), static_cast<std::uint32_t>(all.size()), ret, err);
 }
+/// The error a packed function reported through `err` (the packed calling convention), taken out
+/// of it; an internal error when the function failed without reporting one.
+RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
+  if (!err) return internal_error("a packed function failed without reporting an error");
+  error e = std::move(*err);
+  err.reset();
+  return e;
+}
 /// Calls packed function `fn` with `args` followed by `bound` (captured values). The VM's hot path.
 RELAXVM_ALWAYS_INLINE bool invoke_packed(const closure_object& fn, std::span<const value> args,
                                          std::span<const value> bound, value& ret, std::optional<error>& err) {

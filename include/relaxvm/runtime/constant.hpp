@@ -64,32 +64,49 @@ struct constant_traits<value> {
   }
 };
 
+/// Constant `c` of a verified layout, of kind K, as a value (try_materialize_constant; a program
+/// linked at compile time makes each constant with the code for its kind only).
+template <const_kind K>
+result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+  if constexpr (K == const_kind::int64) {
+    return value(c.scalar);
+  } else if constexpr (K == const_kind::float64) {
+    return value(std::bit_cast<double>(c.scalar));
+  } else if constexpr (K == const_kind::boolean) {
+    return value(c.scalar != 0);
+  } else if constexpr (K == const_kind::dtype) {
+    return value(dtype::unpack(c.scalar));
+  } else if constexpr (K == const_kind::device) {
+    return value(device::unpack(c.scalar));
+  } else if constexpr (K == const_kind::string) {
+    RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
+    return value(std::move(s));
+  } else {
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
+                                                                static_cast<std::size_t>(c.ndim))));
+    if constexpr (K == const_kind::shape) {
+      return value(std::move(s));
+    } else {
+      void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
+      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
+      return value(std::move(t));
+    }
+  }
+}
+
 /// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without
 /// copying and are read-only; `owner` keeps those bytes alive. The verifier checked every kind,
 /// shape and size, so the one possible error is firmware mode's object memory running out.
 inline result<value> try_materialize_constant(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
   switch (c.kind) {
-    case const_kind::int64: return value(c.scalar);
-    case const_kind::float64: return value(std::bit_cast<double>(c.scalar));
-    case const_kind::boolean: return value(c.scalar != 0);
-    case const_kind::dtype: return value(dtype::unpack(c.scalar));
-    case const_kind::device: return value(device::unpack(c.scalar));
-    case const_kind::shape: {
-      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                  static_cast<std::size_t>(c.ndim))));
-      return value(std::move(s));
-    }
-    case const_kind::string: {
-      RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
-      return value(std::move(s));
-    }
-    case const_kind::tensor: {
-      RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                  static_cast<std::size_t>(c.ndim))));
-      void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
-      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
-      return value(std::move(t));
-    }
+    case const_kind::int64: return try_materialize_constant_of<const_kind::int64>(v, c, owner);
+    case const_kind::float64: return try_materialize_constant_of<const_kind::float64>(v, c, owner);
+    case const_kind::boolean: return try_materialize_constant_of<const_kind::boolean>(v, c, owner);
+    case const_kind::dtype: return try_materialize_constant_of<const_kind::dtype>(v, c, owner);
+    case const_kind::device: return try_materialize_constant_of<const_kind::device>(v, c, owner);
+    case const_kind::shape: return try_materialize_constant_of<const_kind::shape>(v, c, owner);
+    case const_kind::string: return try_materialize_constant_of<const_kind::string>(v, c, owner);
+    case const_kind::tensor: return try_materialize_constant_of<const_kind::tensor>(v, c, owner);
   }
   return value();
 }

@@ -5,6 +5,8 @@
 #ifndef RELAXVM_RUNTIME_CONTEXT_HPP
 #define RELAXVM_RUNTIME_CONTEXT_HPP
 
+#include <new>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -17,15 +19,18 @@
 
 namespace relaxvm::RELAXVM_ABI {
 
+// Every VM overrides the virtual functions; they are not pure so that no vtable refers to
+// __cxa_pure_virtual, which links the C++ runtime's exception support into firmware.
 class vm_context {
  public:
   /// Calls a closure (a vm function of this VM's executable, or a packed function), appending
-  /// its captured values to `args`.
-  virtual result<value> invoke_closure(const closure& c, std::span<const value> args) = 0;
+  /// its captured values to `args`. Not virtual: the code that calls a packed closure is linked
+  /// only into programs that call closures (a firmware image without any pays nothing for it).
+  result<value> invoke_closure(const closure& c, std::span<const value> args);
   /// Writes text where the VM's print output goes (vm_options::print).
-  virtual void print(std::string_view text) = 0;
+  virtual void print(std::string_view text) { (void)text; }
   /// The devices the VM was given, each with its allocator; the last is the host.
-  virtual std::span<const device_allocator> devices() const = 0;
+  virtual std::span<const device_allocator> devices() const { return {}; }
   /// The host device: the last device the VM was given (the reference's convention).
   device host_device() const { return devices().back().device; }
   /// Counts `units` of work a builtin did against the running invocation's instruction budget
@@ -45,6 +50,45 @@ class vm_context {
   }
 
  protected:
+  /// Runs a closure over a vm function of this VM's program (when vm_closures_; c is one).
+  virtual result<value> invoke_vm_closure(const closure& c, std::span<const value> args) {
+    (void)c;
+    (void)args;
+    return value();
+  }
+  /// call(joined): `args` followed by the values `c` captured, joined in the memory the VM lends
+  /// (memory_ from used_ on: static_vm's frame memory, below the callee's frame), or on the heap
+  /// when it lends none (the dynamic VM).
+  template <class Call>
+  result<value> call_joined(const closure& c, std::span<const value> args, Call&& call) {
+    const std::span<const value> bound = c.bound();
+    const std::size_t n = args.size() + bound.size(), bytes = n * sizeof(value);
+    const bool lent = memory_.size() - used_ >= bytes;
+    value* joined = nullptr;
+    if (lent) {
+      joined = reinterpret_cast<value*>(memory_.data() + used_);
+      used_ += bytes;
+    } else {
+#if RELAXVM_HEAP
+      if (memory_.empty()) joined = static_cast<value*>(::operator new(bytes, std::nothrow));
+#endif
+      if (joined == nullptr)
+        return detail::runtime_error("invoke_closure: calling '", c.name(), "' needs ", bytes,
+                                     " bytes of VM memory, but only ", memory_.size() - used_, " of its ",
+                                     memory_.size(), " bytes are left");
+    }
+    std::size_t k = 0;
+    for (const value& a : args) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
+    for (const value& a : bound) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
+    result<value> r = call(std::span<const value>(joined, n));
+    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
+    if (lent) used_ -= bytes;
+#if RELAXVM_HEAP
+    else ::operator delete(joined);
+#endif
+    return r;
+  }
+
   vm_context() = default;
   vm_context(const vm_context&) = default;
   vm_context& operator=(const vm_context&) = default;
@@ -52,6 +96,12 @@ class vm_context {
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
   value* slot_ = nullptr;
+  /// The memory the VM lends for joined arguments (call_joined), and how much of it is in use.
+  std::span<std::byte> memory_;
+  std::size_t used_ = 0;
+  /// Whether closures over vm functions run here (invoke_vm_closure); a VM whose program passes
+  /// no vm function as a value has none of its own, and says a vm closure is another program's.
+  bool vm_closures_ = true;
 };
 
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
@@ -142,6 +192,26 @@ class running_scope {
  private:
   vm_context* saved_;
 };
+
+inline result<value> vm_context::invoke_closure(const closure& c, std::span<const value> args) {
+  if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
+  if (c.is_vm_function()) {
+    if (!vm_closures_)
+      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    return invoke_vm_closure(c, args);
+  }
+  const running_scope scope(this);
+  slot_ = nullptr;  // called from C++: no instruction keeps anything
+  const closure_object& fn = c.get()->callee();
+  const auto call = [&fn](std::span<const value> a) -> result<value> {
+    value ret;
+    std::optional<error> err;
+    if (!fn.invoke(fn, a.data(), static_cast<std::uint32_t>(a.size()), ret, err)) return detail::take_error(err);
+    return ret;
+  };
+  if (c.bound().empty()) return call(args);
+  return call_joined(c, args, call);
+}
 
 /// For builtins whose %vm argument is optional (print, alloc_shape_heap, to_device, call_tir_dyn):
 /// the context when args[0] is one, and then `args` without it. Else the VM running the call, so

@@ -33,14 +33,17 @@ namespace relaxvm::RELAXVM_ABI {
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
-/// One named function of a table. Raw entries see their arguments as a span.
-template <fixed_string Name, class F, bool Raw>
+/// One named function of a table. Raw entries see their arguments as a span. `Site`, when not
+/// void, gives versions of the function specialized for the constant arguments of a call site,
+/// which link() binds where they apply (vm/call_site.hpp).
+template <fixed_string Name, class F, bool Raw, class Site = void>
 struct table_entry {
   static_assert(Name.size() > 0, "relaxvm::fn: a function needs a non-empty name");
   using function_type = F;
   using invoker = std::conditional_t<Raw, detail::raw_invoker<F>,
                                      detail::typed_invoker<F, typename detail::signature<F>::ret,
                                                            typename detail::signature<F>::args>>;
+  using site = Site;
   static constexpr std::string_view name = Name.view();
   static constexpr bool raw = Raw;
 
@@ -54,14 +57,15 @@ struct table_entry {
 };
 
 /// A typed function: fn<"vm.add">(&add), or a captureless lambda.
-/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare).
-template <fixed_string Name, class F>
-constexpr table_entry<Name, F, false> fn(F f, packed_prepare prepare = nullptr) {
+/// With `prepare`, the VM asks it for an invoke of each call site (closure_object::prepare);
+/// with a `Site` type, link() binds its specialized versions (vm/call_site.hpp).
+template <fixed_string Name, class Site = void, class F>
+constexpr table_entry<Name, F, false, Site> fn(F f, packed_prepare prepare = nullptr) {
   return {f, prepare};
 }
 /// A raw packed function: f(std::span<const value>) returning value, result<value>, or void.
-template <fixed_string Name, class F>
-constexpr table_entry<Name, F, true> packed(F f, packed_prepare prepare = nullptr) {
+template <fixed_string Name, class Site = void, class F>
+constexpr table_entry<Name, F, true, Site> packed(F f, packed_prepare prepare = nullptr) {
   return {f, prepare};
 }
 
@@ -71,8 +75,8 @@ struct fn_table;
 namespace detail {
 template <class T>
 inline constexpr bool is_table_entry_v = false;
-template <fixed_string N, class F, bool R>
-inline constexpr bool is_table_entry_v<table_entry<N, F, R>> = true;
+template <fixed_string N, class F, bool R, class S>
+inline constexpr bool is_table_entry_v<table_entry<N, F, R, S>> = true;
 template <class T>
 inline constexpr bool is_fn_table_v = false;
 template <class... E>
@@ -106,6 +110,9 @@ struct entry_info {
   std::size_t fixed = 0;  ///< typed: the parameters before the span
   kind_set (*param_kinds)(std::size_t) = nullptr;
   std::string_view (*param_name)(std::size_t) = nullptr;
+  /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
+  /// `scalar`): the linker then leaves it out of that call site's checks.
+  bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -153,10 +160,11 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr};
     } else {
       using inv = typename Entry::invoker;
-      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name};
+      return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
+                        &inv::param_passes};
     }
   }
 };
@@ -222,6 +230,14 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
   using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
   static constexpr typename entry::function_type f = T.template get<I>().f;
   return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
+}
+/// The same for a call site whose argument count the linker checked and whose parameters in
+/// the mask `Known` (bit i: parameter i) pass their checks whatever the program runs with.
+template <const auto& T, std::size_t I, std::uint64_t Known>
+bool table_thunk_known(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
+  using entry = std::remove_cvref_t<decltype(T.template get<I>())>;
+  static constexpr typename entry::function_type f = T.template get<I>().f;
+  return entry::invoker::template run_known<Known>([] { return entry::name; }, f, args, nargs, ret, err);
 }
 }  // namespace detail
 

@@ -269,7 +269,7 @@ struct value_traits<T> {
     return (v.kind() == value_kind::int64 && fits(v.raw_int())) || v.kind() == value_kind::boolean;
   }
   RELAXVM_ALWAYS_INLINE static T get(const value& v) noexcept { return static_cast<T>(v.raw_int()); }
-  RELAXVM_ALWAYS_INLINE static bool fits(std::int64_t x) noexcept {
+  RELAXVM_ALWAYS_INLINE static constexpr bool fits(std::int64_t x) noexcept {
     if constexpr (std::is_same_v<T, std::uint64_t> || std::is_same_v<T, unsigned long> ||
                   std::is_same_v<T, unsigned long long>)
       return x >= 0;

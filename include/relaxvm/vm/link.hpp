@@ -31,6 +31,7 @@
 #include "../bytecode/static_executable.hpp"
 #include "../runtime/table.hpp"
 #include "../runtime/value.hpp"
+#include "call_site.hpp"
 #include "static_frame.hpp"
 #include "storage_facts.hpp"
 
@@ -205,11 +206,31 @@ constexpr std::int64_t max_chain_bytes(const exec_view& v, const static_program_
   return most;
 }
 
+/// The parameters of typed entry `e` whose checks the Call `in` passes whatever the program
+/// runs with (bit i: parameter i): arguments whose kind (and integer value) the program fixes.
+constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, const entry_info& e) {
+  std::uint64_t known = 0;
+  for (std::size_t i = 0; i < e.fixed && i < 64; ++i) {
+    const arg a = in.arg_at(static_cast<std::int64_t>(i));
+    value_kind kind = value_kind::null;
+    if (!static_kind(v, a, kind)) continue;
+    std::int64_t x = 0;
+    if (a.kind() == arg_kind::imm) x = a.value();
+    else if (a.kind() == arg_kind::const_idx) x = v.constants[static_cast<std::size_t>(a.value())].scalar;
+    if (e.param_passes(i, kind, x)) known |= std::uint64_t{1} << i;
+  }
+  return known;
+}
+
+template <class Entry, class Site>
+concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typename Entry::site> &&
+                       Entry::site::template applies<Site>();
+
 }  // namespace detail
 
 /// A static executable linked against a function table, both constexpr objects with static
 /// storage. Everything here is known at compile time.
-template <const auto& Prog, const auto& Table>
+template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
@@ -217,6 +238,7 @@ struct linked_program {
                 "relaxvm: the program does not link against the table; use relaxvm::link<prog, table>() for the reason");
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
+  static constexpr link_options options = Options;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
   /// What the program says of each function and instruction (frame slots, functions passed as
@@ -240,11 +262,97 @@ struct linked_program {
   static constexpr std::array<table_invoke, sizeof...(I)> make_callees(std::index_sequence<I...>) {
     return {callee_of<I>()...};
   }
+  // The table entry a Call of a packed function at Pc calls, or -1.
+  static constexpr std::int64_t entry_at(std::int64_t pc) {
+    constexpr exec_view v = Prog.view();
+    const instruction in = decode(v, pc);
+    if (in.op != opcode::call || v.funcs[static_cast<std::size_t>(in.func_idx)].kind != func_kind::packed) return -1;
+    return table_type::find(v.name(static_cast<std::size_t>(in.func_idx)));
+  }
+  template <std::size_t Pc>
+  static constexpr table_invoke site_of() {
+    constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
+    if constexpr (e < 0) {
+      return nullptr;
+    } else {
+      using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      if constexpr (!Options.specialize) {
+        return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      } else if constexpr (detail::site_applies<entry, site>) {
+        return &entry::site::template run<site>;
+      } else if constexpr (entry::raw) {
+        return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+      } else {
+        constexpr std::uint64_t known =
+            detail::known_params(Prog.view(), site::in, table_type::info(static_cast<std::size_t>(e)));
+        // Nothing known: the entry itself, one function for all its sites and for callees.
+        if constexpr (known == 0) return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
+        else return &detail::table_thunk_known<Table, static_cast<std::size_t>(e), known>;
+      }
+    }
+  }
+  template <std::size_t... Pc>
+  static constexpr std::array<table_invoke, sizeof...(Pc)> make_sites(std::index_sequence<Pc...>) {
+    return {site_of<Pc>()...};
+  }
+  // The arguments the Call at Pc reads at run time (bit k: argument k; a specialized site may
+  // leave constants out); all for other instructions.
+  template <std::size_t Pc>
+  static constexpr std::uint64_t args_read() {
+    constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
+    if constexpr (e < 0 || !Options.specialize) {
+      return ~std::uint64_t{0};
+    } else {
+      using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      if constexpr (detail::site_applies<entry, site>) {
+        std::uint64_t mask = 0;
+        for (std::size_t k = 0; k < site::num_args && k < 64; ++k)
+          if (entry::site::template reads<site>(k)) mask |= std::uint64_t{1} << k;
+        return site::num_args > 64 ? mask | ~std::uint64_t{0} << 63 : mask;  // past 64: read
+      } else {
+        return ~std::uint64_t{0};
+      }
+    }
+  }
+  template <std::size_t... Pc>
+  static constexpr auto make_constants_read(std::index_sequence<Pc...>) {
+    constexpr exec_view v = Prog.view();
+    constexpr std::uint64_t masks[] = {args_read<Pc>()..., 0};
+    std::array<bool, num_constants + 1> read{};
+    for (std::size_t pc = 0; pc < sizeof...(Pc); ++pc) {
+      const instruction in = decode(v, static_cast<std::int64_t>(pc));
+      if (in.op != opcode::call) continue;
+      for (std::int64_t k = 0; k < in.num_args; ++k)
+        if (in.arg_at(k).kind() == arg_kind::const_idx && ((masks[pc] >> (k < 63 ? k : 63)) & 1) != 0)
+          read[static_cast<std::size_t>(in.arg_at(k).value())] = true;
+    }
+    return read;
+  }
   static constexpr std::int64_t deepest_chain = detail::max_chain_bytes(Prog.view(), facts);
 
  public:
+  static constexpr std::size_t num_instructions = std::remove_cvref_t<decltype(Prog)>::sizes.instr_offset;
   /// Per function index: the table entry a packed function calls; null for vm functions.
   static constexpr std::array<table_invoke, num_funcs> callees = make_callees(std::make_index_sequence<num_funcs>());
+  /// Per instruction: what a Call of a packed function calls there (the entry, or its version
+  /// for that site's constant arguments: link_options::specialize); null for other instructions.
+  static constexpr std::array<table_invoke, num_instructions> sites =
+      make_sites(std::make_index_sequence<num_instructions>());
+  /// Whether any Call is bound to something other than its function's entry (`callees`): only
+  /// then does the interpreter look its callee up per instruction (the `sites` array).
+  static constexpr bool sites_differ = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc) {
+      const instruction in = decode(Prog.view(), static_cast<std::int64_t>(pc));
+      if (in.op == opcode::call && sites[pc] != callees[static_cast<std::size_t>(in.func_idx)]) return true;
+    }
+    return false;
+  }();
+  /// Per constant: whether code that runs reads it as a value (an argument of a Call that is
+  /// not specialized for it); static_vm makes values of these only.
+  static constexpr std::array<bool, num_constants + 1> constants_read =
+      make_constants_read(std::make_index_sequence<num_instructions>());
 
   /// The largest register file of any function.
   static constexpr std::int64_t max_registers = [] {
@@ -293,7 +401,7 @@ struct linked_program {
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
 /// of this file. Both must be constexpr objects with static storage duration.
-template <const auto& Prog, const auto& Table>
+template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   constexpr detail::diagnostic built = detail::check_built(Prog);
@@ -313,7 +421,7 @@ consteval auto link() {
     constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
     (void)failed;
   }
-  return linked_program<Prog, Table>{};
+  return linked_program<Prog, Table, Options>{};
 }
 
 }  // namespace relaxvm

@@ -74,15 +74,6 @@ RELAXVM_NOINLINE inline error context_returned_error(std::string_view name) {
   return type_error("function '", name, "' returned the vm context (%vm), which is valid only inside the VM");
 }
 
-/// Call: the error a packed function reported through `err` (the packed calling convention), taken
-/// out of it; an internal error when the function failed without reporting one.
-RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
-  if (!err) return internal_error("a packed function failed without reporting an error");
-  error e = std::move(*err);
-  err.reset();
-  return e;
-}
-
 /// If: whether the condition can be tested (an int64 or a bool).
 RELAXVM_ALWAYS_INLINE bool valid_condition(const value& c) noexcept {
   return c.kind() == value_kind::int64 || c.kind() == value_kind::boolean;

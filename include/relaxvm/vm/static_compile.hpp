@@ -149,11 +149,22 @@ struct static_compiler {
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
         using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
         static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
+        using site = call_site<Linked::program, Pc>;
+        // The entry's version for this site (link_options::specialize), as Linked::sites binds it.
+        constexpr bool specialized = Linked::options.specialize && site_applies<entry, site>;
         // A typed entry reads its arguments before it writes its result: straight into the register.
-        constexpr bool in_place = !entry::raw && in.dst != void_register;
+        constexpr bool in_place = !entry::raw && !specialized && in.dst != void_register;
         value& ret = in_place ? regs[in.dst] : regs[rf];
-        if (RELAXVM_UNLIKELY(!entry::invoker::run([] { return entry::name; }, f, args, n, ret, vm.failure_)))
-          return vm.failure(Pc, base);
+        bool ok;
+        if constexpr (specialized) {
+          ok = entry::site::template run<site>(args, n, ret, vm.failure_);
+        } else if constexpr (Linked::options.specialize && !entry::raw) {
+          constexpr std::uint64_t known = known_params(view, in, table_type::info(e));
+          ok = entry::invoker::template run_known<known>([] { return entry::name; }, f, args, n, ret, vm.failure_);
+        } else {
+          ok = entry::invoker::run([] { return entry::name; }, f, args, n, ret, vm.failure_);
+        }
+        if (RELAXVM_UNLIKELY(!ok)) return vm.failure(Pc, base);
         if constexpr (!in_place) {
           if constexpr (in.dst != void_register) regs[in.dst] = std::move(ret);
           else ret.reset();

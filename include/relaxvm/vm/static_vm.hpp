@@ -95,7 +95,7 @@ class static_vm final : public vm_context {
     if (Linked::bounded && memory.size() < memory_bytes)
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
-    if constexpr (Linked::num_constants == 0 && !any_used_as_value()) {
+    if constexpr (!any_constant_read() && !any_used_as_value()) {
       return static_vm(memory, devices);  // nothing to make: no error path to carry
     } else {
       static_vm vm(memory, devices);
@@ -219,16 +219,6 @@ class static_vm final : public vm_context {
   std::size_t peak_memory() const { return peak_; }
 
   // ---- vm_context ----
-  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
-    // A program that passes no vm function as a value has no closure over one of its own.
-    if (c.is_vm_function() && (!Linked::vm_closures || c.get()->program.get() != program_tag()))
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
-    if (c.bound().empty()) return call_closure(c, args);
-    // Captured values come after the call's own arguments; they are joined in the VM's memory
-    // (the heap-free counterpart of invoke_packed_bound).
-    return with_bound(c, args);
-  }
   void print(std::string_view text) override { print_(text); }
   std::span<const device_allocator> devices() const override { return devices_; }
 
@@ -242,8 +232,10 @@ class static_vm final : public vm_context {
   void set_max_native_stack(std::size_t bytes) { max_native_stack_ = bytes; }
 
  private:
-  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices)
-      : memory_(memory), devices_(devices) {}
+  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices) : devices_(devices) {
+    memory_ = memory;
+    vm_closures_ = Linked::vm_closures;
+  }
 
   static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
                                                   std::size_t need, std::string_view figure) {
@@ -255,18 +247,50 @@ class static_vm final : public vm_context {
     return d;
   }
 
-  // The constants, and the functions the program passes as values, as values: in firmware mode
-  // an error when the object memory has no room for them.
+  // The constants running code reads, and the functions the program passes as values, as
+  // values: in firmware mode an error when the object memory has no room for them. Each constant
+  // is made by the code for its kind alone; a constant that only specialized call sites use
+  // (Linked::constants_read) is not made.
   status make_values() {
     for (std::size_t i = 0; i < Linked::num_constants; ++i) {
-      RELAXVM_TRY_ASSIGN(consts_[i], try_materialize_constant(view, view.constants[i], object_ref<object>()));
+      if (!Linked::constants_read[i]) continue;
+      RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
     }
     return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+  }
+  // Whether a constant of kind K is made.
+  static constexpr bool makes(const_kind k) {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
+    return false;
+  }
+  template <const_kind K>
+  static bool make_of(const const_info& c, result<value>& out) {
+    if constexpr (makes(K)) {
+      if (c.kind == K) {
+        out = try_materialize_constant_of<K>(view, c, object_ref<object>());
+        return true;
+      }
+    }
+    return false;
+  }
+  static result<value> make_constant(const const_info& c) {
+    result<value> out = value();
+    (void)(make_of<const_kind::int64>(c, out) || make_of<const_kind::float64>(c, out) ||
+           make_of<const_kind::boolean>(c, out) || make_of<const_kind::dtype>(c, out) ||
+           make_of<const_kind::device>(c, out) || make_of<const_kind::shape>(c, out) ||
+           make_of<const_kind::string>(c, out) || make_of<const_kind::tensor>(c, out));
+    return out;
   }
 
   static constexpr bool any_used_as_value() {
     for (std::size_t i = 0; i < Linked::num_funcs; ++i)
       if (Linked::facts.funcs[i].used_as_value) return true;
+    return false;
+  }
+  static constexpr bool any_constant_read() {
+    for (std::size_t i = 0; i < Linked::num_constants; ++i)
+      if (Linked::constants_read[i]) return true;
     return false;
   }
 
@@ -304,33 +328,21 @@ class static_vm final : public vm_context {
     return err ? std::move(*err) : detail::internal_error("a packed function failed without reporting an error");
   }
 
-  result<value> call_closure(const closure& c, std::span<const value> args) {
-    if constexpr (Linked::vm_closures) {  // else no vm closure gets here (invoke_closure)
-      if (c.is_vm_function()) return run_entry(c.get()->func_index, args);
+  // ---- vm_context: closures over the program's vm functions (invoke_closure) ----
+  // A program that passes no vm function as a value has no closure over one of its own:
+  // vm_closures_ is false, and invoke_closure says so without calling this.
+  result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
+    if constexpr (Linked::vm_closures) {
+      if (c.get()->program.get() != program_tag())
+        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      const auto run = [&](std::span<const value> a) { return run_entry(c.get()->func_index, a); };
+      if (c.bound().empty()) return run(args);
+      return call_joined(c, args, run);
+    } else {
+      (void)c;
+      (void)args;
+      return value();
     }
-    const closure_object& fn = c.get()->callee();
-    value ret;
-    std::optional<error> err;
-    if (!fn.invoke(fn, args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
-    return ret;
-  }
-
-  result<value> with_bound(const closure& c, std::span<const value> args) {
-    const std::span<const value> bound = c.bound();
-    const std::size_t n = args.size() + bound.size();
-    // The joined arguments go on the frame stack, below the callee's frame.
-    const std::size_t bytes = n * sizeof(value);
-    if (used_ + bytes > memory_.size()) return out_of_memory(c.name(), bytes);
-    value* joined = reinterpret_cast<value*>(memory_.data() + used_);
-    for (std::size_t i = 0; i < n; ++i) ::new (joined + i) value();
-    used_ += bytes;
-    std::size_t k = 0;
-    for (const value& a : args) joined[k++] = value::borrow(a);
-    for (const value& a : bound) joined[k++] = value::borrow(a);
-    result<value> r = call_closure(c, std::span<const value>(joined, n));
-    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
-    used_ -= bytes;
-    return r;
   }
 
   error out_of_memory(std::string_view fn, std::size_t bytes) const {
@@ -423,7 +435,9 @@ class static_vm final : public vm_context {
           value* argv = regs + rf + 1;
           for (std::int64_t k = 0; k < in.num_args; ++k)
             detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-          if (const table_invoke callee = Linked::callees[fi]) {
+          const table_invoke callee =
+              Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
+          if (callee) {
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
@@ -489,12 +503,11 @@ class static_vm final : public vm_context {
     return s;
   }();
 
-  std::span<std::byte> memory_;
   std::span<const device_allocator> devices_;
   std::array<value, Linked::num_constants> consts_{};
   std::array<value, Linked::num_funcs> funcs_{};
   static_frame* top_ = nullptr;
-  std::size_t used_ = 0, peak_ = 0;
+  std::size_t peak_ = 0;  // frames, in memory_ (vm_context's), up to used_
   std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
   std::size_t max_native_stack_ = RELAXVM_HEAP ? std::size_t{256} << 10 : std::size_t{2} << 10;
   void (*print_)(std::string_view) = [](std::string_view) {};

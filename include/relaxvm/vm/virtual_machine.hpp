@@ -79,20 +79,16 @@ class basic_vm_impl final : public vm_context {
   }
 
   // ---- vm_context ----
-  result<value> invoke_closure(const closure& c, std::span<const value> args) override {
-    if (!c.defined()) return value_error("invoke_closure: the closure is undefined");
+  result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
     const closure_object& o = *c.get();
-    if (o.fn_kind == closure_object::kind_t::vm) {
-      if (o.program != prog_.keep_alive)
-        return value_error("invoke_closure: closure '", o.name.view(),
-                           "' belongs to another executable than this VM's");
-      if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
-          prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
-        return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
-      return invoke_vm(o.func_index, args, o.bound);
-    }
-    return call_packed(o.callee(), args, o.bound);
+    if (o.program != prog_.keep_alive)
+      return value_error("invoke_closure: closure '", o.name.view(), "' belongs to another executable than this VM's");
+    if (o.func_index < 0 || o.func_index >= static_cast<std::int64_t>(prog_.funcs.size()) ||
+        prog_.funcs[static_cast<std::size_t>(o.func_index)].kind != func_kind::vm)
+      return value_error("invoke_closure: closure '", o.name.view(), "' names no vm function of this executable");
+    return invoke_vm(o.func_index, args, o.bound);
   }
+
   void print(std::string_view text) override {
     if (opts_.print) {
       opts_.print(text);

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Call sites at link time: what a builtin's specialized version sees of one Call instruction of a
+// linked program when it compiles (link.hpp binds it).
+//
+// A table entry may name a site type S (fn<"name", S>(&f), packed<"name", S>(&f)). For each Call of
+// that entry, link() asks S::applies<C>() with C = call_site<prog, pc>; when it says yes, the call
+// site calls S::run<C> instead of the entry, with the same calling convention (table_invoke: every
+// argument loaded, as for the entry). run<C> reads the arguments that are constants of the program
+// from C, as constants of its own code (S::reads<C>(k) says which arguments it reads at run time;
+// a constant no running code reads is never made into a value). A specialized version must give
+// the results and the errors (kind and message) the entry gives for the same arguments: the
+// builtins share their checks and messages between the two (builtins/shape_heap.hpp,
+// builtins/memory.hpp), and the tests run every program both ways (link_options::specialize).
+#ifndef RELAXVM_VM_CALL_SITE_HPP
+#define RELAXVM_VM_CALL_SITE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/dtype.hpp"
+#include "../bytecode/instruction.hpp"
+#include "../bytecode/layout.hpp"
+#include "../bytecode/opcode.hpp"
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// How link() binds a program's calls.
+struct link_options {
+  /// Whether calls whose arguments the program fixes are bound to versions specialized for them:
+  /// a table entry's site type (call_site.hpp), or, for typed entries, an argument check that
+  /// skips the arguments the linker has checked already. false: every call runs the entry as
+  /// registered (the general path; the tests compare the two).
+  bool specialize = true;
+};
+
+/// Call instruction `Pc` of the static executable `Prog`, as a specialization reads it in
+/// constant expressions.
+template <const auto& Prog, std::int64_t Pc>
+struct call_site {
+  static constexpr exec_view view = Prog.view();
+  static constexpr instruction in = decode(view, Pc);
+  static constexpr std::int64_t pc = Pc;
+  static constexpr std::size_t num_args = static_cast<std::size_t>(in.num_args);
+
+  static constexpr arg at(std::size_t k) { return in.arg_at(static_cast<std::int64_t>(k)); }
+  static constexpr const const_info* constant(std::size_t k) {
+    return at(k).kind() == arg_kind::const_idx ? &view.constants[static_cast<std::size_t>(at(k).value())] : nullptr;
+  }
+  static constexpr bool is_const(std::size_t k, const_kind kind) {
+    return k < num_args && constant(k) != nullptr && constant(k)->kind == kind;
+  }
+  /// %void (null).
+  static constexpr bool is_void(std::size_t k) {
+    return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == void_register;
+  }
+  /// %vm (the VM context).
+  static constexpr bool is_vm(std::size_t k) {
+    return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == vm_register;
+  }
+  /// An integer the program fixes: an immediate, or an int64 or bool constant.
+  static constexpr bool is_int(std::size_t k) {
+    return k < num_args && (at(k).kind() == arg_kind::imm || is_const(k, const_kind::int64) ||
+                            is_const(k, const_kind::boolean));
+  }
+  static constexpr std::int64_t int_at(std::size_t k) {
+    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k)->scalar;
+  }
+  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k)->scalar); }
+  /// A string constant's characters: they live in the program, which is in read-only memory.
+  static constexpr std::string_view string_at(std::size_t k) {
+    return view.str({constant(k)->data_offset, constant(k)->data_size});
+  }
+  /// A string constant, or %void read as the empty string (the builtins' err_ctx).
+  static constexpr bool is_text(std::size_t k) { return is_void(k) || is_const(k, const_kind::string); }
+  static constexpr std::string_view text_at(std::size_t k) { return is_void(k) ? std::string_view() : string_at(k); }
+  /// A shape constant's dimensions.
+  static constexpr std::span<const std::int64_t> shape_at(std::size_t k) {
+    return view.i64s.subspan(static_cast<std::size_t>(constant(k)->dims_offset), static_cast<std::size_t>(constant(k)->ndim));
+  }
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_CALL_SITE_HPP
