@@ -7691,14 +7691,19 @@ struct storage_object : object {
 };
 
 namespace detail {
+/// The error of a view of `nbytes` at `offset` that does not fit a storage of `capacity` bytes.
+RELAXVM_NOINLINE inline error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
+                                                   std::size_t capacity) {
+  return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
+                     " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+}
 /// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
 inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
                          std::int64_t& numel, std::int64_t& nbytes) {
   RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
   std::int64_t end = 0;
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
-    return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
-                       " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+    return view_outside_storage(who, nbytes, offset, capacity);
   const std::int64_t element = t.scalar_alignment();
   if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");
@@ -8406,7 +8411,10 @@ result<value> try_materialize_constant_of(const exec_view& v, const const_info& 
       return value(std::move(s));
     } else {
       void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
-      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
+      std::int64_t numel = 1;  // the verifier checked the layout: no overflow, data for every element
+      for (std::int64_t d : s.dims()) numel *= d;
+      RELAXVM_TRY_ASSIGN(tensor t,
+                         tensor::try_view_checked(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true, numel));
       return value(std::move(t));
     }
   }
@@ -8884,20 +8892,64 @@ class vm_context;
 
 namespace detail {
 
+/// The kinds of Call arguments a program passes (arg_kinds_used), as bits: a loop compiled for a
+/// known program leaves out the others.
+enum arg_use : unsigned {
+  uses_register = 1,
+  uses_vm = 2,
+  uses_void = 4,
+  uses_immediate = 8,
+  uses_constant = 16,
+  uses_function = 32,
+  uses_any_arg = 63,
+};
+/// The arg_use bits of every Call argument of program `v`.
+constexpr unsigned arg_kinds_used(const exec_view& v) {
+  unsigned used = 0;
+  for (std::size_t i = 0; i < v.instr_offset.size(); ++i) {
+    const instruction in = decode(v, static_cast<std::int64_t>(i));
+    if (in.op != opcode::call) continue;
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg a = in.arg_at(k);
+      switch (a.kind()) {
+        case arg_kind::reg:
+          used |= a.value() == vm_register ? uses_vm : a.value() == void_register ? uses_void : uses_register;
+          break;
+        case arg_kind::imm: used |= uses_immediate; break;
+        case arg_kind::const_idx: used |= uses_constant; break;
+        case arg_kind::func_idx: used |= uses_function; break;
+      }
+    }
+  }
+  return used;
+}
+
 /// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
-/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null.
+/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null. Used: the
+/// arg_use bits of the kinds that can occur (the program's); the code for the others is left out.
+template <unsigned Used = uses_any_arg>
 RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
                                     const value* funcs) {
   const std::int64_t v = a.value();
   switch (a.kind()) {
     case arg_kind::reg:
-      if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
-      else if (v == vm_register) slot = value(ctx);
-      else slot = value();
+      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(v < begin_special_register)) {
+        slot = value::borrow(regs[v]);
+      } else if ((Used & uses_vm) != 0 && ((Used & uses_void) == 0 || v == vm_register)) {
+        slot = value(ctx);
+      } else {
+        slot = value();
+      }
       break;
-    case arg_kind::imm: slot = value(v); break;
-    case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
-    case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
+    case arg_kind::imm:
+      if constexpr ((Used & uses_immediate) != 0) slot = value(v);
+      break;
+    case arg_kind::const_idx:
+      if constexpr ((Used & uses_constant) != 0) slot = value::borrow(consts[static_cast<std::size_t>(v)]);
+      break;
+    case arg_kind::func_idx:
+      if constexpr ((Used & uses_function) != 0) slot = value::borrow(funcs[static_cast<std::size_t>(v)]);
+      break;
   }
 }
 
@@ -10827,6 +10879,24 @@ struct linked_program {
   /// for that site's constant arguments: link_options::specialize); null for other instructions.
   static constexpr std::array<table_invoke, num_instructions> sites =
       make_sites(std::make_index_sequence<num_instructions>());
+  /// What the program's instructions use, so that the interpreter leaves out the rest: the kinds
+  /// of Call arguments (detail::arg_use bits), If, Goto, and Calls of vm functions.
+  static constexpr unsigned arg_kinds = detail::arg_kinds_used(Prog.view());
+  static constexpr bool uses_if = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (decode(Prog.view(), static_cast<std::int64_t>(pc)).op == opcode::if_) return true;
+    return false;
+  }();
+  static constexpr bool uses_goto = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (decode(Prog.view(), static_cast<std::int64_t>(pc)).op == opcode::goto_) return true;
+    return false;
+  }();
+  static constexpr bool calls_vm = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (facts.instrs[pc].vm_callee >= 0) return true;
+    return false;
+  }();
   /// Whether any Call is bound to something other than its function's entry (`callees`): only
   /// then does the interpreter look its callee up per instruction (the `sites` array).
   static constexpr bool sites_differ = [] {
@@ -11549,10 +11619,10 @@ class static_vm final : public vm_context {
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
           for (std::int64_t k = 0; k < in.num_args; ++k)
-            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
+            detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           const table_invoke callee =
               Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
-          if (callee) {
+          if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
@@ -11575,7 +11645,7 @@ class static_vm final : public vm_context {
           }
           const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
           pop_frame();
-          if (top_ == base) return result;
+          if (!Linked::calls_vm || top_ == base) return result;
           // Clear the caller's argument scratch, then store the result.
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
@@ -11585,13 +11655,17 @@ class static_vm final : public vm_context {
           pc = return_pc + 1;
           break;
         }
-        case opcode::goto_: pc += in.offset; break;
-        case opcode::if_: {
-          const value& c = regs[in.reg];
-          if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
-          pc += detail::if_offset(c, in.offset);
+        // (A program without Goto or If has no code for them.)
+        case opcode::goto_:
+          if constexpr (Linked::uses_goto) pc += in.offset;
           break;
-        }
+        case opcode::if_:
+          if constexpr (Linked::uses_if) {
+            const value& c = regs[in.reg];
+            if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
+            pc += detail::if_offset(c, in.offset);
+          }
+          break;
       }
     }
   }
@@ -13159,10 +13233,13 @@ struct alloc_tensor_site {
       return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
     const relaxvm::detail::arg_holder<const object_ref<storage_object>&> st(args[0]);
     const borrowed<shape> s(args[2].raw_object());
-    result<tensor> made =
-        static_cast<std::uint64_t>(offset + nbytes) <= st.get()->size
-            ? relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes)
-            : view_storage(st.get(), offset, s.get(), t, fn);  // fails: check_view's error
+    // check_view's test, the rest of it being constants that applies() checked (offset and
+    // nbytes are not negative, their sum does not overflow, the offset is aligned).
+    if (RELAXVM_UNLIKELY(static_cast<std::uint64_t>(offset + nbytes) > st.get()->size)) {
+      err.emplace(relaxvm::detail::view_outside_storage(fn, nbytes, offset, st.get()->size));
+      return false;
+    }
+    result<tensor> made = relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;

@@ -385,10 +385,13 @@ struct alloc_tensor_site {
       return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
     const relaxvm::detail::arg_holder<const object_ref<storage_object>&> st(args[0]);
     const borrowed<shape> s(args[2].raw_object());
-    result<tensor> made =
-        static_cast<std::uint64_t>(offset + nbytes) <= st.get()->size
-            ? relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes)
-            : view_storage(st.get(), offset, s.get(), t, fn);  // fails: check_view's error
+    // check_view's test, the rest of it being constants that applies() checked (offset and
+    // nbytes are not negative, their sum does not overflow, the offset is aligned).
+    if (RELAXVM_UNLIKELY(static_cast<std::uint64_t>(offset + nbytes) > st.get()->size)) {
+      err.emplace(relaxvm::detail::view_outside_storage(fn, nbytes, offset, st.get()->size));
+      return false;
+    }
+    result<tensor> made = relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;

@@ -416,14 +416,19 @@ struct storage_object : object {
 };
 
 namespace detail {
+/// The error of a view of `nbytes` at `offset` that does not fit a storage of `capacity` bytes.
+RELAXVM_NOINLINE inline error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
+                                                   std::size_t capacity) {
+  return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
+                     " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+}
 /// Checks that [offset, offset + size of shape x dtype) lies inside a storage of `capacity` bytes.
 inline status check_view(std::string_view who, std::int64_t offset, const shape& s, dtype t, std::size_t capacity,
                          std::int64_t& numel, std::int64_t& nbytes) {
   RELAXVM_TRY(check_tensor_layout(s.dims(), t, numel, nbytes, who));
   std::int64_t end = 0;
   if (offset < 0 || !checked_add(offset, nbytes, end) || static_cast<std::uint64_t>(end) > capacity)
-    return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
-                       " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
+    return view_outside_storage(who, nbytes, offset, capacity);
   const std::int64_t element = t.scalar_alignment();
   if ((offset & (element - 1)) != 0)  // a power of two, and offset >= 0: no 64-bit division
     return value_error(who, ": offset ", offset, " is not aligned for ", t, " (", element, " bytes)");

@@ -88,7 +88,10 @@ result<value> try_materialize_constant_of(const exec_view& v, const const_info& 
       return value(std::move(s));
     } else {
       void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
-      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_view(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true));
+      std::int64_t numel = 1;  // the verifier checked the layout: no overflow, data for every element
+      for (std::int64_t d : s.dims()) numel *= d;
+      RELAXVM_TRY_ASSIGN(tensor t,
+                         tensor::try_view_checked(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true, numel));
       return value(std::move(t));
     }
   }

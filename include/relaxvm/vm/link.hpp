@@ -32,6 +32,7 @@
 #include "../runtime/table.hpp"
 #include "../runtime/value.hpp"
 #include "call_site.hpp"
+#include "semantics.hpp"
 #include "static_frame.hpp"
 #include "storage_facts.hpp"
 
@@ -340,6 +341,24 @@ struct linked_program {
   /// for that site's constant arguments: link_options::specialize); null for other instructions.
   static constexpr std::array<table_invoke, num_instructions> sites =
       make_sites(std::make_index_sequence<num_instructions>());
+  /// What the program's instructions use, so that the interpreter leaves out the rest: the kinds
+  /// of Call arguments (detail::arg_use bits), If, Goto, and Calls of vm functions.
+  static constexpr unsigned arg_kinds = detail::arg_kinds_used(Prog.view());
+  static constexpr bool uses_if = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (decode(Prog.view(), static_cast<std::int64_t>(pc)).op == opcode::if_) return true;
+    return false;
+  }();
+  static constexpr bool uses_goto = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (decode(Prog.view(), static_cast<std::int64_t>(pc)).op == opcode::goto_) return true;
+    return false;
+  }();
+  static constexpr bool calls_vm = [] {
+    for (std::size_t pc = 0; pc < num_instructions; ++pc)
+      if (facts.instrs[pc].vm_callee >= 0) return true;
+    return false;
+  }();
   /// Whether any Call is bound to something other than its function's entry (`callees`): only
   /// then does the interpreter look its callee up per instruction (the `sites` array).
   static constexpr bool sites_differ = [] {

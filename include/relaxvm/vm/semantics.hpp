@@ -27,20 +27,64 @@ class vm_context;
 
 namespace detail {
 
+/// The kinds of Call arguments a program passes (arg_kinds_used), as bits: a loop compiled for a
+/// known program leaves out the others.
+enum arg_use : unsigned {
+  uses_register = 1,
+  uses_vm = 2,
+  uses_void = 4,
+  uses_immediate = 8,
+  uses_constant = 16,
+  uses_function = 32,
+  uses_any_arg = 63,
+};
+/// The arg_use bits of every Call argument of program `v`.
+constexpr unsigned arg_kinds_used(const exec_view& v) {
+  unsigned used = 0;
+  for (std::size_t i = 0; i < v.instr_offset.size(); ++i) {
+    const instruction in = decode(v, static_cast<std::int64_t>(i));
+    if (in.op != opcode::call) continue;
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg a = in.arg_at(k);
+      switch (a.kind()) {
+        case arg_kind::reg:
+          used |= a.value() == vm_register ? uses_vm : a.value() == void_register ? uses_void : uses_register;
+          break;
+        case arg_kind::imm: used |= uses_immediate; break;
+        case arg_kind::const_idx: used |= uses_constant; break;
+        case arg_kind::func_idx: used |= uses_function; break;
+      }
+    }
+  }
+  return used;
+}
+
 /// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
-/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null.
+/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null. Used: the
+/// arg_use bits of the kinds that can occur (the program's); the code for the others is left out.
+template <unsigned Used = uses_any_arg>
 RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
                                     const value* funcs) {
   const std::int64_t v = a.value();
   switch (a.kind()) {
     case arg_kind::reg:
-      if (RELAXVM_LIKELY(v < begin_special_register)) slot = value::borrow(regs[v]);
-      else if (v == vm_register) slot = value(ctx);
-      else slot = value();
+      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(v < begin_special_register)) {
+        slot = value::borrow(regs[v]);
+      } else if ((Used & uses_vm) != 0 && ((Used & uses_void) == 0 || v == vm_register)) {
+        slot = value(ctx);
+      } else {
+        slot = value();
+      }
       break;
-    case arg_kind::imm: slot = value(v); break;
-    case arg_kind::const_idx: slot = value::borrow(consts[static_cast<std::size_t>(v)]); break;
-    case arg_kind::func_idx: slot = value::borrow(funcs[static_cast<std::size_t>(v)]); break;
+    case arg_kind::imm:
+      if constexpr ((Used & uses_immediate) != 0) slot = value(v);
+      break;
+    case arg_kind::const_idx:
+      if constexpr ((Used & uses_constant) != 0) slot = value::borrow(consts[static_cast<std::size_t>(v)]);
+      break;
+    case arg_kind::func_idx:
+      if constexpr ((Used & uses_function) != 0) slot = value::borrow(funcs[static_cast<std::size_t>(v)]);
+      break;
   }
 }
 

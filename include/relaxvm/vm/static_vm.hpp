@@ -434,10 +434,10 @@ class static_vm final : public vm_context {
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
           for (std::int64_t k = 0; k < in.num_args; ++k)
-            detail::load_arg(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
+            detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           const table_invoke callee =
               Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
-          if (callee) {
+          if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
             for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
@@ -460,7 +460,7 @@ class static_vm final : public vm_context {
           }
           const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
           pop_frame();
-          if (top_ == base) return result;
+          if (!Linked::calls_vm || top_ == base) return result;
           // Clear the caller's argument scratch, then store the result.
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
@@ -470,13 +470,17 @@ class static_vm final : public vm_context {
           pc = return_pc + 1;
           break;
         }
-        case opcode::goto_: pc += in.offset; break;
-        case opcode::if_: {
-          const value& c = regs[in.reg];
-          if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
-          pc += detail::if_offset(c, in.offset);
+        // (A program without Goto or If has no code for them.)
+        case opcode::goto_:
+          if constexpr (Linked::uses_goto) pc += in.offset;
           break;
-        }
+        case opcode::if_:
+          if constexpr (Linked::uses_if) {
+            const value& c = regs[in.reg];
+            if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
+            pc += detail::if_offset(c, in.offset);
+          }
+          break;
       }
     }
   }
