@@ -4,6 +4,7 @@
 # right and no heap allocation was made from reset on.
 #
 #   tools/firmware.sh [OUT_DIR] [EXAMPLE] [TOOLCHAIN] [FLAGS...]
+#   tools/firmware.sh --probe OUT_DIR SOURCE TOOLCHAIN [FLAGS...]
 #
 # OUT_DIR: where EXAMPLE.elf and EXAMPLE.map go (default build-firmware). EXAMPLE is
 # examples/firmware/EXAMPLE.cpp: main (the network written as bytecode) or ir (written as IR and
@@ -11,24 +12,39 @@
 # with -flto) or clang (clang 16 -Oz with the GNU toolchain's headers and libraries). FLAGS are
 # added to the compile command (e.g. -DRELAXVM_ERROR_TEXT=0).
 #
+# --probe builds SOURCE (a path under the repository) into OUT_DIR/probe.elf and .map without
+# running it: a size probe of tools/size/, whose entry point is relaxvm_size_probe and which has
+# no startup code (tools/size_report.py measures them). This script is the one place that knows
+# how each toolchain builds for the board.
+#
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib, qemu-system-arm
 # and clang-16 (tools/setup.sh installs them).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+probe=0
+if [[ "${1:-}" == "--probe" ]]; then
+  probe=1
+  shift
+fi
 out="${1:-$root/build-firmware}"
 example="${2:-main}"
 toolchain="${3:-gcc}"
 shift $(( $# < 3 ? $# : 3 ))
 mkdir -p "$out"
-# The firmware flags, one per line, shared with tools/size_report.py.
+if (( probe )); then
+  source="$root/$example"
+  name=probe
+else
+  source="$root/examples/firmware/$example.cpp"
+  name="$example"
+fi
+# The firmware flags, one per line.
 mapfile -t flags < "$root/tools/firmware_flags.txt"
-obj="$out/$example.o"
+obj="$out/$name.o"
 case "$toolchain" in
-  gcc) arm-none-eabi-g++ "${flags[@]}" "$@" -I"$root/include" -idirafter /usr/include -c \
-         "$root/examples/firmware/$example.cpp" -o "$obj"
+  gcc) arm-none-eabi-g++ "${flags[@]}" "$@" -I"$root/include" -idirafter /usr/include -c "$source" -o "$obj"
        link_flags=() ;;
-  gcc-lto) arm-none-eabi-g++ "${flags[@]}" -flto "$@" -I"$root/include" -idirafter /usr/include -c \
-             "$root/examples/firmware/$example.cpp" -o "$obj"
+  gcc-lto) arm-none-eabi-g++ "${flags[@]}" -flto "$@" -I"$root/include" -idirafter /usr/include -c "$source" -o "$obj"
            link_flags=(-flto -Os -ffunction-sections -fdata-sections) ;;
   clang)
     # The include directories arm-none-eabi-g++ uses, for clang to find the same headers.
@@ -36,18 +52,25 @@ case "$toolchain" in
     while read -r dir; do includes+=(-isystem "$dir"); done < <(
       arm-none-eabi-g++ -mcpu=cortex-m3 -mthumb -E -x c++ - -v </dev/null 2>&1 |
         sed -n '/#include <...> search starts here:/,/End of search list./p' | sed '1d;$d')
+    # -Oz instead of -Os, and enums as newlib's ABI has them.
     clang_flags=()
     for f in "${flags[@]}"; do
       case "$f" in -Os | -mthumb | -Wno-psabi) ;; *) clang_flags+=("$f") ;; esac
     done
     clang++-16 --target=thumbv7m-none-eabi -mfloat-abi=soft -fshort-enums -Oz "${clang_flags[@]}" "$@" \
-      -nostdinc++ "${includes[@]}" -I"$root/include" -idirafter /usr/include -c \
-      "$root/examples/firmware/$example.cpp" -o "$obj"
+      -nostdinc++ "${includes[@]}" -I"$root/include" -idirafter /usr/include -c "$source" -o "$obj"
     link_flags=() ;;
   *) echo "firmware.sh: unknown toolchain '$toolchain' (gcc, gcc-lto or clang)" >&2; exit 2 ;;
 esac
-# Newlib's allocation entry points are wrapped: the example counts every call (board.hpp).
+if (( probe )); then
+  # No startup code: the probe's function is the entry, and the linker keeps what it reaches.
+  link_flags+=(-Wl,-e,relaxvm_size_probe -Wl,--defsym=__dso_handle=0 -Wl,--defsym=end=__heap_start)
+else
+  # Newlib's allocation entry points are wrapped: the example counts every call (board.hpp).
+  link_flags+=(-Wl,--wrap=_malloc_r,--wrap=_calloc_r,--wrap=_realloc_r,--wrap=_memalign_r)
+fi
 arm-none-eabi-g++ -mcpu=cortex-m3 -mthumb "${link_flags[@]}" "$obj" -T "$root/examples/firmware/mps2_an385.ld" \
-  -nostartfiles --specs=nosys.specs -Wl,--gc-sections -Wl,--no-enum-size-warning -Wl,-Map="$out/$example.map" \
-  -Wl,--wrap=_malloc_r,--wrap=_calloc_r,--wrap=_realloc_r,--wrap=_memalign_r -o "$out/$example.elf"
-exec timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel "$out/$example.elf"
+  -nostartfiles --specs=nosys.specs -Wl,--gc-sections -Wl,--no-enum-size-warning -Wl,-Map="$out/$name.map" \
+  -o "$out/$name.elf"
+(( probe )) && exit 0
+exec timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel "$out/$name.elf"

@@ -5,8 +5,8 @@
 usage: size_report.py [--out DIR] [--no-gates] [--skip-variants]
 
 Builds four probes, each with full error messages and with terse ones (RELAXVM_ERROR_TEXT=0),
-with arm-none-eabi-g++ -Os and the flags of tools/firmware_flags.txt, linked with --gc-sections
-and a linker map:
+with tools/firmware.sh (arm-none-eabi-g++ -Os and the flags of tools/firmware_flags.txt, linked
+with --gc-sections and a linker map; the script is the one place that knows each toolchain):
 
   interpreter          tools/size/interpreter.cpp: static_vm running one vm function that calls
                        one typed int64 function (static_dispatch::interpret)
@@ -52,8 +52,8 @@ TARGET_NOTE = "Cortex-M3, -Os, terse errors: relaxvm's .text + .rodata (from the
 PROBES = [
     ("interpreter", "tools/size/interpreter.cpp", ["-DPROBE_COMPILE=0"], False, 2560, 2560),
     ("interpreter, compile mode", "tools/size/interpreter.cpp", ["-DPROBE_COMPILE=1"], False, 2048, 2048),
-    ("firmware example", "examples/firmware/main.cpp", [], False, 6144, 10624),
-    ("all 23 builtins", "tools/size/builtins.cpp", [], True, 16384, 21568),
+    ("firmware example", "examples/firmware/main.cpp", [], False, 6144, 10912),
+    ("all 23 builtins", "tools/size/builtins.cpp", [], True, 16384, 21600),
 ]
 
 HEAP_SYMBOLS = re.compile(r"^(malloc|_malloc_r|calloc|_calloc_r|realloc|_realloc_r|_Zn[wa]j.*|__cxa_\w+|"
@@ -73,40 +73,11 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def arm_include_dirs():
-    """The include directories arm-none-eabi-g++ uses for Cortex-M3, for clang to use the same."""
-    out = subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb", "-E", "-x", "c++", "-", "-v"],
-                         input="", capture_output=True, text=True).stderr
-    lines = out.split("#include <...> search starts here:")[1].split("End of search list.")[0]
-    return [l.strip() for l in lines.splitlines() if l.strip()]
-
-
-def compile_cmd(toolchain, flags):
-    """The compile command of `toolchain` (gcc, gcc-lto, clang) with the firmware flags."""
-    if toolchain == "clang":
-        # Clang 16 for the same core, with the GNU toolchain's headers; -Oz instead of -Os, and
-        # enums as newlib's ABI has them.
-        base = [f for f in flags if f not in ("-Os", "-mthumb", "-Wno-psabi")]
-        cmd = ["clang++-16", "--target=thumbv7m-none-eabi", "-mfloat-abi=soft", "-fshort-enums", "-Oz", *base,
-               "-nostdinc++"]
-        for d in arm_include_dirs():
-            cmd += ["-isystem", d]
-        return cmd
-    return ["arm-none-eabi-g++", *flags, *(["-flto"] if toolchain == "gcc-lto" else [])]
-
-
-def build_probe(source, out_stem, flags, toolchain="gcc"):
-    """Builds a probe (entry point relaxvm_size_probe) into out_stem.elf and .map."""
-    elf, mapfile = out_stem.with_suffix(".elf"), out_stem.with_suffix(".map")
-    obj = out_stem.with_suffix(".o")
-    run([*compile_cmd(toolchain, flags), f"-I{ROOT / 'include'}", "-idirafter", "/usr/include", "-c",
-         str(ROOT / source), "-o", str(obj)])
-    lto = ["-flto", "-Os", "-ffunction-sections", "-fdata-sections"] if toolchain == "gcc-lto" else []
-    run(["arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb", *lto, str(obj), "-T",
-         str(ROOT / "examples" / "firmware" / "mps2_an385.ld"), "-nostartfiles", "--specs=nosys.specs",
-         "-Wl,--gc-sections", "-Wl,--no-enum-size-warning", "-Wl,-e,relaxvm_size_probe",
-         "-Wl,--defsym=__dso_handle=0", "-Wl,--defsym=end=__heap_start", f"-Wl,-Map={mapfile}", "-o", str(elf)])
-    return elf, mapfile
+def build_probe(source, out_dir, extra, toolchain="gcc"):
+    """Builds a probe (entry point relaxvm_size_probe) with tools/firmware.sh --probe into
+    out_dir/probe.elf and .map."""
+    run([str(ROOT / "tools" / "firmware.sh"), "--probe", str(out_dir), source, toolchain, *extra])
+    return out_dir / "probe.elf", out_dir / "probe.map"
 
 
 def build_example(example, out_dir, toolchain, extra):
@@ -297,7 +268,6 @@ def main():
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    flags = (ROOT / "tools" / "firmware_flags.txt").read_text().split()
     terse_flag = "-DRELAXVM_ERROR_TEXT=0"
     failures = []
 
@@ -314,7 +284,7 @@ def main():
                     if source.startswith("examples/"):
                         jobs[(i, terse, tc)] = pool.submit(build_example, "main", out / tag, tc, extra_flags)
                     else:
-                        jobs[(i, terse, tc)] = pool.submit(build_probe, source, out / tag, flags + extra_flags, tc)
+                        jobs[(i, terse, tc)] = pool.submit(build_probe, source, out / tag, extra_flags, tc)
         ir_jobs = {tc: pool.submit(build_example, "ir", out / f"ir-{tc}", tc, ["-g"] if tc == "gcc" else [])
                    for tc in (["gcc"] + ([] if args.skip_variants else ["gcc-lto", "clang"]))}
         results = {}

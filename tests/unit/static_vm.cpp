@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <relaxvm.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -573,6 +574,25 @@ constexpr auto shapes_prog = rv::build([](rv::exec_builder& b) {
     b.emit_call("vm.builtin.alloc_tensor", {b.r(2), b.imm(0), b.c(b.add_shape({8})), b.c(b.add_dtype(f32))}, b.r(4));
     b.emit_ret(b.r(3));
   }
+  {  // scalar(x): a match of no dimensions; wide(x): shapes of 260 dimensions (folds over that many
+     // pairs would pass clang's limit of 256)
+    auto fn = b.function("scalar", 1, {"x"});
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.void_arg(), b.imm(0)});
+    b.emit_ret(b.r(0));
+  }
+  {
+    auto fn = b.function("wide", 1, {"x"});
+    std::vector<rv::arg> make = {b.void_arg(), b.imm(260)};
+    std::vector<rv::arg> match = {b.r(1), b.void_arg(), b.imm(260)};
+    for (int i = 0; i < 260; ++i) {
+      make.insert(make.end(), {b.imm(0), b.imm(i % 3)});
+      match.insert(match.end(), {b.imm(0), b.imm(i % 3)});
+    }
+    b.emit_call("vm.builtin.make_shape", make, b.r(1));
+    b.emit_call("vm.builtin.match_shape", match);
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.void_arg(), b.imm(1), b.imm(0), b.imm(4)});
+    b.emit_ret(b.r(1));
+  }
   {  // view(s): alloc_tensor of whatever the caller passes as the storage
     auto fn = b.function("view", 1, {"s"});
     b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(0), b.c(b.add_shape({2})), b.c(b.add_dtype(f32))}, b.r(1));
@@ -619,7 +639,7 @@ std::vector<std::string> run_shapes() {
                                          rv::value(rv::shape{6}),
                                          rv::value(std::int64_t{7}),
                                          rv::value()};
-  for (std::string_view f : {"info", "match", "bad_slot", "small_heap"})
+  for (std::string_view f : {"info", "match", "bad_slot", "small_heap", "scalar", "wide"})
     for (const rv::value& x : inputs) out.push_back(std::string(f) + ": " + outcome(vm.invoke(f, V{x})));
   for (const rv::value& h : {heap, rv::value(tensor_of({2}, rv::dtype::float32())), rv::value(), rv::value(std::int64_t{1})})
     for (const rv::value& x : inputs) out.push_back("heap: " + outcome(vm.invoke("heap", V{h, x})));
@@ -631,7 +651,32 @@ std::vector<std::string> run_shapes() {
 }
 }  // namespace
 
+#if RELAXVM_USE_EXCEPTIONS
+namespace {
+// An allocator that throws: a specialized site turns it into the call's error, as the entry does.
+struct throwing_allocator final : rv::allocator_object {
+  rv::result<void*> allocate(std::size_t, std::size_t) override { throw std::runtime_error("boom"); }
+  void deallocate(void*, std::size_t, std::size_t) noexcept override {}
+  rv::allocator_stats stats() const override { return {}; }
+  std::string_view kind_name() const override { return "throwing"; }
+};
+template <class Linked>
+std::string run_throwing() {
+  alignas(rv::value) std::byte memory[Linked::memory_bytes];
+  const rv::device_allocator devices[] = {{rv::device::cpu(), rv::allocator(rv::make_object<throwing_allocator>())}};
+  auto vm = rv::static_vm<Linked>::create(memory, devices).value();
+  std::string out;
+  for (int i = 0; i < 2; ++i) out += outcome(vm.invoke("alloc", V{std::int64_t{0}})) + "\n";  // usable after
+  return out;
+}
+}  // namespace
+#endif
+
 TEST_CASE("link-time specialization: the same results and errors as the general functions") {
+#if RELAXVM_USE_EXCEPTIONS
+  CHECK(run_throwing<shapes_special>() == run_throwing<shapes_general>());
+  CHECK(run_throwing<shapes_special>().find("RuntimeError: vm.builtin.alloc_storage: boom") == 0);
+#endif
   // Each specialized site is bound to its own version; without specialization, to the entry.
   constexpr rv::exec_view v = shapes_prog.view();
   const std::int64_t info = v.funcs[static_cast<std::size_t>(v.find("info"))].start;
@@ -677,9 +722,13 @@ TEST_CASE("link-time specialization: the same results and errors as the general 
   CHECK(has("heap: TypeError: vm.builtin.match_shape: the shape heap must be a tensor, but got int64 1\n  in function "
             "'heap', instruction 0 (call vm.builtin.match_shape in: %1, %0, i1, i1, i0 dst: %void) @9:0"));
   CHECK(has("alloc: tensor 2 4 +32"));
+  CHECK(has("scalar: RuntimeError: match_cast shape size mismatch.\n  in function 'scalar', instruction 0 (call "
+            "vm.builtin.match_shape in: %0, %void, i0 dst: %void) @13:0"));
+  CHECK(has("wide: RuntimeError: match_cast error,  shape[0] mismatch to specified constant. (2 is not 4)\n  in "
+            "function 'wide', instruction 2 (call vm.builtin.match_shape in: %0, %void, i1, i0, i4 dst: %void) @14:2"));
   CHECK(has("alloc: ValueError: vm.builtin.alloc_storage: device index 2 is out of the VM's 2 devices (use -1 for the "
             "host)\n  in function 'alloc', instruction 1 (call vm.builtin.alloc_storage in: %vm, c[6], %0, c[0] dst: %2) "
             "@10:1"));
   CHECK(has("view: TypeError: vm.builtin.alloc_tensor: argument 0 expects relaxvm.storage but got tensor\n  in function "
-            "'view', instruction 0 (call vm.builtin.alloc_tensor in: %0, i0, c[9], c[0] dst: %1) @13:0"));
+            "'view', instruction 0 (call vm.builtin.alloc_tensor in: %0, i0, c[9], c[0] dst: %1) @15:0"));
 }

@@ -323,8 +323,18 @@ struct alloc_storage_site {
   }
   template <class C>
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    constexpr std::int64_t fixed_index = C::int_at(2);
+    constexpr std::int64_t device_index = C::int_at(2);
     constexpr auto size = static_cast<std::size_t>(nbytes<C>());
+    if constexpr (C::callee_sites == 1) return allocate(args, device_index, size, ret, err);
+    else return allocated(args, device_index, size, ret, err);
+  }
+  // The sites' one body (a program's only site has it inline): their constants come as arguments.
+  RELAXVM_NOINLINE static bool allocated(const value* args, std::int64_t fixed_index, std::size_t size, value& ret,
+                                         std::optional<error>& err) {
+    return allocate(args, fixed_index, size, ret, err);
+  }
+  RELAXVM_HOT_INLINE static bool allocate(const value* args, std::int64_t fixed_index, std::size_t size, value& ret,
+                                          std::optional<error>& err) {
     vm_context& ctx = *args[0].raw_context();
     const std::span<const device_allocator> devices = ctx.devices();
     const std::int64_t index = fixed_index == -1 ? static_cast<std::int64_t>(devices.size()) - 1 : fixed_index;
@@ -368,16 +378,23 @@ struct alloc_tensor_site {
   }
   template <class C>
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    static constexpr std::int64_t numel = [] {
+    constexpr std::int64_t numel = [] {
       std::int64_t n = 0;
       relaxvm::detail::checked_numel(C::shape_at(2), n);
       return n;
     }();
-    return view_fixed(args, C::int_at(1), C::dtype_at(3), numel, ret, err);
+    constexpr std::int64_t offset = C::int_at(1);
+    constexpr dtype t = C::dtype_at(3);
+    if constexpr (C::callee_sites == 1) return view(args, offset, t, numel, ret, err);
+    else return view_fixed(args, offset, t, numel, ret, err);
   }
-  // The sites' one body: their constants come as arguments.
+  // The sites' one body (a program's only site has it inline): their constants come as arguments.
   RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
                                           std::optional<error>& err) {
+    return view(args, offset, t, numel, ret, err);
+  }
+  RELAXVM_HOT_INLINE static bool view(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
+                                      std::optional<error>& err) {
     constexpr std::string_view fn = "vm.builtin.alloc_tensor";
     const std::int64_t nbytes = numel * t.bytes();  // checked by applies()
     using storage_arg = value_traits<object_ref<storage_object>>;

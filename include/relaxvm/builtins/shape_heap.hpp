@@ -319,7 +319,7 @@ inline status match_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.match_shape";
   if (args.size() < 3) return detail::type_error(fn, ": expects (input, heap, n, code, value, ..., [err_ctx]) but got ", args.size(), " arguments");
   RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 2, "n"));
-  if (n < 0 || static_cast<std::size_t>(n) > (args.size() - 3) / 2)
+  if (n < 0 || static_cast<std::uint64_t>(n) > (args.size() - 3) / 2)
     return detail::type_error(fn, ": n is ", n, " but ", args.size(), " arguments hold ", (args.size() - 3) / 2, " (code, value) pairs");
   const std::size_t expected = 3 + 2 * static_cast<std::size_t>(n);
   if (args.size() != expected && args.size() != expected + 1)
@@ -370,7 +370,7 @@ inline result<shape> make_shape(std::span<const value> args) {
   constexpr std::string_view fn = "vm.builtin.make_shape";
   if (args.size() < 2) return detail::type_error(fn, ": expects (heap, n, code, value, ...) but got ", args.size(), " arguments");
   RELAXVM_TRY_ASSIGN(std::int64_t n, detail::int_arg(fn, args, 1, "n"));
-  if (n < 0 || args.size() != 2 + 2 * static_cast<std::size_t>(n))
+  if (n < 0 || (args.size() - 2) % 2 != 0 || static_cast<std::uint64_t>(n) != (args.size() - 2) / 2)
     return detail::type_error(fn, ": n is ", n, " but ", args.size() - 2, " arguments follow it; expected 2n");
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[0], false));
   // Every (code, value) pair is checked before the shape is made, so that filling it cannot fail.
@@ -872,24 +872,17 @@ inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t 
 
 // ---- call sites specialized at link time (vm/call_site.hpp) ---------------------------------
 // A Call whose counts, codes, slots and error context are constants of the program runs with
-// them as constants of its code: only the input (and the heap) are read at run time. The checks
-// and messages are the general function's (match_one, make_dims, arith_group, ndim_ok, ...),
-// so results and errors are the same; a site whose constants the general function would reject
-// is not specialized (it runs the general function and gets its error).
+// them as constants: only the input (and the heap) are read at run time. Each site is a small
+// function that passes its constants (in read-only memory) to one body per builtin, so that many
+// sites cost little more than one. The tests and messages are the general function's
+// (match_one, make_dims, arith_group, ndim_ok, ...), so results and errors are the same; a site
+// whose constants the general function would reject is not specialized (it runs the general
+// function and gets its error).
 namespace detail {
 // A specialized site's error.
 RELAXVM_NOINLINE inline bool argument_error(error e, std::optional<error>& err) {
   err.emplace(std::move(e));
   return false;
-}
-// What a specialized site returns: nothing, or the error.
-RELAXVM_HOT_INLINE bool site_done(status s, value& ret, std::optional<error>& err) {
-  if (RELAXVM_UNLIKELY(!s.ok())) {
-    err.emplace(std::move(s).error());
-    return false;
-  }
-  ret.reset();
-  return true;
 }
 // The constant (code, value) pairs of call site C from argument `first` on.
 template <class C, std::size_t N>
@@ -904,13 +897,20 @@ constexpr bool site_ints(std::size_t from, std::size_t to) {
     if (!C::is_int(k)) return false;
   return true;
 }
+// The heap argument as heap_arg reads it (null: no heap), or false with the error in `err`.
+RELAXVM_HOT_INLINE bool site_heap(std::string_view fn, const value& v, bool write, heap_view& heap,
+                                  std::optional<error>& err) {
+  if (v.is_null() || RELAXVM_LIKELY(try_open_heap(v, write, heap))) return true;
+  return argument_error(heap_error(fn, v), err);
+}
 
 /// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
 struct match_shape_site {
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
-    if (n < 3 || !C::is_int(2) || C::int_at(2) < 0 || static_cast<std::size_t>(C::int_at(2)) > (n - 3) / 2) return false;
+    if (n < 3 || !C::is_int(2) || C::int_at(2) < 0 || static_cast<std::uint64_t>(C::int_at(2)) > (n - 3) / 2)
+      return false;
     const std::size_t expected = 3 + 2 * static_cast<std::size_t>(C::int_at(2));
     if (n != expected && !(n == expected + 1 && C::is_text(expected))) return false;
     if (!site_ints<C>(3, expected)) return false;
@@ -925,28 +925,44 @@ struct match_shape_site {
   template <class C>
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
-    constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
+    static constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
+    if constexpr (C::callee_sites == 1 && n <= 16) {
+      // The program's one match_shape: each dimension's step is its code's case of match_one
+      // alone, and a %void heap has no code at all.
+      std::span<const std::int64_t> dims;
+      if (RELAXVM_UNLIKELY(!input_dims(args[0], dims))) return argument_error(not_matchable(ctx, args[0]), err);
+      heap_view heap;
+      if constexpr (!C::is_void(1)) {
+        if (!site_heap("vm.builtin.match_shape", args[1], true, heap, err)) return false;
+      }
+      if (RELAXVM_UNLIKELY(dims.size() != n)) return argument_error(match_size_mismatch(ctx), err);
+      const auto step = [&](auto i) RELAXVM_LAMBDA_INLINE {
+        const match_outcome o = match_one(dims[i], pairs[i], heap);
+        if (RELAXVM_LIKELY(o == match_outcome::ok)) return true;
+        return argument_error(match_error(o, ctx, static_cast<std::int64_t>(i), dims[i], pairs[i], heap), err);
+      };
+      if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
+            return (step(std::integral_constant<std::size_t, I>()) && ...);
+          }(std::make_index_sequence<n>()))
+        return false;
+      ret.reset();
+      return true;
+    } else {
+      return matched(args, pairs.data(), n, ctx, ret, err);
+    }
+  }
+  RELAXVM_NOINLINE static bool matched(const value* args, const code_pair* pairs, std::size_t n, std::string_view ctx,
+                                       value& ret, std::optional<error>& err) {
     std::span<const std::int64_t> dims;
     if (RELAXVM_UNLIKELY(!input_dims(args[0], dims))) return argument_error(not_matchable(ctx, args[0]), err);
-    heap_view heap;  // heap_arg's steps: null is no heap
-    if constexpr (!C::is_void(1)) {
-      if (!args[1].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[1], true, heap)))
-        return argument_error(heap_error("vm.builtin.match_shape", args[1]), err);
-    }
+    heap_view heap;
+    if (!site_heap("vm.builtin.match_shape", args[1], true, heap, err)) return false;
     if (RELAXVM_UNLIKELY(dims.size() != n)) return argument_error(match_size_mismatch(ctx), err);
-    // One step per dimension, its code a constant: each step is its case of match_one alone.
-    const auto step = [&](auto i) RELAXVM_LAMBDA_INLINE {
-      const std::int64_t d = dims[i];
-      const match_outcome o = match_one(d, pairs[i], heap);
-      if (RELAXVM_LIKELY(o == match_outcome::ok)) return true;
-      err.emplace(match_error(o, ctx, static_cast<std::int64_t>(i), d, pairs[i], heap));
-      return false;
-    };
-    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
-          return (step(std::integral_constant<std::size_t, I>()) && ...);
-        }(std::make_index_sequence<n>()))
-      return false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (const match_outcome o = match_one(dims[i], pairs[i], heap); RELAXVM_UNLIKELY(o != match_outcome::ok))
+        return argument_error(match_error(o, ctx, static_cast<std::int64_t>(i), dims[i], pairs[i], heap), err);
+    }
     ret.reset();
     return true;
   }
@@ -957,7 +973,9 @@ struct make_shape_site {
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
-    if (n < 2 || !C::is_int(1) || C::int_at(1) < 0 || n != 2 + 2 * static_cast<std::size_t>(C::int_at(1))) return false;
+    if (n < 2 || (n - 2) % 2 != 0 || !C::is_int(1) || C::int_at(1) < 0 ||
+        static_cast<std::uint64_t>(C::int_at(1)) != (n - 2) / 2)
+      return false;
     if (!site_ints<C>(2, n)) return false;
     for (std::size_t k = 2; k < n; k += 2)
       if (C::int_at(k) != static_cast<std::int64_t>(make_code::use_imm) &&
@@ -973,32 +991,29 @@ struct make_shape_site {
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(1));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(2);
-    heap_view heap;  // heap_arg's steps: null is no heap
-    if constexpr (!C::is_void(0)) {
-      if (!args[0].is_null() && RELAXVM_UNLIKELY(!try_open_heap(args[0], false, heap)))
-        return argument_error(heap_error("vm.builtin.make_shape", args[0]), err);
-    }
+    return made(args, pairs.data(), n, ret, err);
+  }
+  RELAXVM_NOINLINE static bool made(const value* args, const code_pair* pairs, std::size_t n, value& ret,
+                                    std::optional<error>& err) {
+    heap_view heap;
+    if (!site_heap("vm.builtin.make_shape", args[0], false, heap, err)) return false;
     // The slots the pairs read, in the general function's order (the codes are valid).
-    const auto check = [&](auto i) RELAXVM_LAMBDA_INLINE {
-      if constexpr (pairs[i].code == static_cast<std::int64_t>(make_code::load_shape)) {
-        if (RELAXVM_UNLIKELY(!heap.has(pairs[i].v))) {
-          err.emplace(slot_error("vm.builtin.make_shape", "dimension", static_cast<std::int64_t>(i), pairs[i].v, heap));
-          return false;
-        }
-      }
-      return true;
-    };
-    if (![&]<std::size_t... I>(std::index_sequence<I...>) RELAXVM_LAMBDA_INLINE {
-          return (check(std::integral_constant<std::size_t, I>()) && ...);
-        }(std::make_index_sequence<n>()))
-      return false;
-    return relaxvm::detail::store_result(make_dims(n, [&](std::size_t i) { return heap.read(pairs[i].code, pairs[i].v); }),
-                                         ret, err);
+    for (std::size_t i = 0; i < n; ++i)
+      if (pairs[i].code == static_cast<std::int64_t>(make_code::load_shape) && RELAXVM_UNLIKELY(!heap.has(pairs[i].v)))
+        return argument_error(slot_error("vm.builtin.make_shape", "dimension", static_cast<std::int64_t>(i), pairs[i].v, heap),
+                              err);
+    result<shape> s = make_dims(n, [&](std::size_t i) { return heap.read(pairs[i].code, pairs[i].v); });
+    if (RELAXVM_UNLIKELY(!s.ok())) return argument_error(std::move(s).error(), err);
+    ret = value(std::move(*s));
+    return true;
   }
 };
 
 /// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
 struct shape_arith_site {
+  struct group {
+    std::int64_t w[6];
+  };
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -1010,20 +1025,22 @@ struct shape_arith_site {
   }
   template <class C>
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    struct group {
-      std::int64_t w[6];
-    };
     static constexpr auto groups = [] {
       std::array<group, (C::num_args - 1) / 6> g{};
       for (std::size_t i = 0; i < g.size(); ++i)
         for (std::size_t k = 0; k < 6; ++k) g[i].w[k] = C::int_at(1 + 6 * i + k);
       return g;
     }();
+    return computed(args, groups.data(), groups.size(), ret, err);
+  }
+  RELAXVM_NOINLINE static bool computed(const value* args, const group* groups, std::size_t n, value& ret,
+                                        std::optional<error>& err) {
     heap_view heap;
     if (RELAXVM_UNLIKELY(!try_open_heap(args[0], true, heap)))
       return argument_error(heap_error("vm.builtin.shape_arith", args[0]), err);
-    for (const group& g : groups) {
-      if (status s = arith_group(heap, g.w); RELAXVM_UNLIKELY(!s.ok())) return site_done(std::move(s), ret, err);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (status s = arith_group(heap, groups[i].w); RELAXVM_UNLIKELY(!s.ok()))
+        return argument_error(std::move(s).error(), err);
     }
     ret.reset();
     return true;
@@ -1043,15 +1060,23 @@ struct check_tensor_info_site {
   }
   template <class C>
   static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    constexpr std::string_view ctx = C::text_at(C::num_args - 1);
+    static constexpr std::string_view ctx = C::text_at(C::num_args - 1);
     constexpr std::int64_t ndim = C::int_at(1);
-    if (RELAXVM_UNLIKELY(args[0].kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, args[0]), err);
-    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    // Without a dtype argument, void: any dtype (as dtype_ok reads it).
+    constexpr dtype want = C::num_args == 4 ? C::dtype_at(2) : dtype::void_();
+    if constexpr (C::callee_sites == 1) return check(args[0], ndim, want, ctx, ret, err);
+    else return checked(args[0], ndim, want, ctx, ret, err);
+  }
+  RELAXVM_NOINLINE static bool checked(const value& x, std::int64_t ndim, dtype want, std::string_view ctx, value& ret,
+                                       std::optional<error>& err) {
+    return check(x, ndim, want, ctx, ret, err);
+  }
+  RELAXVM_HOT_INLINE static bool check(const value& x, std::int64_t ndim, dtype want, std::string_view ctx, value& ret,
+                                       std::optional<error>& err) {
+    if (RELAXVM_UNLIKELY(x.kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, x), err);
+    const DLTensor& dl = static_cast<const tensor_object*>(x.raw_object())->dl;
     if (RELAXVM_UNLIKELY(!ndim_ok(dl, ndim))) return argument_error(wrong_ndim(ctx, ndim, dl.ndim), err);
-    if constexpr (C::num_args == 4) {
-      constexpr dtype want = C::dtype_at(2);
-      if (RELAXVM_UNLIKELY(!dtype_ok(dl, want))) return argument_error(wrong_dtype(ctx, want, dtype(dl.dtype)), err);
-    }
+    if (RELAXVM_UNLIKELY(!dtype_ok(dl, want))) return argument_error(wrong_dtype(ctx, want, dtype(dl.dtype)), err);
     ret.reset();
     return true;
   }

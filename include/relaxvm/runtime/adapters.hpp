@@ -301,12 +301,11 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   template <std::size_t I, std::uint64_t Known, class NameOf>
   RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
-    if constexpr (I < 64 && ((Known >> I) & 1) != 0) {
-      return true;
-    } else {
-      if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
-      return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    if constexpr (I < 64) {
+      if constexpr (((Known >> (I < 64 ? I : 0)) & 1) != 0) return true;
     }
+    if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
+    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
   }
 
   template <std::uint64_t Known, class NameOf, class G, std::size_t... I>

@@ -58,7 +58,7 @@ class vm_context {
   }
   /// call(joined): `args` followed by the values `c` captured, joined in the memory the VM lends
   /// (memory_ from used_ on: static_vm's frame memory, below the callee's frame), or on the heap
-  /// when it lends none (the dynamic VM).
+  /// when the VM joins there (joins_on_heap_: the dynamic VM).
   template <class Call>
   result<value> call_joined(const closure& c, std::span<const value> args, Call&& call) {
     const std::span<const value> bound = c.bound();
@@ -70,7 +70,7 @@ class vm_context {
       used_ += bytes;
     } else {
 #if RELAXVM_HEAP
-      if (memory_.empty()) joined = static_cast<value*>(::operator new(bytes, std::nothrow));
+      if (joins_on_heap_) joined = static_cast<value*>(::operator new(bytes, std::nothrow));
 #endif
       if (joined == nullptr)
         return detail::runtime_error("invoke_closure: calling '", c.name(), "' needs ", bytes,
@@ -99,6 +99,7 @@ class vm_context {
   /// The memory the VM lends for joined arguments (call_joined), and how much of it is in use.
   std::span<std::byte> memory_;
   std::size_t used_ = 0;
+  bool joins_on_heap_ = false;
   /// Whether closures over vm functions run here (invoke_vm_closure); a VM whose program passes
   /// no vm function as a value has none of its own, and says a vm closure is another program's.
   bool vm_closures_ = true;

@@ -231,6 +231,14 @@ bool table_thunk(const value* args, std::uint32_t nargs, value& ret, std::option
   static constexpr typename entry::function_type f = T.template get<I>().f;
   return entry::invoker::run([] { return entry::name; }, f, args, nargs, ret, err);
 }
+/// Entry's version for call site C (vm/call_site.hpp), with the entry's guard: with exceptions
+/// enabled, what it throws becomes the call's error, as for the entry itself.
+template <class Entry, class C>
+bool site_thunk(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err) {
+  return guarded([] { return Entry::name; }, err, [&]() RELAXVM_LAMBDA_INLINE {
+    return Entry::site::template run<C>(args, nargs, ret, err);
+  });
+}
 /// The same for a call site whose argument count the linker checked and whose parameters in
 /// the mask `Known` (bit i: parameter i) pass their checks whatever the program runs with.
 template <const auto& T, std::size_t I, std::uint64_t Known>

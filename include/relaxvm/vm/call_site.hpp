@@ -44,6 +44,16 @@ struct call_site {
   static constexpr instruction in = decode(view, Pc);
   static constexpr std::int64_t pc = Pc;
   static constexpr std::size_t num_args = static_cast<std::size_t>(in.num_args);
+  /// How many Calls of the program call the same function: a specialization may inline its body
+  /// into a site that is the only one, and share one body among many.
+  static constexpr std::size_t callee_sites = [] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < view.instr_offset.size(); ++i) {
+      const instruction other = decode(view, static_cast<std::int64_t>(i));
+      n += other.op == opcode::call && other.func_idx == in.func_idx;
+    }
+    return n;
+  }();
 
   static constexpr arg at(std::size_t k) { return in.arg_at(static_cast<std::int64_t>(k)); }
   static constexpr const const_info* constant(std::size_t k) {

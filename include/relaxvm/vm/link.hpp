@@ -281,7 +281,7 @@ struct linked_program {
       if constexpr (!Options.specialize) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else if constexpr (detail::site_applies<entry, site>) {
-        return &entry::site::template run<site>;
+        return &detail::site_thunk<entry, site>;
       } else if constexpr (entry::raw) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else {

@@ -157,7 +157,7 @@ struct static_compiler {
         value& ret = in_place ? regs[in.dst] : regs[rf];
         bool ok;
         if constexpr (specialized) {
-          ok = entry::site::template run<site>(args, n, ret, vm.failure_);
+          ok = site_thunk<entry, site>(args, n, ret, vm.failure_);
         } else if constexpr (Linked::options.specialize && !entry::raw) {
           constexpr std::uint64_t known = known_params(view, in, table_type::info(e));
           ok = entry::invoker::template run_known<known>([] { return entry::name; }, f, args, n, ret, vm.failure_);

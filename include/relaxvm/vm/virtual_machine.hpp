@@ -210,7 +210,9 @@ class basic_vm_impl final : public vm_context {
   }
 
   basic_vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {}
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {
+    joins_on_heap_ = true;  // a packed closure's captured values are joined on the heap
+  }
 
   // ---- frames ----
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
