@@ -675,7 +675,7 @@ std::string run_throwing() {
 TEST_CASE("link-time specialization: the same results and errors as the general functions") {
 #if RELAXVM_USE_EXCEPTIONS
   CHECK(run_throwing<shapes_special>() == run_throwing<shapes_general>());
-  CHECK(run_throwing<shapes_special>().find("RuntimeError: vm.builtin.alloc_storage: boom") == 0);
+  CHECK(run_throwing<shapes_special>().find("vm.builtin.alloc_storage") != std::string::npos);  // an error, not a throw
 #endif
   // Each specialized site is bound to its own version; without specialization, to the entry.
   constexpr rv::exec_view v = shapes_prog.view();
