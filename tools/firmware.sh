@@ -25,6 +25,10 @@ probe=0
 if [[ "${1:-}" == "--probe" ]]; then
   probe=1
   shift
+  if (( $# < 3 )); then
+    echo "usage: firmware.sh --probe OUT_DIR SOURCE TOOLCHAIN [FLAGS...] (SOURCE relative to the repository)" >&2
+    exit 2
+  fi
 fi
 out="${1:-$root/build-firmware}"
 example="${2:-main}"
