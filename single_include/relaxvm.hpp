@@ -7858,6 +7858,11 @@ class vm_context {
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
   value* slot_ = nullptr;
+  /// The error of calling closure `name` over a vm function of another program.
+  RELAXVM_NOINLINE static error foreign_closure(std::string_view name) {
+    return detail::value_error("invoke_closure: closure '", name, "' belongs to another program than this VM's");
+  }
+
   /// The memory the VM lends for joined arguments (call_joined), and how much of it is in use.
   std::span<std::byte> memory_;
   std::size_t used_ = 0;
@@ -7959,8 +7964,7 @@ class running_scope {
 inline result<value> vm_context::invoke_closure(const closure& c, std::span<const value> args) {
   if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
   if (c.is_vm_function()) {
-    if (!vm_closures_)
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (!vm_closures_) return foreign_closure(c.name());
     return invoke_vm_closure(c, args);
   }
   const running_scope scope(this);
@@ -11538,8 +11542,7 @@ class static_vm final : public vm_context {
   // vm_closures_ is false, and invoke_closure says so without calling this.
   result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
     if constexpr (Linked::vm_closures) {
-      if (c.get()->program.get() != program_tag())
-        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      if (c.get()->program.get() != program_tag()) return foreign_closure(c.name());
       const auto run = [&](std::span<const value> a) { return run_entry(c.get()->func_index, a); };
       if (c.bound().empty()) return run(args);
       return call_joined(c, args, run);

@@ -96,6 +96,11 @@ class vm_context {
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
   value* slot_ = nullptr;
+  /// The error of calling closure `name` over a vm function of another program.
+  RELAXVM_NOINLINE static error foreign_closure(std::string_view name) {
+    return detail::value_error("invoke_closure: closure '", name, "' belongs to another program than this VM's");
+  }
+
   /// The memory the VM lends for joined arguments (call_joined), and how much of it is in use.
   std::span<std::byte> memory_;
   std::size_t used_ = 0;
@@ -197,8 +202,7 @@ class running_scope {
 inline result<value> vm_context::invoke_closure(const closure& c, std::span<const value> args) {
   if (!c.defined()) return detail::value_error("invoke_closure: the closure is undefined");
   if (c.is_vm_function()) {
-    if (!vm_closures_)
-      return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+    if (!vm_closures_) return foreign_closure(c.name());
     return invoke_vm_closure(c, args);
   }
   const running_scope scope(this);

@@ -333,8 +333,7 @@ class static_vm final : public vm_context {
   // vm_closures_ is false, and invoke_closure says so without calling this.
   result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
     if constexpr (Linked::vm_closures) {
-      if (c.get()->program.get() != program_tag())
-        return detail::value_error("invoke_closure: closure '", c.name(), "' belongs to another program than this VM's");
+      if (c.get()->program.get() != program_tag()) return foreign_closure(c.name());
       const auto run = [&](std::span<const value> a) { return run_entry(c.get()->func_index, a); };
       if (c.bound().empty()) return run(args);
       return call_joined(c, args, run);
