@@ -4974,6 +4974,18 @@ constexpr std::uint32_t size_class_of(std::size_t n) {
   return uncached_class;
 }
 
+}  // namespace detail
+
+/// What an object of `object_bytes` (its type's size and its tail) takes of firmware mode's object
+/// memory: the block of its size class (32 to 512 bytes); 0 when it is larger than the largest
+/// block, so that it cannot be made there.
+constexpr std::size_t object_block_bytes(std::size_t object_bytes) {
+  const std::uint32_t c = detail::size_class_of(object_bytes);
+  return c == detail::uncached_class ? 0 : std::size_t{32} << c;
+}
+
+namespace detail {
+
 #if RELAXVM_OBJECT_CACHE
 // Under AddressSanitizer a cached block is poisoned, so a use after free is still reported.
 #if defined(RELAXVM_ASAN)
@@ -5147,6 +5159,15 @@ inline void set_object_memory(std::span<std::byte> buffer) {
   m.end = m.next + m.size;
 }
 inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
+
+/// A buffer for set_object_memory, aligned as its blocks are (so that all N bytes are used); see
+/// static_vm::object_memory, which checks N against what a linked program needs.
+template <std::size_t N>
+struct object_buffer {
+  alignas(32) std::byte bytes[N > 0 ? N : 1];
+  static constexpr std::size_t size = N;
+  std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
+};
 #endif
 
 }  // namespace relaxvm
@@ -5843,6 +5864,13 @@ struct tensor_object : object {
   storage_object* kept_in = nullptr;
 #endif
 };
+
+/// What a tensor view of `ndim` dimensions (tensor::try_view: a caller's input, a kernel's view)
+/// takes of firmware mode's object memory: its object and its shape's.
+constexpr std::size_t tensor_view_object_bytes(std::size_t ndim) {
+  return object_block_bytes(sizeof(tensor_object)) +
+         (ndim > 0 ? object_block_bytes(sizeof(shape_object) + ndim * sizeof(std::int64_t)) : 0);
+}
 
 namespace detail {
 
@@ -6845,6 +6873,18 @@ inline constexpr bool is_result_v = false;
 template <class T>
 inline constexpr bool is_result_v<result<T>> = true;
 
+/// Whether a function returning R (or result<R>) hands back no object: nothing, a number, a dtype
+/// or a device (what the linker's object figure, vm/storage_facts.hpp, needs to know of kernels).
+template <class R>
+constexpr bool returns_no_object() {
+  using D = std::remove_cvref_t<R>;
+  if constexpr (is_result_v<D>) {
+    return returns_no_object<typename D::value_type>();
+  } else {
+    return std::is_void_v<D> || std::is_arithmetic_v<D> || std::is_same_v<D, dtype> || std::is_same_v<D, device>;
+  }
+}
+
 template <class D>
 concept convertible_from_value = requires(const value& v) {
   value_traits<D>::check(v);
@@ -7049,6 +7089,7 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   static constexpr std::size_t n = sizeof...(P);
   static constexpr bool variadic = last_is_rest<P...>();
   static constexpr std::size_t fixed = variadic ? n - 1 : n;
+  static constexpr bool returns_object = !returns_no_object<R>();
 
   /// What fixed parameter i accepts, and its name, for the compile-time linker.
   static constexpr kind_set param_kinds(std::size_t i) { return kinds_array(std::make_index_sequence<fixed>())[i]; }
@@ -7592,7 +7633,9 @@ class arena_allocator final : public allocator_object {
 
 }  // namespace detail
 
-/// A handle to an allocator. Copies share it.
+/// What an arena allocator (allocator::arena) takes of firmware mode's object memory.
+inline constexpr std::size_t arena_object_bytes = object_block_bytes(sizeof(detail::arena_allocator));
+
 /// Memory for an arena allocator (allocator::arena), aligned as the arena aligns its blocks, so
 /// that a figure counted in blocks (a linked program's arena_bytes) fits it exactly; what
 /// static_vm::arena takes.
@@ -7603,6 +7646,7 @@ struct arena_buffer {
   std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
 };
 
+/// A handle to an allocator. Copies share it.
 class allocator {
  public:
   allocator() = default;
@@ -8106,6 +8150,9 @@ struct entry_info {
   /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
   /// `scalar`): the linker then leaves it out of that call site's checks.
   bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
+  /// Whether what it returns may be an object (false for typed functions returning nothing, a
+  /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
+  bool returns_object = true;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -8153,11 +8200,11 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes};
+                        &inv::param_passes, inv::returns_object};
     }
   }
 };
@@ -10420,6 +10467,14 @@ struct static_frame {
 //   no function is passed as a value, and the program calls none of the builtins whose
 //   allocations depend on their arguments' values (shape_to_tensor, ensure_zero_offset,
 //   to_device). What kernels allocate from the VM's devices themselves is not counted.
+// - object_bytes: an upper bound of the object memory (firmware mode's set_object_memory, in
+//   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
+//   when it is created, and the objects one invocation of any function makes (storages, tensors,
+//   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
+//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
+//   function the program calls is a builtin whose objects are known from its arguments or a
+//   typed kernel returning nothing, a number, a dtype or a device. Not counted: objects kernels
+//   make and keep themselves, and what the caller makes (its arguments, its allocators).
 #ifndef RELAXVM_VM_STORAGE_FACTS_HPP
 #define RELAXVM_VM_STORAGE_FACTS_HPP
 
@@ -10591,6 +10646,130 @@ constexpr std::int64_t arena_bytes(const exec_view& v, const static_program_fact
     most = b > most ? b : most;
   }
   return most;
+}
+
+/// Blocks of the object memory, counted by size class, or unknown.
+struct object_blocks {
+  std::int64_t count[size_classes] = {};
+  bool known = true;
+
+  /// One object of `bytes` (an object too large for any block cannot be made: unknown).
+  constexpr void add(std::size_t bytes) {
+    const std::uint32_t c = size_class_of(bytes);
+    if (c == uncached_class) known = false;
+    else ++count[c];
+  }
+  constexpr void add(const object_blocks& o) {
+    known = known && o.known;
+    for (std::uint32_t c = 0; c < size_classes; ++c) count[c] += o.count[c];
+  }
+  /// Per class, the larger count: enough for either.
+  constexpr void cover(const object_blocks& o) {
+    known = known && o.known;
+    for (std::uint32_t c = 0; c < size_classes; ++c) count[c] = o.count[c] > count[c] ? o.count[c] : count[c];
+  }
+  constexpr std::int64_t bytes() const {
+    std::int64_t total = 0;
+    for (std::uint32_t c = 0; c < size_classes; ++c) total += count[c] * (std::int64_t{32} << c);
+    return total;
+  }
+};
+
+/// The bytes of a shape object of `ndim` dimensions (the empty shape has none).
+constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
+  if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
+}
+
+/// The objects the Call `in` of a packed function makes, by its name (the builtins) or, for any
+/// other function, by what its table entry returns (`returns_object`).
+constexpr object_blocks call_objects(const instruction& in, std::string_view name, bool returns_object) {
+  object_blocks b;
+  // Builtins that make nothing new: checks, matches, shape arithmetic, and those returning a
+  // value they were given or one an object already holds.
+  constexpr std::string_view none[] = {
+      "vm.builtin.null_value",       "vm.builtin.copy",           "vm.builtin.kill_object",
+      "vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info",
+      "vm.builtin.check_func_info",  "vm.builtin.check_prim_value_info", "vm.builtin.check_upper_bound",
+      "vm.builtin.match_shape",      "vm.builtin.match_prim_value", "vm.builtin.make_prim_value",
+      "vm.builtin.store_shape",      "vm.builtin.shape_arith",    "vm.builtin.shape_of",
+      "vm.builtin.read_if_cond",     "vm.builtin.scalar_eq",      "vm.builtin.tuple_getitem",
+      "vm.builtin.tuple_reset_item", "vm.builtin.get_tag",        "vm.builtin.get_field",
+      "vm.builtin.memory_manager.clear"};
+  for (std::string_view n : none)
+    if (name == n) return b;
+  if (name == "vm.builtin.alloc_storage") {
+    b.add(sizeof(storage_object));
+  } else if (name == "vm.builtin.alloc_tensor" || name == "vm.builtin.reshape") {
+    b.add(sizeof(tensor_object));  // it holds the shape it was given
+  } else if (name == "vm.builtin.alloc_shape_heap") {
+    add_shape_object(b, 1);  // an int64 tensor of (size,): its shape, storage and tensor
+    b.add(sizeof(storage_object));
+    b.add(sizeof(tensor_object));
+  } else if (name == "vm.builtin.make_shape") {  // (heap, n, code_0, v_0, ...)
+    const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
+    if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
+    else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
+  } else if (name == "vm.builtin.load_shape") {  // (heap, idx_0, ...)
+    add_shape_object(b, in.num_args - 1);
+  } else if (name == "vm.builtin.make_tuple") {
+    if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
+  } else if (name.starts_with("vm.builtin.") || returns_object) {
+    b.known = false;  // objects that depend on values (tensor_to_shape, to_device ...), or a kernel's
+  }
+  return b;
+}
+
+/// The objects one call of vm function f makes, its callees' included (memo[f] keeps them,
+/// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
+template <layout_sizes S>
+constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
+                                        const bool* returns_object, std::size_t f, object_blocks* memo, bool* done) {
+  if (done[f]) return memo[f];
+  object_blocks total;
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
+    const instruction in = decode(v, pc);
+    if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
+    if (in.op != opcode::call) continue;
+    if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
+      total.add(call_objects_of(v, facts, returns_object, static_cast<std::size_t>(callee), memo, done));
+    else
+      total.add(call_objects(in, packed_callee(v, in), returns_object[static_cast<std::size_t>(in.func_idx)]));
+  }
+  memo[f] = total;
+  done[f] = true;
+  return total;
+}
+
+/// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
+/// any of its functions (see the top of this file), or unknown_bytes. `returns_object[f]`: whether
+/// the table entry packed function f calls may return an object.
+template <layout_sizes S>
+constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
+                                    const bool* made, const bool* returns_object) {
+  if (!bounded) return unknown_bytes;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
+  object_blocks constants;
+  for (std::size_t i = 0; i < v.constants.size(); ++i) {
+    if (!made[i]) continue;
+    const const_info& c = v.constants[i];
+    if (c.kind == const_kind::shape) {
+      add_shape_object(constants, c.ndim);
+    } else if (c.kind == const_kind::string) {
+      constants.add(sizeof(string_object) + static_cast<std::size_t>(c.data_size) + 1);
+    } else if (c.kind == const_kind::tensor) {
+      constants.add(sizeof(tensor_object));
+      add_shape_object(constants, c.ndim);
+    }
+  }
+  std::array<object_blocks, S.funcs + 1> memo{};
+  std::array<bool, S.funcs + 1> done{};
+  object_blocks most;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (v.funcs[f].kind == func_kind::vm)
+      most.cover(call_objects_of(v, facts, returns_object, f, memo.data(), done.data()));
+  constants.add(most);
+  return constants.known ? constants.bytes() : unknown_bytes;
 }
 
 }  // namespace relaxvm::detail
@@ -10978,6 +11157,29 @@ struct linked_program {
   /// an arena aligned to 64 bytes in one invocation of any function, at most: size an arena by it
   /// (static_vm::arena checks a buffer against it when it compiles). 0 when not arena_known.
   static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
+
+ private:
+  // Per function: whether the table entry a packed function calls may return an object.
+  static constexpr std::array<bool, num_funcs + 1> returns_object = [] {
+    std::array<bool, num_funcs + 1> out{};
+    for (std::size_t f = 0; f < num_funcs; ++f) {
+      if (Prog.view().funcs[f].kind != func_kind::packed) continue;
+      const std::int64_t e = table_type::find(Prog.view().name(f));
+      out[f] = e < 0 || table_type::info(static_cast<std::size_t>(e)).returns_object;
+    }
+    return out;
+  }();
+  static constexpr std::int64_t object_figure =
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), returns_object.data());
+
+ public:
+  /// Whether object_bytes is known (vm/storage_facts.hpp says when).
+  static constexpr bool objects_known = object_figure != detail::unknown_bytes;
+  /// The object memory (firmware mode's set_object_memory) that the program's constants and the
+  /// objects of one invocation of any function take, at most: add the caller's own objects
+  /// (tensor_view_object_bytes, arena_object_bytes) and size the buffer by it
+  /// (static_vm::object_memory checks it when it compiles). 0 when not objects_known.
+  static constexpr std::size_t object_bytes = objects_known ? static_cast<std::size_t>(object_figure) : 0;
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top
@@ -11345,6 +11547,30 @@ class static_vm final : public vm_context {
     }
     return allocator::arena(buffer.span());
   }
+
+#if !RELAXVM_HEAP
+  /// Firmware mode: set_object_memory(buffer), its size checked when it compiles against
+  /// Linked::object_bytes (the program's constants and one invocation's objects) plus `Caller`,
+  /// the bytes of the objects the caller makes itself (its inputs: tensor_view_object_bytes; its
+  /// arena: arena_object_bytes). Needs Linked::objects_known. Not counted: objects kernels make
+  /// and keep, results the caller keeps from earlier invocations, and invocations nested through
+  /// a kernel.
+  template <std::size_t Caller = 0, std::size_t N>
+  static void object_memory(object_buffer<N>& buffer) {
+    static_assert(Linked::objects_known,
+                  "relaxvm: static_vm::object_memory: the program's object memory is not known at compile time "
+                  "(Linked::objects_known: a backward jump, recursion, a function passed as a value, or a call "
+                  "that may return a new object of a size the program does not fix); size the buffer yourself "
+                  "and use relaxvm::set_object_memory");
+    if constexpr (N < Linked::object_bytes + Caller) {
+      constexpr detail::diagnostic d =
+          buffer_check("object_memory", "object", N, Linked::object_bytes + Caller, "object_bytes + Caller");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    set_object_memory(buffer.span());
+  }
+#endif
 
   /// Moves are for create(); do not move a VM while one of its calls runs.
   static_vm(static_vm&&) noexcept = default;

@@ -45,16 +45,18 @@ constexpr std::int64_t arena_bytes = ir::planned_bytes(model, "main", plan);
 static_assert(arena_bytes == 384);
 
 alignas(rv::value) std::byte vm_memory[linked::memory_bytes];
-alignas(64) std::byte object_memory[8192];
 alignas(64) std::byte arena_memory[arena_bytes];
+// The program's objects, and this file's: the two inputs (views of 2 dimensions) and the arena.
+constexpr std::size_t caller_objects = 2 * rv::tensor_view_object_bytes(2) + rv::arena_object_bytes;
+rv::object_buffer<linked::object_bytes + caller_objects> object_memory;
 
 }  // namespace
 
 int main() {
-  rv::set_object_memory(object_memory);
+  rv::static_vm<linked>::object_memory<caller_objects>(object_memory);
   // The output's storage has the symbolic size n x 3: linked::arena_bytes is not known, the
   // planner's figure is.
   static_assert(!linked::arena_known);
   return network::run<linked>(vm_memory, rv::allocator::arena(arena_memory), sizeof(arena_memory), max_batch,
-                              input_tensor(max_batch + 1, in_features));
+                              input_tensor(max_batch + 1, in_features), object_memory.size);
 }

@@ -41,17 +41,20 @@ constexpr auto table = rv::make_table(rv::fn<"fw.dense">(&dense), rv::fn<"fw.rel
                                       rv::builtins::memory_table);
 using linked = decltype(rv::link<program, table>());
 
-// Memory, all static: the VM's frames and the tensor data, both sized by figures the linker
-// computes (static_vm::create and static_vm::arena check them when this compiles), and objects.
+// Memory, all static and sized by figures the linker computes (static_vm::create, ::arena and
+// ::object_memory check them when this compiles): the VM's frames, the tensor data, and objects.
 alignas(rv::value) std::byte vm_memory[linked::memory_bytes];
-alignas(64) std::byte object_memory[8192];
 static_assert(linked::arena_known && linked::arena_bytes == 128);  // the one storage of 128 bytes
 rv::arena_buffer<linked::arena_bytes> arena_memory;  // aligned as the arena aligns its blocks
+// The program's objects (its constants, and one run's storage and tensors) and this file's: the
+// two inputs it passes (views of 2 dimensions) and the arena allocator.
+constexpr std::size_t caller_objects = 2 * rv::tensor_view_object_bytes(2) + rv::arena_object_bytes;
+rv::object_buffer<linked::object_bytes + caller_objects> object_memory;
 
 }  // namespace
 
 int main() {
-  rv::set_object_memory(object_memory);
+  rv::static_vm<linked>::object_memory<caller_objects>(object_memory);
   return network::run<linked>(vm_memory, rv::static_vm<linked>::arena(arena_memory), arena_memory.size, 1,
-                              input_tensor(2, 2));
+                              input_tensor(2, 2), object_memory.size);
 }

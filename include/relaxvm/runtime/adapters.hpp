@@ -56,6 +56,18 @@ inline constexpr bool is_result_v = false;
 template <class T>
 inline constexpr bool is_result_v<result<T>> = true;
 
+/// Whether a function returning R (or result<R>) hands back no object: nothing, a number, a dtype
+/// or a device (what the linker's object figure, vm/storage_facts.hpp, needs to know of kernels).
+template <class R>
+constexpr bool returns_no_object() {
+  using D = std::remove_cvref_t<R>;
+  if constexpr (is_result_v<D>) {
+    return returns_no_object<typename D::value_type>();
+  } else {
+    return std::is_void_v<D> || std::is_arithmetic_v<D> || std::is_same_v<D, dtype> || std::is_same_v<D, device>;
+  }
+}
+
 template <class D>
 concept convertible_from_value = requires(const value& v) {
   value_traits<D>::check(v);
@@ -260,6 +272,7 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   static constexpr std::size_t n = sizeof...(P);
   static constexpr bool variadic = last_is_rest<P...>();
   static constexpr std::size_t fixed = variadic ? n - 1 : n;
+  static constexpr bool returns_object = !returns_no_object<R>();
 
   /// What fixed parameter i accepts, and its name, for the compile-time linker.
   static constexpr kind_set param_kinds(std::size_t i) { return kinds_array(std::make_index_sequence<fixed>())[i]; }

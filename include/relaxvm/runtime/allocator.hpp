@@ -318,7 +318,9 @@ class arena_allocator final : public allocator_object {
 
 }  // namespace detail
 
-/// A handle to an allocator. Copies share it.
+/// What an arena allocator (allocator::arena) takes of firmware mode's object memory.
+inline constexpr std::size_t arena_object_bytes = object_block_bytes(sizeof(detail::arena_allocator));
+
 /// Memory for an arena allocator (allocator::arena), aligned as the arena aligns its blocks, so
 /// that a figure counted in blocks (a linked program's arena_bytes) fits it exactly; what
 /// static_vm::arena takes.
@@ -329,6 +331,7 @@ struct arena_buffer {
   std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
 };
 
+/// A handle to an allocator. Copies share it.
 class allocator {
  public:
   allocator() = default;

@@ -36,6 +36,18 @@ constexpr std::uint32_t size_class_of(std::size_t n) {
   return uncached_class;
 }
 
+}  // namespace detail
+
+/// What an object of `object_bytes` (its type's size and its tail) takes of firmware mode's object
+/// memory: the block of its size class (32 to 512 bytes); 0 when it is larger than the largest
+/// block, so that it cannot be made there.
+constexpr std::size_t object_block_bytes(std::size_t object_bytes) {
+  const std::uint32_t c = detail::size_class_of(object_bytes);
+  return c == detail::uncached_class ? 0 : std::size_t{32} << c;
+}
+
+namespace detail {
+
 #if RELAXVM_OBJECT_CACHE
 // Under AddressSanitizer a cached block is poisoned, so a use after free is still reported.
 #if defined(RELAXVM_ASAN)
@@ -209,6 +221,15 @@ inline void set_object_memory(std::span<std::byte> buffer) {
   m.end = m.next + m.size;
 }
 inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
+
+/// A buffer for set_object_memory, aligned as its blocks are (so that all N bytes are used); see
+/// static_vm::object_memory, which checks N against what a linked program needs.
+template <std::size_t N>
+struct object_buffer {
+  alignas(32) std::byte bytes[N > 0 ? N : 1];
+  static constexpr std::size_t size = N;
+  std::span<std::byte> span() noexcept { return std::span<std::byte>(bytes, N); }
+};
 #endif
 
 }  // namespace relaxvm

@@ -113,6 +113,9 @@ struct entry_info {
   /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
   /// `scalar`): the linker then leaves it out of that call site's checks.
   bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
+  /// Whether what it returns may be an object (false for typed functions returning nothing, a
+  /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
+  bool returns_object = true;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -160,11 +163,11 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes};
+                        &inv::param_passes, inv::returns_object};
     }
   }
 };

@@ -59,6 +59,13 @@ struct tensor_object : object {
 #endif
 };
 
+/// What a tensor view of `ndim` dimensions (tensor::try_view: a caller's input, a kernel's view)
+/// takes of firmware mode's object memory: its object and its shape's.
+constexpr std::size_t tensor_view_object_bytes(std::size_t ndim) {
+  return object_block_bytes(sizeof(tensor_object)) +
+         (ndim > 0 ? object_block_bytes(sizeof(shape_object) + ndim * sizeof(std::int64_t)) : 0);
+}
+
 namespace detail {
 
 /// Keeps a DLManagedTensor until the last tensor viewing it is gone, then calls its deleter once.

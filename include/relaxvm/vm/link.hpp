@@ -416,6 +416,29 @@ struct linked_program {
   /// an arena aligned to 64 bytes in one invocation of any function, at most: size an arena by it
   /// (static_vm::arena checks a buffer against it when it compiles). 0 when not arena_known.
   static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
+
+ private:
+  // Per function: whether the table entry a packed function calls may return an object.
+  static constexpr std::array<bool, num_funcs + 1> returns_object = [] {
+    std::array<bool, num_funcs + 1> out{};
+    for (std::size_t f = 0; f < num_funcs; ++f) {
+      if (Prog.view().funcs[f].kind != func_kind::packed) continue;
+      const std::int64_t e = table_type::find(Prog.view().name(f));
+      out[f] = e < 0 || table_type::info(static_cast<std::size_t>(e)).returns_object;
+    }
+    return out;
+  }();
+  static constexpr std::int64_t object_figure =
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), returns_object.data());
+
+ public:
+  /// Whether object_bytes is known (vm/storage_facts.hpp says when).
+  static constexpr bool objects_known = object_figure != detail::unknown_bytes;
+  /// The object memory (firmware mode's set_object_memory) that the program's constants and the
+  /// objects of one invocation of any function take, at most: add the caller's own objects
+  /// (tensor_view_object_bytes, arena_object_bytes) and size the buffer by it
+  /// (static_vm::object_memory checks it when it compiles). 0 when not objects_known.
+  static constexpr std::size_t object_bytes = objects_known ? static_cast<std::size_t>(object_figure) : 0;
 };
 
 /// Links `Prog` (a static_executable) against `Table` (an fn_table) at compile time; see the top

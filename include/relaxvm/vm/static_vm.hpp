@@ -137,6 +137,30 @@ class static_vm final : public vm_context {
     return allocator::arena(buffer.span());
   }
 
+#if !RELAXVM_HEAP
+  /// Firmware mode: set_object_memory(buffer), its size checked when it compiles against
+  /// Linked::object_bytes (the program's constants and one invocation's objects) plus `Caller`,
+  /// the bytes of the objects the caller makes itself (its inputs: tensor_view_object_bytes; its
+  /// arena: arena_object_bytes). Needs Linked::objects_known. Not counted: objects kernels make
+  /// and keep, results the caller keeps from earlier invocations, and invocations nested through
+  /// a kernel.
+  template <std::size_t Caller = 0, std::size_t N>
+  static void object_memory(object_buffer<N>& buffer) {
+    static_assert(Linked::objects_known,
+                  "relaxvm: static_vm::object_memory: the program's object memory is not known at compile time "
+                  "(Linked::objects_known: a backward jump, recursion, a function passed as a value, or a call "
+                  "that may return a new object of a size the program does not fix); size the buffer yourself "
+                  "and use relaxvm::set_object_memory");
+    if constexpr (N < Linked::object_bytes + Caller) {
+      constexpr detail::diagnostic d =
+          buffer_check("object_memory", "object", N, Linked::object_bytes + Caller, "object_bytes + Caller");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      (void)failed;
+    }
+    set_object_memory(buffer.span());
+  }
+#endif
+
   /// Moves are for create(); do not move a VM while one of its calls runs.
   static_vm(static_vm&&) noexcept = default;
   static_vm& operator=(static_vm&&) = delete;

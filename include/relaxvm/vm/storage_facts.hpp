@@ -13,6 +13,14 @@
 //   no function is passed as a value, and the program calls none of the builtins whose
 //   allocations depend on their arguments' values (shape_to_tensor, ensure_zero_offset,
 //   to_device). What kernels allocate from the VM's devices themselves is not counted.
+// - object_bytes: an upper bound of the object memory (firmware mode's set_object_memory, in
+//   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
+//   when it is created, and the objects one invocation of any function makes (storages, tensors,
+//   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
+//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
+//   function the program calls is a builtin whose objects are known from its arguments or a
+//   typed kernel returning nothing, a number, a dtype or a device. Not counted: objects kernels
+//   make and keep themselves, and what the caller makes (its arguments, its allocators).
 #ifndef RELAXVM_VM_STORAGE_FACTS_HPP
 #define RELAXVM_VM_STORAGE_FACTS_HPP
 
@@ -29,6 +37,12 @@
 #include "../bytecode/facts.hpp"
 #include "../bytecode/instruction.hpp"
 #include "../bytecode/layout.hpp"
+#include "../runtime/allocator.hpp"  // storage_object
+#include "../runtime/object_memory.hpp"
+#include "../runtime/shape.hpp"
+#include "../runtime/string.hpp"
+#include "../runtime/tensor.hpp"
+#include "../runtime/tuple.hpp"
 
 namespace relaxvm::RELAXVM_ABI::detail {
 
@@ -191,6 +205,130 @@ constexpr std::int64_t arena_bytes(const exec_view& v, const static_program_fact
     most = b > most ? b : most;
   }
   return most;
+}
+
+/// Blocks of the object memory, counted by size class, or unknown.
+struct object_blocks {
+  std::int64_t count[size_classes] = {};
+  bool known = true;
+
+  /// One object of `bytes` (an object too large for any block cannot be made: unknown).
+  constexpr void add(std::size_t bytes) {
+    const std::uint32_t c = size_class_of(bytes);
+    if (c == uncached_class) known = false;
+    else ++count[c];
+  }
+  constexpr void add(const object_blocks& o) {
+    known = known && o.known;
+    for (std::uint32_t c = 0; c < size_classes; ++c) count[c] += o.count[c];
+  }
+  /// Per class, the larger count: enough for either.
+  constexpr void cover(const object_blocks& o) {
+    known = known && o.known;
+    for (std::uint32_t c = 0; c < size_classes; ++c) count[c] = o.count[c] > count[c] ? o.count[c] : count[c];
+  }
+  constexpr std::int64_t bytes() const {
+    std::int64_t total = 0;
+    for (std::uint32_t c = 0; c < size_classes; ++c) total += count[c] * (std::int64_t{32} << c);
+    return total;
+  }
+};
+
+/// The bytes of a shape object of `ndim` dimensions (the empty shape has none).
+constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
+  if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
+}
+
+/// The objects the Call `in` of a packed function makes, by its name (the builtins) or, for any
+/// other function, by what its table entry returns (`returns_object`).
+constexpr object_blocks call_objects(const instruction& in, std::string_view name, bool returns_object) {
+  object_blocks b;
+  // Builtins that make nothing new: checks, matches, shape arithmetic, and those returning a
+  // value they were given or one an object already holds.
+  constexpr std::string_view none[] = {
+      "vm.builtin.null_value",       "vm.builtin.copy",           "vm.builtin.kill_object",
+      "vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info",
+      "vm.builtin.check_func_info",  "vm.builtin.check_prim_value_info", "vm.builtin.check_upper_bound",
+      "vm.builtin.match_shape",      "vm.builtin.match_prim_value", "vm.builtin.make_prim_value",
+      "vm.builtin.store_shape",      "vm.builtin.shape_arith",    "vm.builtin.shape_of",
+      "vm.builtin.read_if_cond",     "vm.builtin.scalar_eq",      "vm.builtin.tuple_getitem",
+      "vm.builtin.tuple_reset_item", "vm.builtin.get_tag",        "vm.builtin.get_field",
+      "vm.builtin.memory_manager.clear"};
+  for (std::string_view n : none)
+    if (name == n) return b;
+  if (name == "vm.builtin.alloc_storage") {
+    b.add(sizeof(storage_object));
+  } else if (name == "vm.builtin.alloc_tensor" || name == "vm.builtin.reshape") {
+    b.add(sizeof(tensor_object));  // it holds the shape it was given
+  } else if (name == "vm.builtin.alloc_shape_heap") {
+    add_shape_object(b, 1);  // an int64 tensor of (size,): its shape, storage and tensor
+    b.add(sizeof(storage_object));
+    b.add(sizeof(tensor_object));
+  } else if (name == "vm.builtin.make_shape") {  // (heap, n, code_0, v_0, ...)
+    const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
+    if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
+    else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
+  } else if (name == "vm.builtin.load_shape") {  // (heap, idx_0, ...)
+    add_shape_object(b, in.num_args - 1);
+  } else if (name == "vm.builtin.make_tuple") {
+    if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
+  } else if (name.starts_with("vm.builtin.") || returns_object) {
+    b.known = false;  // objects that depend on values (tensor_to_shape, to_device ...), or a kernel's
+  }
+  return b;
+}
+
+/// The objects one call of vm function f makes, its callees' included (memo[f] keeps them,
+/// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
+template <layout_sizes S>
+constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
+                                        const bool* returns_object, std::size_t f, object_blocks* memo, bool* done) {
+  if (done[f]) return memo[f];
+  object_blocks total;
+  for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
+    const instruction in = decode(v, pc);
+    if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
+    if (in.op != opcode::call) continue;
+    if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
+      total.add(call_objects_of(v, facts, returns_object, static_cast<std::size_t>(callee), memo, done));
+    else
+      total.add(call_objects(in, packed_callee(v, in), returns_object[static_cast<std::size_t>(in.func_idx)]));
+  }
+  memo[f] = total;
+  done[f] = true;
+  return total;
+}
+
+/// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
+/// any of its functions (see the top of this file), or unknown_bytes. `returns_object[f]`: whether
+/// the table entry packed function f calls may return an object.
+template <layout_sizes S>
+constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
+                                    const bool* made, const bool* returns_object) {
+  if (!bounded) return unknown_bytes;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
+  object_blocks constants;
+  for (std::size_t i = 0; i < v.constants.size(); ++i) {
+    if (!made[i]) continue;
+    const const_info& c = v.constants[i];
+    if (c.kind == const_kind::shape) {
+      add_shape_object(constants, c.ndim);
+    } else if (c.kind == const_kind::string) {
+      constants.add(sizeof(string_object) + static_cast<std::size_t>(c.data_size) + 1);
+    } else if (c.kind == const_kind::tensor) {
+      constants.add(sizeof(tensor_object));
+      add_shape_object(constants, c.ndim);
+    }
+  }
+  std::array<object_blocks, S.funcs + 1> memo{};
+  std::array<bool, S.funcs + 1> done{};
+  object_blocks most;
+  for (std::size_t f = 0; f < v.funcs.size(); ++f)
+    if (v.funcs[f].kind == func_kind::vm)
+      most.cover(call_objects_of(v, facts, returns_object, f, memo.data(), done.data()));
+  constants.add(most);
+  return constants.known ? constants.bytes() : unknown_bytes;
 }
 
 }  // namespace relaxvm::detail
