@@ -435,7 +435,7 @@ struct linked_program {
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).
   static constexpr bool objects_known = object_figure != detail::unknown_bytes;
   /// The object memory (firmware mode's set_object_memory) that the program's constants and the
-  /// objects of one invocation of any function take, at most: add the caller's own objects
+  /// objects of one invocation of any vm function take, at most: add the caller's own objects
   /// (tensor_view_object_bytes, arena_object_bytes) and size the buffer by it
   /// (static_vm::object_memory checks it when it compiles). 0 when not objects_known.
   static constexpr std::size_t object_bytes = objects_known ? static_cast<std::size_t>(object_figure) : 0;

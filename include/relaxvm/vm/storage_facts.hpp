@@ -15,7 +15,7 @@
 //   to_device). What kernels allocate from the VM's devices themselves is not counted.
 // - object_bytes: an upper bound of the object memory (firmware mode's set_object_memory, in
 //   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
-//   when it is created, and the objects one invocation of any function makes (storages, tensors,
+//   when it is created, and the objects one invocation of any vm function makes (storages, tensors,
 //   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
 //   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
 //   function the program calls is a builtin whose objects are known from its arguments or a
