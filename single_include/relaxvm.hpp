@@ -552,7 +552,7 @@ class error
     }
     message_[size_] = '\0';
   }
-  char message_[RELAXVM_TEXT_CAPACITY + 1]{};
+  char message_[RELAXVM_TEXT_CAPACITY + 1];  // not zeroed: append() ends what it writes with a NUL
   std::size_t size_ = 0;
 #endif
 };
@@ -652,7 +652,9 @@ class [[nodiscard]] result {
   result(U&& v) : ok_(true) {  // NOLINT(google-explicit-constructor): implicit like std::expected
     ::new (&value_) T(std::forward<U>(v));
   }
-  result(relaxvm::error e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
+  // By reference: an error passed on (RELAXVM_TRY) is copied once, not into a parameter first.
+  result(const relaxvm::error& e) : ok_(false) { ::new (&error_) relaxvm::error(e); }
+  result(relaxvm::error&& e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
   result(const result& o) : ok_(o.ok_) {
     if (ok_) ::new (&value_) T(o.value_);
     else ::new (&error_) relaxvm::error(o.error_);
@@ -714,7 +716,8 @@ class [[nodiscard]] result<void> {
  public:
   using value_type = void;
   result() noexcept {}
-  result(relaxvm::error e) : has_error_(true) { ::new (&error_) relaxvm::error(std::move(e)); }
+  result(const relaxvm::error& e) : has_error_(true) { ::new (&error_) relaxvm::error(e); }
+  result(relaxvm::error&& e) : has_error_(true) { ::new (&error_) relaxvm::error(std::move(e)); }
   result(const result& o) : has_error_(o.has_error_) {
     if (has_error_) ::new (&error_) relaxvm::error(o.error_);
   }
@@ -2011,6 +2014,7 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
 
 #include <cstdint>
 #include <span>
+#include <type_traits>  // is_constant_evaluated
 
 
 namespace relaxvm::RELAXVM_ABI::detail {
@@ -2022,7 +2026,17 @@ constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) no
 constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
   return !__builtin_sub_overflow(a, b, &out);
 }
+#if !RELAXVM_HEAP
+// Firmware mode: one out-of-line copy (a 32-bit target's 64-bit overflow test is about 100 bytes
+// wherever it is inlined).
+RELAXVM_NOINLINE inline bool checked_mul_out_of_line(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+#endif
 constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+#if !RELAXVM_HEAP
+  if (!std::is_constant_evaluated()) return checked_mul_out_of_line(a, b, out);
+#endif
   return !__builtin_mul_overflow(a, b, &out);
 }
 /// Writes the product of `dims` (a shape's element count) to out and returns true, or returns
@@ -5262,6 +5276,8 @@ template <class T>
 void destroy_object(object* o) noexcept;
 template <class T>
 struct type_of_impl;
+template <class T, class... Args>
+T* make_raw_object_or_null(std::size_t tail_bytes, Args&&... args);
 }  // namespace detail
 
 /// The descriptor of object type T. T names itself with `static constexpr std::string_view
@@ -5316,7 +5332,7 @@ class object {
 
  private:
   template <class T, class... Args>
-  friend result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
+  friend T* detail::make_raw_object_or_null(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
   static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
@@ -5363,18 +5379,18 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
-/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
-/// firmware mode, an error when the object memory has no room: what programs make goes through
-/// here, so that no program can halt the device by filling it.
+namespace detail {
+/// try_make_raw_object_with_tail without the result: null when the object memory has no room
+/// (firmware mode; object_memory_error(sizeof(T) + tail_bytes) says why), so that callers that
+/// return their own result make the error once.
 template <class T, class... Args>
-result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+T* make_raw_object_or_null(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
   std::uint32_t size_class = 0;
   void* mem = detail::try_allocate_object_memory(sizeof(T) + tail_bytes, size_class);
 #if !RELAXVM_HEAP
-  if (mem == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+  if (mem == nullptr) return nullptr;
 #endif
   T* p;
 #if RELAXVM_USE_EXCEPTIONS
@@ -5389,6 +5405,20 @@ result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args)
 #endif
   p->type_ = &type_of<T>;
   p->flags_ |= size_class << object::size_class_shift;
+  return p;
+}
+}  // namespace detail
+
+/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
+/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
+/// firmware mode, an error when the object memory has no room: what programs make goes through
+/// here, so that no program can halt the device by filling it.
+template <class T, class... Args>
+result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+  T* p = detail::make_raw_object_or_null<T>(tail_bytes, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+#endif
   return p;
 }
 
@@ -5589,7 +5619,10 @@ object_ref<T> make_object(Args&&... args) {
 /// The non-throwing form: in firmware mode, an error when the object memory has no room.
 template <class T, class... Args>
 result<object_ref<T>> try_make_object(Args&&... args) {
-  RELAXVM_TRY_ASSIGN(T * p, try_make_raw_object_with_tail<T>(0, std::forward<Args>(args)...));
+  T* p = detail::make_raw_object_or_null<T>(0, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) return detail::object_memory_error(sizeof(T));
+#endif
   return object_ref<T>::adopt(p);
 }
 
@@ -5991,7 +6024,11 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   /// data is not null unless there are no bytes): only makes the object.
   static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                                          object_ref<object> owner, bool read_only, std::int64_t numel) {
-    RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
+    tensor_object* made = detail::make_raw_object_or_null<tensor_object>(0);
+#if !RELAXVM_HEAP
+    if (made == nullptr) return detail::object_memory_error(sizeof(tensor_object));
+#endif
+    object_ref<tensor_object> o = object_ref<tensor_object>::adopt(made);
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);
     o->read_only = read_only;
@@ -6080,24 +6117,13 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   /// executable, shared by every VM) gives its data only as const: data<const float>().
   template <class T>
   result<T*> try_data() const {
-    using E = std::remove_const_t<T>;
-    if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
-    if (dtype_of<E>() != dtype())
-      return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
-    if (device().device_type != kDLCPU)
-      return detail::value_error("tensor::data<", dtype_of<E>(), ">: the tensor is on ", device(),
-                                 ", whose memory the host cannot read");
-    if constexpr (!std::is_const_v<T>) {
-      if (obj_->read_only)
-        return detail::value_error("tensor::data<", dtype_of<E>(),
-                                   ">: the tensor is read-only (a constant of an executable); read it through data<const ",
-                                   dtype_of<E>(), ">()");
-    }
+    if (RELAXVM_UNLIKELY(!data_ok<T>())) return data_error(obj_.get(), dtype_of<std::remove_const_t<T>>());
     return static_cast<T*>(raw_data());
   }
   template <class T>
   T* data() const {
-    return try_data<T>().value();
+    if (RELAXVM_UNLIKELY(!data_ok<T>())) detail::raise(data_error(obj_.get(), dtype_of<std::remove_const_t<T>>()));
+    return static_cast<T*>(raw_data());
   }
 
   /// A compact host copy with its own (writable) data.
@@ -6115,6 +6141,24 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
+  // try_data's checks, and (out of line, one for every T) why they failed.
+  template <class T>
+  bool data_ok() const noexcept {
+    return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
+           (std::is_const_v<T> || !obj_->read_only);
+  }
+  RELAXVM_NOINLINE static error data_error(const tensor_object* o, relaxvm::dtype want) {
+    if (!o) return detail::value_error("tensor::data: the tensor is undefined");
+    const relaxvm::dtype have = o->dl.dtype;
+    if (want != have) return detail::type_error("tensor::data<", want, ">: the tensor holds ", have);
+    if (o->dl.device.device_type != kDLCPU)
+      return detail::value_error("tensor::data<", want, ">: the tensor is on ", relaxvm::device(o->dl.device),
+                                 ", whose memory the host cannot read");
+    // The one check left: a read-only tensor's data asked for as writable.
+    return detail::value_error("tensor::data<", want,
+                               ">: the tensor is read-only (a constant of an executable); read it through data<const ",
+                               want, ">()");
+  }
   static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                    std::int64_t numel) {
     o.dims = s;
@@ -7770,10 +7814,15 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
   RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  result<object_ref<storage_object>> made =
-      try_make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
-  if (!made.ok()) alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
-  return made;
+  storage_object* st =
+      detail::make_raw_object_or_null<storage_object>(0, data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+#if !RELAXVM_HEAP
+  if (st == nullptr) {  // no room in the object memory
+    alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
+    return detail::object_memory_error(sizeof(storage_object));
+  }
+#endif
+  return object_ref<storage_object>::adopt(st);
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
@@ -10469,7 +10518,7 @@ struct static_frame {
 //   to_device). What kernels allocate from the VM's devices themselves is not counted.
 // - object_bytes: an upper bound of the object memory (firmware mode's set_object_memory, in
 //   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
-//   when it is created, and the objects one invocation of any function makes (storages, tensors,
+//   when it is created, and the objects one invocation of any vm function makes (storages, tensors,
 //   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
 //   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
 //   function the program calls is a builtin whose objects are known from its arguments or a
@@ -11176,7 +11225,7 @@ struct linked_program {
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).
   static constexpr bool objects_known = object_figure != detail::unknown_bytes;
   /// The object memory (firmware mode's set_object_memory) that the program's constants and the
-  /// objects of one invocation of any function take, at most: add the caller's own objects
+  /// objects of one invocation of any vm function take, at most: add the caller's own objects
   /// (tensor_view_object_bytes, arena_object_bytes) and size the buffer by it
   /// (static_vm::object_memory checks it when it compiles). 0 when not objects_known.
   static constexpr std::size_t object_bytes = objects_known ? static_cast<std::size_t>(object_figure) : 0;
@@ -11691,7 +11740,8 @@ class static_vm final : public vm_context {
       if (!Linked::constants_read[i]) continue;
       RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
     }
-    return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+    if constexpr (any_used_as_value()) return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+    else return {};
   }
   // Whether a constant of kind K is made.
   static constexpr bool makes(const_kind k) {
@@ -11867,14 +11917,17 @@ class static_vm final : public vm_context {
           const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
-          for (std::int64_t k = 0; k < in.num_args; ++k)
+          // The argument scratch owns no reference (null, scalars, borrows): forget, not drop.
+          for (std::int64_t k = 0; k < in.num_args; ++k) {
+            value::forget(argv[k]);
             detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
+          }
           const table_invoke callee =
               Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
           if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
-            for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
+            for (std::int64_t k = 0; k < in.num_args; ++k) value::forget(argv[k]);
             if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
@@ -11899,7 +11952,7 @@ class static_vm final : public vm_context {
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
           value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
-          for (std::int64_t k = 0; k < call.num_args; ++k) argv[k].reset();
+          for (std::int64_t k = 0; k < call.num_args; ++k) value::forget(argv[k]);
           if (dst != void_register) caller_regs[dst] = std::move(result);
           pc = return_pc + 1;
           break;
@@ -11943,7 +11996,13 @@ class static_vm final : public vm_context {
 
   std::span<const device_allocator> devices_;
   std::array<value, Linked::num_constants> consts_{};
-  std::array<value, Linked::num_funcs> funcs_{};
+  // Functions passed as values (make_funcs): none when the program passes none.
+  static constexpr std::size_t num_func_values_ = [] {
+    for (std::size_t i = 0; i < Linked::num_funcs; ++i)
+      if (Linked::facts.funcs[i].used_as_value) return Linked::num_funcs;
+    return std::size_t{0};
+  }();
+  std::array<value, num_func_values_> funcs_{};
   static_frame* top_ = nullptr;
   std::size_t peak_ = 0;  // frames, in memory_ (vm_context's), up to used_
   std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
@@ -12147,6 +12206,11 @@ RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value&
 /// is only formatted on failure: the success path allocates nothing.
 RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
                                          std::int64_t slot, const heap_view& h) {
+#if !RELAXVM_ERROR_TEXT
+  // Terse errors keep only the builtin's name: nothing else here is formatted.
+  (void)what, (void)index, (void)slot, (void)h;
+  return value_error(fn);
+#else
   text name(what);
   if (index >= 0) {
     if (what == "shape") name << '[' << index << ']';
@@ -12154,6 +12218,7 @@ RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view w
   }
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
+#endif
 }
 RELAXVM_HOT_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
                                                std::int64_t slot, const heap_view& h) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>  // is_constant_evaluated
 
 #include "config.hpp"  // RELAXVM_ABI
 
@@ -17,7 +18,17 @@ constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) no
 constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
   return !__builtin_sub_overflow(a, b, &out);
 }
+#if !RELAXVM_HEAP
+// Firmware mode: one out-of-line copy (a 32-bit target's 64-bit overflow test is about 100 bytes
+// wherever it is inlined).
+RELAXVM_NOINLINE inline bool checked_mul_out_of_line(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+#endif
 constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+#if !RELAXVM_HEAP
+  if (!std::is_constant_evaluated()) return checked_mul_out_of_line(a, b, out);
+#endif
   return !__builtin_mul_overflow(a, b, &out);
 }
 /// Writes the product of `dims` (a shape's element count) to out and returns true, or returns

@@ -131,7 +131,7 @@ class error
     }
     message_[size_] = '\0';
   }
-  char message_[RELAXVM_TEXT_CAPACITY + 1]{};
+  char message_[RELAXVM_TEXT_CAPACITY + 1];  // not zeroed: append() ends what it writes with a NUL
   std::size_t size_ = 0;
 #endif
 };
@@ -231,7 +231,9 @@ class [[nodiscard]] result {
   result(U&& v) : ok_(true) {  // NOLINT(google-explicit-constructor): implicit like std::expected
     ::new (&value_) T(std::forward<U>(v));
   }
-  result(relaxvm::error e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
+  // By reference: an error passed on (RELAXVM_TRY) is copied once, not into a parameter first.
+  result(const relaxvm::error& e) : ok_(false) { ::new (&error_) relaxvm::error(e); }
+  result(relaxvm::error&& e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
   result(const result& o) : ok_(o.ok_) {
     if (ok_) ::new (&value_) T(o.value_);
     else ::new (&error_) relaxvm::error(o.error_);
@@ -293,7 +295,8 @@ class [[nodiscard]] result<void> {
  public:
   using value_type = void;
   result() noexcept {}
-  result(relaxvm::error e) : has_error_(true) { ::new (&error_) relaxvm::error(std::move(e)); }
+  result(const relaxvm::error& e) : has_error_(true) { ::new (&error_) relaxvm::error(e); }
+  result(relaxvm::error&& e) : has_error_(true) { ::new (&error_) relaxvm::error(std::move(e)); }
   result(const result& o) : has_error_(o.has_error_) {
     if (has_error_) ::new (&error_) relaxvm::error(o.error_);
   }

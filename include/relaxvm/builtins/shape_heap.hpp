@@ -119,6 +119,11 @@ RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value&
 /// is only formatted on failure: the success path allocates nothing.
 RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
                                          std::int64_t slot, const heap_view& h) {
+#if !RELAXVM_ERROR_TEXT
+  // Terse errors keep only the builtin's name: nothing else here is formatted.
+  (void)what, (void)index, (void)slot, (void)h;
+  return value_error(fn);
+#else
   text name(what);
   if (index >= 0) {
     if (what == "shape") name << '[' << index << ']';
@@ -126,6 +131,7 @@ RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view w
   }
   if (h.slots == nullptr) return value_error(fn, ": ", name, " reads or writes the shape heap, which is null");
   return value_error(fn, ": ", name, " is slot ", slot, ", outside the shape heap of ", h.size, " slots");
+#endif
 }
 RELAXVM_HOT_INLINE status check_slot(std::string_view fn, std::string_view what, std::int64_t index,
                                                std::int64_t slot, const heap_view& h) {

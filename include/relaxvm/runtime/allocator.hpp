@@ -455,10 +455,15 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
   RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  result<object_ref<storage_object>> made =
-      try_make_object<storage_object>(data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
-  if (!made.ok()) alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
-  return made;
+  storage_object* st =
+      detail::make_raw_object_or_null<storage_object>(0, data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
+#if !RELAXVM_HEAP
+  if (st == nullptr) {  // no room in the object memory
+    alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
+    return detail::object_memory_error(sizeof(storage_object));
+  }
+#endif
+  return object_ref<storage_object>::adopt(st);
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,

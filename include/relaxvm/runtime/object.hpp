@@ -48,6 +48,8 @@ template <class T>
 void destroy_object(object* o) noexcept;
 template <class T>
 struct type_of_impl;
+template <class T, class... Args>
+T* make_raw_object_or_null(std::size_t tail_bytes, Args&&... args);
 }  // namespace detail
 
 /// The descriptor of object type T. T names itself with `static constexpr std::string_view
@@ -102,7 +104,7 @@ class object {
 
  private:
   template <class T, class... Args>
-  friend result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args);
+  friend T* detail::make_raw_object_or_null(std::size_t tail_bytes, Args&&... args);
 
   static constexpr std::uint32_t flag_shared = 1;
   static constexpr std::uint32_t size_class_shift = 8;  // bits 8-15 of flags_: the memory's size class
@@ -149,18 +151,18 @@ class object {
   const object_type* type_ = nullptr;
 };
 
-/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
-/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
-/// firmware mode, an error when the object memory has no room: what programs make goes through
-/// here, so that no program can halt the device by filling it.
+namespace detail {
+/// try_make_raw_object_with_tail without the result: null when the object memory has no room
+/// (firmware mode; object_memory_error(sizeof(T) + tail_bytes) says why), so that callers that
+/// return their own result make the error once.
 template <class T, class... Args>
-result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+T* make_raw_object_or_null(std::size_t tail_bytes, Args&&... args) {
   static_assert(std::is_base_of_v<object, T>, "relaxvm::make_object<T>: T must derive from relaxvm::object");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "relaxvm::make_object<T>: T must not be over-aligned");
   std::uint32_t size_class = 0;
   void* mem = detail::try_allocate_object_memory(sizeof(T) + tail_bytes, size_class);
 #if !RELAXVM_HEAP
-  if (mem == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+  if (mem == nullptr) return nullptr;
 #endif
   T* p;
 #if RELAXVM_USE_EXCEPTIONS
@@ -175,6 +177,20 @@ result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args)
 #endif
   p->type_ = &type_of<T>;
   p->flags_ |= size_class << object::size_class_shift;
+  return p;
+}
+}  // namespace detail
+
+/// Like try_make_object, with `tail_bytes` of storage after the object (for shapes, strings,
+/// tuples). T must be destroyed by detail::destroy_object<T>, which frees the whole block. In
+/// firmware mode, an error when the object memory has no room: what programs make goes through
+/// here, so that no program can halt the device by filling it.
+template <class T, class... Args>
+result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
+  T* p = detail::make_raw_object_or_null<T>(tail_bytes, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) return detail::object_memory_error(sizeof(T) + tail_bytes);
+#endif
   return p;
 }
 
@@ -375,7 +391,10 @@ object_ref<T> make_object(Args&&... args) {
 /// The non-throwing form: in firmware mode, an error when the object memory has no room.
 template <class T, class... Args>
 result<object_ref<T>> try_make_object(Args&&... args) {
-  RELAXVM_TRY_ASSIGN(T * p, try_make_raw_object_with_tail<T>(0, std::forward<Args>(args)...));
+  T* p = detail::make_raw_object_or_null<T>(0, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) return detail::object_memory_error(sizeof(T));
+#endif
   return object_ref<T>::adopt(p);
 }
 

@@ -185,7 +185,11 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   /// data is not null unless there are no bytes): only makes the object.
   static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                                          object_ref<object> owner, bool read_only, std::int64_t numel) {
-    RELAXVM_TRY_ASSIGN(object_ref<tensor_object> o, try_make_object<tensor_object>());
+    tensor_object* made = detail::make_raw_object_or_null<tensor_object>(0);
+#if !RELAXVM_HEAP
+    if (made == nullptr) return detail::object_memory_error(sizeof(tensor_object));
+#endif
+    object_ref<tensor_object> o = object_ref<tensor_object>::adopt(made);
     init(*o, data, s, t, d, numel);
     o->owner = std::move(owner);
     o->read_only = read_only;
@@ -274,24 +278,13 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   /// executable, shared by every VM) gives its data only as const: data<const float>().
   template <class T>
   result<T*> try_data() const {
-    using E = std::remove_const_t<T>;
-    if (!obj_) return detail::value_error("tensor::data: the tensor is undefined");
-    if (dtype_of<E>() != dtype())
-      return detail::type_error("tensor::data<", dtype_of<E>(), ">: the tensor holds ", dtype());
-    if (device().device_type != kDLCPU)
-      return detail::value_error("tensor::data<", dtype_of<E>(), ">: the tensor is on ", device(),
-                                 ", whose memory the host cannot read");
-    if constexpr (!std::is_const_v<T>) {
-      if (obj_->read_only)
-        return detail::value_error("tensor::data<", dtype_of<E>(),
-                                   ">: the tensor is read-only (a constant of an executable); read it through data<const ",
-                                   dtype_of<E>(), ">()");
-    }
+    if (RELAXVM_UNLIKELY(!data_ok<T>())) return data_error(obj_.get(), dtype_of<std::remove_const_t<T>>());
     return static_cast<T*>(raw_data());
   }
   template <class T>
   T* data() const {
-    return try_data<T>().value();
+    if (RELAXVM_UNLIKELY(!data_ok<T>())) detail::raise(data_error(obj_.get(), dtype_of<std::remove_const_t<T>>()));
+    return static_cast<T*>(raw_data());
   }
 
   /// A compact host copy with its own (writable) data.
@@ -309,6 +302,24 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   // == compares contents: runtime/compare.hpp (t.get() tells the same object).
 
  private:
+  // try_data's checks, and (out of line, one for every T) why they failed.
+  template <class T>
+  bool data_ok() const noexcept {
+    return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
+           (std::is_const_v<T> || !obj_->read_only);
+  }
+  RELAXVM_NOINLINE static error data_error(const tensor_object* o, relaxvm::dtype want) {
+    if (!o) return detail::value_error("tensor::data: the tensor is undefined");
+    const relaxvm::dtype have = o->dl.dtype;
+    if (want != have) return detail::type_error("tensor::data<", want, ">: the tensor holds ", have);
+    if (o->dl.device.device_type != kDLCPU)
+      return detail::value_error("tensor::data<", want, ">: the tensor is on ", relaxvm::device(o->dl.device),
+                                 ", whose memory the host cannot read");
+    // The one check left: a read-only tensor's data asked for as writable.
+    return detail::value_error("tensor::data<", want,
+                               ">: the tensor is read-only (a constant of an executable); read it through data<const ",
+                               want, ">()");
+  }
   static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                    std::int64_t numel) {
     o.dims = s;

@@ -280,7 +280,8 @@ class static_vm final : public vm_context {
       if (!Linked::constants_read[i]) continue;
       RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
     }
-    return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+    if constexpr (any_used_as_value()) return make_funcs(std::make_index_sequence<Linked::num_funcs>());
+    else return {};
   }
   // Whether a constant of kind K is made.
   static constexpr bool makes(const_kind k) {
@@ -456,14 +457,17 @@ class static_vm final : public vm_context {
           const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
-          for (std::int64_t k = 0; k < in.num_args; ++k)
+          // The argument scratch owns no reference (null, scalars, borrows): forget, not drop.
+          for (std::int64_t k = 0; k < in.num_args; ++k) {
+            value::forget(argv[k]);
             detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
+          }
           const table_invoke callee =
               Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
           if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
-            for (std::int64_t k = 0; k < in.num_args; ++k) argv[k].reset();
+            for (std::int64_t k = 0; k < in.num_args; ++k) value::forget(argv[k]);
             if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
@@ -488,7 +492,7 @@ class static_vm final : public vm_context {
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
           value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
-          for (std::int64_t k = 0; k < call.num_args; ++k) argv[k].reset();
+          for (std::int64_t k = 0; k < call.num_args; ++k) value::forget(argv[k]);
           if (dst != void_register) caller_regs[dst] = std::move(result);
           pc = return_pc + 1;
           break;
@@ -532,7 +536,13 @@ class static_vm final : public vm_context {
 
   std::span<const device_allocator> devices_;
   std::array<value, Linked::num_constants> consts_{};
-  std::array<value, Linked::num_funcs> funcs_{};
+  // Functions passed as values (make_funcs): none when the program passes none.
+  static constexpr std::size_t num_func_values_ = [] {
+    for (std::size_t i = 0; i < Linked::num_funcs; ++i)
+      if (Linked::facts.funcs[i].used_as_value) return Linked::num_funcs;
+    return std::size_t{0};
+  }();
+  std::array<value, num_func_values_> funcs_{};
   static_frame* top_ = nullptr;
   std::size_t peak_ = 0;  // frames, in memory_ (vm_context's), up to used_
   std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
