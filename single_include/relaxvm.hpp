@@ -8119,6 +8119,40 @@ namespace relaxvm::RELAXVM_ABI {
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
+/// What a function makes in firmware mode's object memory on each call, for the linker's object
+/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return: decided by what it returns (a
+/// typed function returning nothing, a number, a dtype or a device makes no object the VM keeps;
+/// anything else may return one of unknown size). The others are said by the function's entry,
+/// through its Site type (`static constexpr object_rule objects`; makes<R> says only that):
+/// none; one storage record (storage); one tensor object holding the shape it was given
+/// (tensor); an int64 tensor with its shape and storage (shape_heap); a shape of as many
+/// dimensions as the immediate argument 1 (shape_of_count) or as the arguments after the first
+/// (shape_of_indices); a tuple of the arguments (tuple_of_args).
+enum class object_rule : std::uint8_t {
+  by_return,
+  none,
+  storage,
+  tensor,
+  shape_heap,
+  shape_of_count,
+  shape_of_indices,
+  tuple_of_args
+};
+/// A Site for fn<> and packed<> that only says what the function makes:
+/// fn<"my.lookup", makes<object_rule::none>>(&lookup) for a function returning a value it was given.
+template <object_rule R>
+struct makes {
+  static constexpr object_rule objects = R;
+};
+
+namespace detail {
+template <class Site>
+constexpr object_rule object_rule_of() {
+  if constexpr (requires { Site::objects; }) return Site::objects;
+  else return object_rule::by_return;
+}
+}  // namespace detail
+
 /// One named function of a table. Raw entries see their arguments as a span. `Site`, when not
 /// void, gives versions of the function specialized for the constant arguments of a call site,
 /// which link() binds where they apply (vm/call_site.hpp).
@@ -8202,6 +8236,8 @@ struct entry_info {
   /// Whether what it returns may be an object (false for typed functions returning nothing, a
   /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
   bool returns_object = true;
+  /// What it makes in object memory (object_rule).
+  object_rule objects = object_rule::by_return;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -8249,11 +8285,12 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true,
+                        detail::object_rule_of<typename Entry::site>()};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes, inv::returns_object};
+                        &inv::param_passes, inv::returns_object, detail::object_rule_of<typename Entry::site>()};
     }
   }
 };
@@ -10520,10 +10557,13 @@ struct static_frame {
 //   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
 //   when it is created, and the objects one invocation of any vm function makes (storages, tensors,
 //   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
-//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
-//   function the program calls is a builtin whose objects are known from its arguments or a
-//   typed kernel returning nothing, a number, a dtype or a device. Not counted: objects kernels
-//   make and keep themselves, and what the caller makes (its arguments, its allocators).
+//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when the
+//   table entry of every function the program calls says what it makes (runtime/table.hpp,
+//   object_rule: the builtins' entries do, from their arguments; a typed kernel returning
+//   nothing, a number, a dtype or a device makes no object the VM keeps). The builtins are known
+//   by their entries, not their names: a table binding a vm.builtin name to a function of its own
+//   gets that function's rule. Not counted: objects kernels make themselves (temporaries as well
+//   as kept ones), and what the caller makes (its arguments, its allocators).
 #ifndef RELAXVM_VM_STORAGE_FACTS_HPP
 #define RELAXVM_VM_STORAGE_FACTS_HPP
 
@@ -10729,41 +10769,35 @@ constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
   if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
 }
 
-/// The objects the Call `in` of a packed function makes, by its name (the builtins) or, for any
-/// other function, by what its table entry returns (`returns_object`).
-constexpr object_blocks call_objects(const instruction& in, std::string_view name, bool returns_object) {
+/// What a packed function's table entry says of the objects its calls make (runtime/table.hpp).
+struct entry_objects {
+  object_rule rule = object_rule::by_return;
+  bool returns_object = true;
+};
+
+/// The objects the Call `in` of a packed function whose entry says `e` makes.
+constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
   object_blocks b;
-  // Builtins that make nothing new: checks, matches, shape arithmetic, and those returning a
-  // value they were given or one an object already holds.
-  constexpr std::string_view none[] = {
-      "vm.builtin.null_value",       "vm.builtin.copy",           "vm.builtin.kill_object",
-      "vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info",
-      "vm.builtin.check_func_info",  "vm.builtin.check_prim_value_info", "vm.builtin.check_upper_bound",
-      "vm.builtin.match_shape",      "vm.builtin.match_prim_value", "vm.builtin.make_prim_value",
-      "vm.builtin.store_shape",      "vm.builtin.shape_arith",    "vm.builtin.shape_of",
-      "vm.builtin.read_if_cond",     "vm.builtin.scalar_eq",      "vm.builtin.tuple_getitem",
-      "vm.builtin.tuple_reset_item", "vm.builtin.get_tag",        "vm.builtin.get_field",
-      "vm.builtin.memory_manager.clear"};
-  for (std::string_view n : none)
-    if (name == n) return b;
-  if (name == "vm.builtin.alloc_storage") {
-    b.add(sizeof(storage_object));
-  } else if (name == "vm.builtin.alloc_tensor" || name == "vm.builtin.reshape") {
-    b.add(sizeof(tensor_object));  // it holds the shape it was given
-  } else if (name == "vm.builtin.alloc_shape_heap") {
-    add_shape_object(b, 1);  // an int64 tensor of (size,): its shape, storage and tensor
-    b.add(sizeof(storage_object));
-    b.add(sizeof(tensor_object));
-  } else if (name == "vm.builtin.make_shape") {  // (heap, n, code_0, v_0, ...)
-    const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
-    if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
-    else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
-  } else if (name == "vm.builtin.load_shape") {  // (heap, idx_0, ...)
-    add_shape_object(b, in.num_args - 1);
-  } else if (name == "vm.builtin.make_tuple") {
-    if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
-  } else if (name.starts_with("vm.builtin.") || returns_object) {
-    b.known = false;  // objects that depend on values (tensor_to_shape, to_device ...), or a kernel's
+  switch (e.rule) {
+    case object_rule::by_return: b.known = !e.returns_object; break;
+    case object_rule::none: break;
+    case object_rule::storage: b.add(sizeof(storage_object)); break;
+    case object_rule::tensor: b.add(sizeof(tensor_object)); break;  // it holds the shape it was given
+    case object_rule::shape_heap:  // an int64 tensor of (size,): its shape, storage and tensor
+      add_shape_object(b, 1);
+      b.add(sizeof(storage_object));
+      b.add(sizeof(tensor_object));
+      break;
+    case object_rule::shape_of_count: {  // (heap, n, ...)
+      const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
+      if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
+      else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
+      break;
+    }
+    case object_rule::shape_of_indices: add_shape_object(b, in.num_args - 1); break;  // (heap, idx_0, ...)
+    case object_rule::tuple_of_args:
+      if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
+      break;
   }
   return b;
 }
@@ -10772,7 +10806,7 @@ constexpr object_blocks call_objects(const instruction& in, std::string_view nam
 /// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
 template <layout_sizes S>
 constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
-                                        const bool* returns_object, std::size_t f, object_blocks* memo, bool* done) {
+                                        const entry_objects* entries, std::size_t f, object_blocks* memo, bool* done) {
   if (done[f]) return memo[f];
   object_blocks total;
   for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
@@ -10780,9 +10814,9 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
     if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
     if (in.op != opcode::call) continue;
     if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
-      total.add(call_objects_of(v, facts, returns_object, static_cast<std::size_t>(callee), memo, done));
+      total.add(call_objects_of(v, facts, entries, static_cast<std::size_t>(callee), memo, done));
     else
-      total.add(call_objects(in, packed_callee(v, in), returns_object[static_cast<std::size_t>(in.func_idx)]));
+      total.add(call_objects(in, entries[static_cast<std::size_t>(in.func_idx)]));
   }
   memo[f] = total;
   done[f] = true;
@@ -10790,11 +10824,11 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
 }
 
 /// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
-/// any of its functions (see the top of this file), or unknown_bytes. `returns_object[f]`: whether
-/// the table entry packed function f calls may return an object.
+/// any of its vm functions (see the top of this file), or unknown_bytes. `entries[f]`: what the
+/// table entry packed function f calls says of its objects.
 template <layout_sizes S>
 constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
-                                    const bool* made, const bool* returns_object) {
+                                    const bool* made, const entry_objects* entries) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
@@ -10816,7 +10850,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks most;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (v.funcs[f].kind == func_kind::vm)
-      most.cover(call_objects_of(v, facts, returns_object, f, memo.data(), done.data()));
+      most.cover(call_objects_of(v, facts, entries, f, memo.data(), done.data()));
   constants.add(most);
   return constants.known ? constants.bytes() : unknown_bytes;
 }
@@ -11208,18 +11242,20 @@ struct linked_program {
   static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
 
  private:
-  // Per function: whether the table entry a packed function calls may return an object.
-  static constexpr std::array<bool, num_funcs + 1> returns_object = [] {
-    std::array<bool, num_funcs + 1> out{};
+  // Per function: what the table entry a packed function calls says of the objects it makes.
+  static constexpr std::array<detail::entry_objects, num_funcs + 1> entry_objects = [] {
+    std::array<detail::entry_objects, num_funcs + 1> out{};
     for (std::size_t f = 0; f < num_funcs; ++f) {
       if (Prog.view().funcs[f].kind != func_kind::packed) continue;
       const std::int64_t e = table_type::find(Prog.view().name(f));
-      out[f] = e < 0 || table_type::info(static_cast<std::size_t>(e)).returns_object;
+      if (e < 0) continue;  // (not linked: check_link says so)
+      const entry_info info = table_type::info(static_cast<std::size_t>(e));
+      out[f] = {info.objects, info.returns_object};
     }
     return out;
   }();
   static constexpr std::int64_t object_figure =
-      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), returns_object.data());
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), entry_objects.data());
 
  public:
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).
@@ -11601,9 +11637,9 @@ class static_vm final : public vm_context {
   /// Firmware mode: set_object_memory(buffer), its size checked when it compiles against
   /// Linked::object_bytes (the program's constants and one invocation's objects) plus `Caller`,
   /// the bytes of the objects the caller makes itself (its inputs: tensor_view_object_bytes; its
-  /// arena: arena_object_bytes). Needs Linked::objects_known. Not counted: objects kernels make
-  /// and keep, results the caller keeps from earlier invocations, and invocations nested through
-  /// a kernel.
+  /// arena: arena_object_bytes; and room for what its kernels make). Needs Linked::objects_known.
+  /// Not counted: objects kernels make (temporaries too), results the caller keeps from earlier
+  /// invocations, and invocations nested through a kernel.
   template <std::size_t Caller = 0, std::size_t N>
   static void object_memory(object_buffer<N>& buffer) {
     static_assert(Linked::objects_known,
@@ -11905,9 +11941,12 @@ class static_vm final : public vm_context {
     return e;
   }
 
-  // Runs until the frame above `base` returns.
+  // Runs until the frame above `base` returns. Instruction numbers and argument counts are 32-bit
+  // here (64-bit arithmetic costs twice the code on a 32-bit core).
+  static_assert(Linked::num_instructions < std::size_t{1} << 31,
+                "relaxvm: static_vm runs programs of fewer than 2^31 instructions");
   result<value> run(static_frame* base) {
-    std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
+    std::int32_t pc = static_cast<std::int32_t>(view.funcs[static_cast<std::size_t>(top_->func_index)].start);
     for (;;) {
       const instruction in = decode(view, pc);
       value* regs = top_->regs;
@@ -11918,7 +11957,7 @@ class static_vm final : public vm_context {
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
           // The argument scratch owns no reference (null, scalars, borrows): forget, not drop.
-          for (std::int64_t k = 0; k < in.num_args; ++k) {
+          for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) {
             value::forget(argv[k]);
             detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           }
@@ -11927,7 +11966,7 @@ class static_vm final : public vm_context {
           if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
-            for (std::int64_t k = 0; k < in.num_args; ++k) value::forget(argv[k]);
+            for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) value::forget(argv[k]);
             if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
@@ -11935,7 +11974,7 @@ class static_vm final : public vm_context {
           } else {
             if (status s = push_frame(in.func_idx, argv, static_cast<std::size_t>(in.num_args), pc, in.dst); !s.ok())
               return fail(std::move(s).error(), pc, base);
-            pc = view.funcs[fi].start;
+            pc = static_cast<std::int32_t>(view.funcs[fi].start);
           }
           break;
         }
@@ -11952,20 +11991,20 @@ class static_vm final : public vm_context {
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
           value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
-          for (std::int64_t k = 0; k < call.num_args; ++k) value::forget(argv[k]);
+          for (std::int32_t k = 0, n = static_cast<std::int32_t>(call.num_args); k < n; ++k) value::forget(argv[k]);
           if (dst != void_register) caller_regs[dst] = std::move(result);
-          pc = return_pc + 1;
+          pc = static_cast<std::int32_t>(return_pc) + 1;
           break;
         }
         // (A program without Goto or If has no code for them.)
         case opcode::goto_:
-          if constexpr (Linked::uses_goto) pc += in.offset;
+          if constexpr (Linked::uses_goto) pc += static_cast<std::int32_t>(in.offset);
           break;
         case opcode::if_:
           if constexpr (Linked::uses_if) {
             const value& c = regs[in.reg];
             if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
-            pc += detail::if_offset(c, in.offset);
+            pc += static_cast<std::int32_t>(detail::if_offset(c, in.offset));
           }
           break;
       }
@@ -12058,8 +12097,8 @@ inline value print(std::span<const value> args) {
 inline value copy(const value& v) { return v; }
 using relaxvm::detail::null_value;  // null; the VM clears the register without calling it
 
-inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
-                                              fn<"vm.builtin.null_value">(&null_value));
+inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy", makes<object_rule::none>>(&copy),
+                                              fn<"vm.builtin.null_value", makes<object_rule::none>>(&null_value));
 
 }  // namespace relaxvm::builtins
 
@@ -12999,6 +13038,7 @@ RELAXVM_HOT_INLINE bool site_heap(std::string_view fn, const value& v, bool writ
 
 /// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
 struct match_shape_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -13063,6 +13103,7 @@ struct match_shape_site {
 
 /// make_shape(heap, n, code, value, ...) with n and the pairs fixed.
 struct make_shape_site {
+  static constexpr object_rule objects = object_rule::shape_of_count;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -13104,6 +13145,7 @@ struct make_shape_site {
 
 /// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
 struct shape_arith_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   struct group {
     std::int64_t w[6];
   };
@@ -13142,6 +13184,7 @@ struct shape_arith_site {
 
 /// check_tensor_info(x, ndim, [dtype,] err_ctx) with ndim, the dtype and err_ctx fixed.
 struct check_tensor_info_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -13177,11 +13220,11 @@ struct check_tensor_info_site {
 }  // namespace detail
 
 inline constexpr auto shape_table = make_table(
-    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
-    fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
-    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.alloc_shape_heap", makes<object_rule::shape_heap>>(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
+    fn<"vm.builtin.shape_of", makes<object_rule::none>>(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
+    fn<"vm.builtin.load_shape", makes<object_rule::shape_of_indices>>(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
     packed<"vm.builtin.make_shape", detail::make_shape_site>(&make_shape, detail::prepare_make_shape),
-    packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
+    packed<"vm.builtin.match_prim_value", makes<object_rule::none>>(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
     packed<"vm.builtin.check_tensor_info", detail::check_tensor_info_site>(&check_tensor_info,
                                                                            detail::prepare_check_tensor_info),
     fn<"vm.builtin.check_shape_info">(&check_shape_info),
@@ -13486,6 +13529,7 @@ namespace detail {
 /// %vm (vm/call_site.hpp): its byte count is a constant of the code; only the device is looked up
 /// at run time (the general function's first check, with its message).
 struct alloc_storage_site {
+  static constexpr object_rule objects = object_rule::storage;  // for linked::object_bytes
   template <class C>
   static constexpr std::int64_t nbytes() {
     std::int64_t numel = 0, n = -1;
@@ -13545,6 +13589,7 @@ struct alloc_storage_site {
 /// of the code: at run time only the storage's kind and size are tested, and when a test fails
 /// the general function's checks (the adapter's argument error, check_view) give the error.
 struct alloc_tensor_site {
+  static constexpr object_rule objects = object_rule::tensor;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -13609,9 +13654,9 @@ struct alloc_tensor_site {
 inline constexpr auto memory_table = make_table(
     fn<"vm.builtin.alloc_storage", detail::alloc_storage_site>(&alloc_storage, detail::prepare_alloc_storage),
     fn<"vm.builtin.alloc_tensor", detail::alloc_tensor_site>(&alloc_tensor, detail::prepare_alloc_tensor),
-    fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
+    fn<"vm.builtin.kill_object", makes<object_rule::none>>(&kill_object), fn<"vm.builtin.reshape", makes<object_rule::tensor>>(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
-    packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
+    packed<"vm.builtin.memory_manager.clear", makes<object_rule::none>>(&memory_manager_clear));
 
 }  // namespace relaxvm::builtins
 
@@ -13676,10 +13721,10 @@ inline result<value> get_field(const tuple& t, std::int64_t i) {
 }
 
 inline constexpr auto data_table =
-    make_table(packed<"vm.builtin.make_tuple">(&make_tuple),
-               fn<"vm.builtin.tuple_getitem">(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
+    make_table(packed<"vm.builtin.make_tuple", makes<object_rule::tuple_of_args>>(&make_tuple),
+               fn<"vm.builtin.tuple_getitem", makes<object_rule::none>>(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
                fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
-               fn<"vm.builtin.get_field">(&get_field));
+               fn<"vm.builtin.get_field", makes<object_rule::none>>(&get_field));
 
 }  // namespace relaxvm::builtins
 

@@ -270,6 +270,29 @@ constexpr auto returns_tensor = rv::build([](rv::exec_builder& b) {
   b.emit_ret(b.r(1));
 });
 using returns_tensor_linked = decltype(rv::link<returns_tensor, object_table>());
+// What a function makes is said by its table entry, not its name: vm.builtin.shape_of bound to a
+// function of one's own that makes a shape is not the builtin (which returns the tensor's own);
+// an entry may say what it makes (makes<rule>).
+rv::result<rv::shape> own_shape_of(const rv::tensor& t) { return rv::shape::try_make(t.shape().dims()); }
+rv::value first(const rv::value& v) { return v; }
+constexpr auto rebound_table = rv::make_table(rv::fn<"vm.builtin.shape_of">(&own_shape_of),
+                                              rv::fn<"test.first", rv::makes<rv::object_rule::none>>(&first));
+constexpr auto shape_then_first = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 1);
+  b.emit_call("vm.builtin.shape_of", {b.r(0)}, b.r(1));
+  b.emit_call("test.first", {b.r(1)}, b.r(2));
+  b.emit_ret(b.r(2));
+});
+constexpr auto first_only = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 1);
+  b.emit_call("test.first", {b.r(0)}, b.r(1));
+  b.emit_ret(b.r(1));
+});
+using rebound_linked = decltype(rv::link<shape_then_first, rebound_table>());
+constexpr auto builtin_table = rv::make_table(rv::builtins::shape_table,
+                                              rv::fn<"test.first", rv::makes<rv::object_rule::none>>(&first));
+using builtin_shape_of_linked = decltype(rv::link<shape_then_first, builtin_table>());
+using first_only_linked = decltype(rv::link<first_only, rebound_table>());
 
 // The object memory a VM of Linked takes from a fresh buffer: created, then `run` with it.
 template <class Linked, class Run>
@@ -316,4 +339,7 @@ TEST_CASE("firmware mode: the linker's object figure covers the objects a progra
   // linker does not have); static_vm::object_memory does not compile for them.
   static_assert(!returns_tensor_linked::objects_known && returns_tensor_linked::object_bytes == 0);
   static_assert(!linked::objects_known && !greedy_linked::objects_known);
+  static_assert(!rebound_linked::objects_known);
+  static_assert(builtin_shape_of_linked::objects_known && builtin_shape_of_linked::object_bytes == 0);
+  static_assert(first_only_linked::objects_known && first_only_linked::object_bytes == 0);
 }

@@ -46,8 +46,8 @@ inline value print(std::span<const value> args) {
 inline value copy(const value& v) { return v; }
 using relaxvm::detail::null_value;  // null; the VM clears the register without calling it
 
-inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy">(&copy),
-                                              fn<"vm.builtin.null_value">(&null_value));
+inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print), fn<"vm.builtin.copy", makes<object_rule::none>>(&copy),
+                                              fn<"vm.builtin.null_value", makes<object_rule::none>>(&null_value));
 
 }  // namespace relaxvm::builtins
 

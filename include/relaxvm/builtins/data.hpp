@@ -62,10 +62,10 @@ inline result<value> get_field(const tuple& t, std::int64_t i) {
 }
 
 inline constexpr auto data_table =
-    make_table(packed<"vm.builtin.make_tuple">(&make_tuple),
-               fn<"vm.builtin.tuple_getitem">(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
+    make_table(packed<"vm.builtin.make_tuple", makes<object_rule::tuple_of_args>>(&make_tuple),
+               fn<"vm.builtin.tuple_getitem", makes<object_rule::none>>(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
                fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
-               fn<"vm.builtin.get_field">(&get_field));
+               fn<"vm.builtin.get_field", makes<object_rule::none>>(&get_field));
 
 }  // namespace relaxvm::builtins
 

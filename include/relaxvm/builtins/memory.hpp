@@ -299,6 +299,7 @@ namespace detail {
 /// %vm (vm/call_site.hpp): its byte count is a constant of the code; only the device is looked up
 /// at run time (the general function's first check, with its message).
 struct alloc_storage_site {
+  static constexpr object_rule objects = object_rule::storage;  // for linked::object_bytes
   template <class C>
   static constexpr std::int64_t nbytes() {
     std::int64_t numel = 0, n = -1;
@@ -358,6 +359,7 @@ struct alloc_storage_site {
 /// of the code: at run time only the storage's kind and size are tested, and when a test fails
 /// the general function's checks (the adapter's argument error, check_view) give the error.
 struct alloc_tensor_site {
+  static constexpr object_rule objects = object_rule::tensor;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -422,9 +424,9 @@ struct alloc_tensor_site {
 inline constexpr auto memory_table = make_table(
     fn<"vm.builtin.alloc_storage", detail::alloc_storage_site>(&alloc_storage, detail::prepare_alloc_storage),
     fn<"vm.builtin.alloc_tensor", detail::alloc_tensor_site>(&alloc_tensor, detail::prepare_alloc_tensor),
-    fn<"vm.builtin.kill_object">(&kill_object), fn<"vm.builtin.reshape">(&reshape),
+    fn<"vm.builtin.kill_object", makes<object_rule::none>>(&kill_object), fn<"vm.builtin.reshape", makes<object_rule::tensor>>(&reshape),
     fn<"vm.builtin.ensure_zero_offset">(&ensure_zero_offset), packed<"vm.builtin.to_device">(&to_device),
-    packed<"vm.builtin.memory_manager.clear">(&memory_manager_clear));
+    packed<"vm.builtin.memory_manager.clear", makes<object_rule::none>>(&memory_manager_clear));
 
 }  // namespace relaxvm::builtins
 

@@ -912,6 +912,7 @@ RELAXVM_HOT_INLINE bool site_heap(std::string_view fn, const value& v, bool writ
 
 /// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
 struct match_shape_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -976,6 +977,7 @@ struct match_shape_site {
 
 /// make_shape(heap, n, code, value, ...) with n and the pairs fixed.
 struct make_shape_site {
+  static constexpr object_rule objects = object_rule::shape_of_count;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -1017,6 +1019,7 @@ struct make_shape_site {
 
 /// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
 struct shape_arith_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   struct group {
     std::int64_t w[6];
   };
@@ -1055,6 +1058,7 @@ struct shape_arith_site {
 
 /// check_tensor_info(x, ndim, [dtype,] err_ctx) with ndim, the dtype and err_ctx fixed.
 struct check_tensor_info_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
   template <class C>
   static constexpr bool applies() {
     const std::size_t n = C::num_args;
@@ -1090,11 +1094,11 @@ struct check_tensor_info_site {
 }  // namespace detail
 
 inline constexpr auto shape_table = make_table(
-    packed<"vm.builtin.alloc_shape_heap">(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
-    fn<"vm.builtin.shape_of">(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
-    fn<"vm.builtin.load_shape">(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
+    packed<"vm.builtin.alloc_shape_heap", makes<object_rule::shape_heap>>(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
+    fn<"vm.builtin.shape_of", makes<object_rule::none>>(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
+    fn<"vm.builtin.load_shape", makes<object_rule::shape_of_indices>>(&load_shape), packed<"vm.builtin.match_shape", detail::match_shape_site>(&match_shape, detail::prepare_match_shape),
     packed<"vm.builtin.make_shape", detail::make_shape_site>(&make_shape, detail::prepare_make_shape),
-    packed<"vm.builtin.match_prim_value">(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
+    packed<"vm.builtin.match_prim_value", makes<object_rule::none>>(&match_prim_value), fn<"vm.builtin.make_prim_value">(&make_prim_value),
     packed<"vm.builtin.check_tensor_info", detail::check_tensor_info_site>(&check_tensor_info,
                                                                            detail::prepare_check_tensor_info),
     fn<"vm.builtin.check_shape_info">(&check_shape_info),

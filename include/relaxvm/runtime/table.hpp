@@ -33,6 +33,40 @@ namespace relaxvm::RELAXVM_ABI {
 /// The calling convention of table entries: like packed_invoke, without a closure object.
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
+/// What a function makes in firmware mode's object memory on each call, for the linker's object
+/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return: decided by what it returns (a
+/// typed function returning nothing, a number, a dtype or a device makes no object the VM keeps;
+/// anything else may return one of unknown size). The others are said by the function's entry,
+/// through its Site type (`static constexpr object_rule objects`; makes<R> says only that):
+/// none; one storage record (storage); one tensor object holding the shape it was given
+/// (tensor); an int64 tensor with its shape and storage (shape_heap); a shape of as many
+/// dimensions as the immediate argument 1 (shape_of_count) or as the arguments after the first
+/// (shape_of_indices); a tuple of the arguments (tuple_of_args).
+enum class object_rule : std::uint8_t {
+  by_return,
+  none,
+  storage,
+  tensor,
+  shape_heap,
+  shape_of_count,
+  shape_of_indices,
+  tuple_of_args
+};
+/// A Site for fn<> and packed<> that only says what the function makes:
+/// fn<"my.lookup", makes<object_rule::none>>(&lookup) for a function returning a value it was given.
+template <object_rule R>
+struct makes {
+  static constexpr object_rule objects = R;
+};
+
+namespace detail {
+template <class Site>
+constexpr object_rule object_rule_of() {
+  if constexpr (requires { Site::objects; }) return Site::objects;
+  else return object_rule::by_return;
+}
+}  // namespace detail
+
 /// One named function of a table. Raw entries see their arguments as a span. `Site`, when not
 /// void, gives versions of the function specialized for the constant arguments of a call site,
 /// which link() binds where they apply (vm/call_site.hpp).
@@ -116,6 +150,8 @@ struct entry_info {
   /// Whether what it returns may be an object (false for typed functions returning nothing, a
   /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
   bool returns_object = true;
+  /// What it makes in object memory (object_rule).
+  object_rule objects = object_rule::by_return;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -163,11 +199,12 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true,
+                        detail::object_rule_of<typename Entry::site>()};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes, inv::returns_object};
+                        &inv::param_passes, inv::returns_object, detail::object_rule_of<typename Entry::site>()};
     }
   }
 };

@@ -418,18 +418,20 @@ struct linked_program {
   static constexpr std::size_t arena_bytes = arena_known ? static_cast<std::size_t>(arena_figure) : 0;
 
  private:
-  // Per function: whether the table entry a packed function calls may return an object.
-  static constexpr std::array<bool, num_funcs + 1> returns_object = [] {
-    std::array<bool, num_funcs + 1> out{};
+  // Per function: what the table entry a packed function calls says of the objects it makes.
+  static constexpr std::array<detail::entry_objects, num_funcs + 1> entry_objects = [] {
+    std::array<detail::entry_objects, num_funcs + 1> out{};
     for (std::size_t f = 0; f < num_funcs; ++f) {
       if (Prog.view().funcs[f].kind != func_kind::packed) continue;
       const std::int64_t e = table_type::find(Prog.view().name(f));
-      out[f] = e < 0 || table_type::info(static_cast<std::size_t>(e)).returns_object;
+      if (e < 0) continue;  // (not linked: check_link says so)
+      const entry_info info = table_type::info(static_cast<std::size_t>(e));
+      out[f] = {info.objects, info.returns_object};
     }
     return out;
   }();
   static constexpr std::int64_t object_figure =
-      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), returns_object.data());
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), entry_objects.data());
 
  public:
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).

@@ -141,9 +141,9 @@ class static_vm final : public vm_context {
   /// Firmware mode: set_object_memory(buffer), its size checked when it compiles against
   /// Linked::object_bytes (the program's constants and one invocation's objects) plus `Caller`,
   /// the bytes of the objects the caller makes itself (its inputs: tensor_view_object_bytes; its
-  /// arena: arena_object_bytes). Needs Linked::objects_known. Not counted: objects kernels make
-  /// and keep, results the caller keeps from earlier invocations, and invocations nested through
-  /// a kernel.
+  /// arena: arena_object_bytes; and room for what its kernels make). Needs Linked::objects_known.
+  /// Not counted: objects kernels make (temporaries too), results the caller keeps from earlier
+  /// invocations, and invocations nested through a kernel.
   template <std::size_t Caller = 0, std::size_t N>
   static void object_memory(object_buffer<N>& buffer) {
     static_assert(Linked::objects_known,
@@ -445,9 +445,12 @@ class static_vm final : public vm_context {
     return e;
   }
 
-  // Runs until the frame above `base` returns.
+  // Runs until the frame above `base` returns. Instruction numbers and argument counts are 32-bit
+  // here (64-bit arithmetic costs twice the code on a 32-bit core).
+  static_assert(Linked::num_instructions < std::size_t{1} << 31,
+                "relaxvm: static_vm runs programs of fewer than 2^31 instructions");
   result<value> run(static_frame* base) {
-    std::int64_t pc = view.funcs[static_cast<std::size_t>(top_->func_index)].start;
+    std::int32_t pc = static_cast<std::int32_t>(view.funcs[static_cast<std::size_t>(top_->func_index)].start);
     for (;;) {
       const instruction in = decode(view, pc);
       value* regs = top_->regs;
@@ -458,7 +461,7 @@ class static_vm final : public vm_context {
           value& ret = regs[rf];
           value* argv = regs + rf + 1;
           // The argument scratch owns no reference (null, scalars, borrows): forget, not drop.
-          for (std::int64_t k = 0; k < in.num_args; ++k) {
+          for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) {
             value::forget(argv[k]);
             detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
           }
@@ -467,7 +470,7 @@ class static_vm final : public vm_context {
           if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
             const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
-            for (std::int64_t k = 0; k < in.num_args; ++k) value::forget(argv[k]);
+            for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) value::forget(argv[k]);
             if (!ok) return fail(take(err), pc, base);
             if (in.dst != void_register) regs[in.dst] = std::move(ret);
             else ret.reset();
@@ -475,7 +478,7 @@ class static_vm final : public vm_context {
           } else {
             if (status s = push_frame(in.func_idx, argv, static_cast<std::size_t>(in.num_args), pc, in.dst); !s.ok())
               return fail(std::move(s).error(), pc, base);
-            pc = view.funcs[fi].start;
+            pc = static_cast<std::int32_t>(view.funcs[fi].start);
           }
           break;
         }
@@ -492,20 +495,20 @@ class static_vm final : public vm_context {
           const instruction call = decode(view, return_pc);
           value* caller_regs = top_->regs;
           value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
-          for (std::int64_t k = 0; k < call.num_args; ++k) value::forget(argv[k]);
+          for (std::int32_t k = 0, n = static_cast<std::int32_t>(call.num_args); k < n; ++k) value::forget(argv[k]);
           if (dst != void_register) caller_regs[dst] = std::move(result);
-          pc = return_pc + 1;
+          pc = static_cast<std::int32_t>(return_pc) + 1;
           break;
         }
         // (A program without Goto or If has no code for them.)
         case opcode::goto_:
-          if constexpr (Linked::uses_goto) pc += in.offset;
+          if constexpr (Linked::uses_goto) pc += static_cast<std::int32_t>(in.offset);
           break;
         case opcode::if_:
           if constexpr (Linked::uses_if) {
             const value& c = regs[in.reg];
             if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
-            pc += detail::if_offset(c, in.offset);
+            pc += static_cast<std::int32_t>(detail::if_offset(c, in.offset));
           }
           break;
       }

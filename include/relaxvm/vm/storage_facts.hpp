@@ -17,10 +17,13 @@
 //   blocks of 32 to 512 bytes) that the program's own objects take: the constants static_vm makes
 //   when it is created, and the objects one invocation of any vm function makes (storages, tensors,
 //   shapes, tuples), as if none were freed before it returns. Known under the same conditions as
-//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when every
-//   function the program calls is a builtin whose objects are known from its arguments or a
-//   typed kernel returning nothing, a number, a dtype or a device. Not counted: objects kernels
-//   make and keep themselves, and what the caller makes (its arguments, its allocators).
+//   arena_bytes (no backward jump, no recursion, no function passed as a value), and when the
+//   table entry of every function the program calls says what it makes (runtime/table.hpp,
+//   object_rule: the builtins' entries do, from their arguments; a typed kernel returning
+//   nothing, a number, a dtype or a device makes no object the VM keeps). The builtins are known
+//   by their entries, not their names: a table binding a vm.builtin name to a function of its own
+//   gets that function's rule. Not counted: objects kernels make themselves (temporaries as well
+//   as kept ones), and what the caller makes (its arguments, its allocators).
 #ifndef RELAXVM_VM_STORAGE_FACTS_HPP
 #define RELAXVM_VM_STORAGE_FACTS_HPP
 
@@ -239,41 +242,35 @@ constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
   if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
 }
 
-/// The objects the Call `in` of a packed function makes, by its name (the builtins) or, for any
-/// other function, by what its table entry returns (`returns_object`).
-constexpr object_blocks call_objects(const instruction& in, std::string_view name, bool returns_object) {
+/// What a packed function's table entry says of the objects its calls make (runtime/table.hpp).
+struct entry_objects {
+  object_rule rule = object_rule::by_return;
+  bool returns_object = true;
+};
+
+/// The objects the Call `in` of a packed function whose entry says `e` makes.
+constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
   object_blocks b;
-  // Builtins that make nothing new: checks, matches, shape arithmetic, and those returning a
-  // value they were given or one an object already holds.
-  constexpr std::string_view none[] = {
-      "vm.builtin.null_value",       "vm.builtin.copy",           "vm.builtin.kill_object",
-      "vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info",
-      "vm.builtin.check_func_info",  "vm.builtin.check_prim_value_info", "vm.builtin.check_upper_bound",
-      "vm.builtin.match_shape",      "vm.builtin.match_prim_value", "vm.builtin.make_prim_value",
-      "vm.builtin.store_shape",      "vm.builtin.shape_arith",    "vm.builtin.shape_of",
-      "vm.builtin.read_if_cond",     "vm.builtin.scalar_eq",      "vm.builtin.tuple_getitem",
-      "vm.builtin.tuple_reset_item", "vm.builtin.get_tag",        "vm.builtin.get_field",
-      "vm.builtin.memory_manager.clear"};
-  for (std::string_view n : none)
-    if (name == n) return b;
-  if (name == "vm.builtin.alloc_storage") {
-    b.add(sizeof(storage_object));
-  } else if (name == "vm.builtin.alloc_tensor" || name == "vm.builtin.reshape") {
-    b.add(sizeof(tensor_object));  // it holds the shape it was given
-  } else if (name == "vm.builtin.alloc_shape_heap") {
-    add_shape_object(b, 1);  // an int64 tensor of (size,): its shape, storage and tensor
-    b.add(sizeof(storage_object));
-    b.add(sizeof(tensor_object));
-  } else if (name == "vm.builtin.make_shape") {  // (heap, n, code_0, v_0, ...)
-    const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
-    if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
-    else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
-  } else if (name == "vm.builtin.load_shape") {  // (heap, idx_0, ...)
-    add_shape_object(b, in.num_args - 1);
-  } else if (name == "vm.builtin.make_tuple") {
-    if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
-  } else if (name.starts_with("vm.builtin.") || returns_object) {
-    b.known = false;  // objects that depend on values (tensor_to_shape, to_device ...), or a kernel's
+  switch (e.rule) {
+    case object_rule::by_return: b.known = !e.returns_object; break;
+    case object_rule::none: break;
+    case object_rule::storage: b.add(sizeof(storage_object)); break;
+    case object_rule::tensor: b.add(sizeof(tensor_object)); break;  // it holds the shape it was given
+    case object_rule::shape_heap:  // an int64 tensor of (size,): its shape, storage and tensor
+      add_shape_object(b, 1);
+      b.add(sizeof(storage_object));
+      b.add(sizeof(tensor_object));
+      break;
+    case object_rule::shape_of_count: {  // (heap, n, ...)
+      const arg n = in.num_args >= 2 ? in.arg_at(1) : arg();
+      if (n.kind() != arg_kind::imm || n.value() < 0 || n.value() > 4096) b.known = false;
+      else add_shape_object(b, n.value());  // too many dimensions for a block: unknown (add)
+      break;
+    }
+    case object_rule::shape_of_indices: add_shape_object(b, in.num_args - 1); break;  // (heap, idx_0, ...)
+    case object_rule::tuple_of_args:
+      if (in.num_args > 0) b.add(sizeof(tuple_object) + static_cast<std::size_t>(in.num_args) * sizeof(value));
+      break;
   }
   return b;
 }
@@ -282,7 +279,7 @@ constexpr object_blocks call_objects(const instruction& in, std::string_view nam
 /// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
 template <layout_sizes S>
 constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
-                                        const bool* returns_object, std::size_t f, object_blocks* memo, bool* done) {
+                                        const entry_objects* entries, std::size_t f, object_blocks* memo, bool* done) {
   if (done[f]) return memo[f];
   object_blocks total;
   for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
@@ -290,9 +287,9 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
     if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
     if (in.op != opcode::call) continue;
     if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
-      total.add(call_objects_of(v, facts, returns_object, static_cast<std::size_t>(callee), memo, done));
+      total.add(call_objects_of(v, facts, entries, static_cast<std::size_t>(callee), memo, done));
     else
-      total.add(call_objects(in, packed_callee(v, in), returns_object[static_cast<std::size_t>(in.func_idx)]));
+      total.add(call_objects(in, entries[static_cast<std::size_t>(in.func_idx)]));
   }
   memo[f] = total;
   done[f] = true;
@@ -300,11 +297,11 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
 }
 
 /// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
-/// any of its functions (see the top of this file), or unknown_bytes. `returns_object[f]`: whether
-/// the table entry packed function f calls may return an object.
+/// any of its vm functions (see the top of this file), or unknown_bytes. `entries[f]`: what the
+/// table entry packed function f calls says of its objects.
 template <layout_sizes S>
 constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
-                                    const bool* made, const bool* returns_object) {
+                                    const bool* made, const entry_objects* entries) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
@@ -326,7 +323,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks most;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (v.funcs[f].kind == func_kind::vm)
-      most.cover(call_objects_of(v, facts, returns_object, f, memo.data(), done.data()));
+      most.cover(call_objects_of(v, facts, entries, f, memo.data(), done.data()));
   constants.add(most);
   return constants.known ? constants.bytes() : unknown_bytes;
 }
