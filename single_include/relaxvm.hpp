@@ -694,6 +694,10 @@ class [[nodiscard]] result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
+  /// The value of a result known to hold one (RELAXVM_TRY_ASSIGN tested ok()): no test.
+  T&& checked_value() && noexcept { return std::move(value_); }
+  const T& checked_value() const& noexcept { return value_; }
+
   /// The error; only meaningful when !ok().
   const relaxvm::error& error() const& noexcept { return error_; }
   relaxvm::error&& error() && noexcept { return std::move(error_); }
@@ -769,7 +773,7 @@ using status = result<void>;
   auto&& RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__) = (__VA_ARGS__);                        \
   if (!RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__).ok())                                     \
     return std::move(RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__)).error();                   \
-  decl = std::move(*RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__))
+  decl = std::move(RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__)).checked_value()
 
 #endif  // RELAXVM_BASE_ERROR_HPP
 // ---- end relaxvm/base/error.hpp ----
@@ -2029,8 +2033,23 @@ constexpr bool checked_sub(std::int64_t a, std::int64_t b, std::int64_t& out) no
 #if !RELAXVM_HEAP
 // Firmware mode: one out-of-line copy (a 32-bit target's 64-bit overflow test is about 100 bytes
 // wherever it is inlined).
+// It tests the magnitudes' 32-bit halves (about half of __builtin_mul_overflow's code there);
+// `out` is the wrapped product, as __builtin_mul_overflow writes it, overflow or not.
 RELAXVM_NOINLINE inline bool checked_mul_out_of_line(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
-  return !__builtin_mul_overflow(a, b, &out);
+  out = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  const bool negative = (a < 0) != (b < 0);
+  const std::uint64_t ua = a < 0 ? 0 - static_cast<std::uint64_t>(a) : static_cast<std::uint64_t>(a);
+  const std::uint64_t ub = b < 0 ? 0 - static_cast<std::uint64_t>(b) : static_cast<std::uint64_t>(b);
+  const auto ah = static_cast<std::uint32_t>(ua >> 32), al = static_cast<std::uint32_t>(ua);
+  const auto bh = static_cast<std::uint32_t>(ub >> 32), bl = static_cast<std::uint32_t>(ub);
+  if (ah != 0 && bh != 0) return false;
+  // One of the cross products is 0, so their sum does not wrap.
+  const std::uint64_t cross = static_cast<std::uint64_t>(ah) * bl + static_cast<std::uint64_t>(bh) * al;
+  if ((cross >> 32) != 0) return false;
+  const std::uint64_t low = static_cast<std::uint64_t>(al) * bl;
+  const std::uint64_t magnitude = low + (cross << 32);
+  if (magnitude < low) return false;
+  return magnitude <= (std::uint64_t{1} << 63) - (negative ? 0 : 1);
 }
 #endif
 constexpr bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
@@ -5708,7 +5727,10 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   shape(std::initializer_list<std::int64_t> dims) : shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
   /// The non-throwing form: in firmware mode, an error when the object memory has no room.
   static result<shape> try_make(std::span<const std::int64_t> dims) {
-    return generate(dims.size(), [dims](std::size_t i) -> result<std::int64_t> { return dims[i]; });
+    std::int64_t* out = nullptr;
+    RELAXVM_TRY_ASSIGN(shape s, try_uninitialized(dims.size(), out));
+    for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
+    return s;
   }
   explicit shape(std::span<const std::int64_t> dims) {
     if (dims.empty()) return;
@@ -6367,11 +6389,19 @@ class value {
   RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
   /// Makes this null, dropping any reference.
+#if RELAXVM_HEAP
   RELAXVM_ALWAYS_INLINE void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
   }
+#else
+  RELAXVM_NOINLINE void reset() noexcept {  // firmware mode: one copy
+    drop();
+    kind_ = value_kind::null;
+    borrowed_ = false;
+  }
+#endif
 
   value_kind kind() const noexcept { return kind_; }
   bool is_null() const noexcept { return kind_ == value_kind::null; }
@@ -7040,10 +7070,26 @@ struct arg_holder<vm_context&> {
 template <class P>
 inline constexpr bool is_rest_v = std::is_same_v<std::remove_cvref_t<P>, std::span<const value>>;
 
+template <class R>
+bool store_result(R&& r, value& ret, std::optional<error>& err);
+#if !RELAXVM_HEAP
+// Firmware mode: one copy of store_result for each type a function returns, shared by the
+// functions that return it (their thunks only call it).
+template <class D>
+RELAXVM_NOINLINE bool store_result_out_of_line(D& r, value& ret, std::optional<error>& err) {
+  return store_result<D>(std::move(r), ret, err);
+}
+#endif
+
 /// Writes a C++ result into `ret`, or its error into `err`.
 template <class R>
 RELAXVM_ALWAYS_INLINE bool store_result(R&& r, value& ret, std::optional<error>& err) {
   using D = std::remove_cvref_t<R>;
+#if !RELAXVM_HEAP
+  if constexpr (std::is_same_v<R, D&> && is_result_v<D>) {  // from finish_call
+    return store_result_out_of_line<D>(r, ret, err);
+  } else
+#endif
   if constexpr (is_result_v<D>) {
     if (!r.ok()) {
       err.emplace(std::forward<R>(r).error());
@@ -7069,7 +7115,12 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
     ret.reset();
     return true;
   } else {
+#if !RELAXVM_HEAP
+    auto&& r = call();
+    return store_result(r, ret, err);  // an lvalue: store_result_out_of_line
+#else
     return store_result(call(), ret, err);
+#endif
   }
 }
 
@@ -7107,6 +7158,14 @@ RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t 
   err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
   return false;
 }
+
+#if !RELAXVM_ERROR_TEXT
+// Terse errors: what arity_failed and argument_failed both give.
+RELAXVM_NOINLINE inline bool typed_failed(std::string_view name, std::optional<error>& err) {
+  err.emplace(type_error(name));
+  return false;
+}
+#endif
 
 template <class... P>
 constexpr bool last_is_rest() {
@@ -7160,8 +7219,14 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   template <class NameOf, class G>
   RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                         std::optional<error>& err) {
+#if RELAXVM_ERROR_TEXT
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
+#else
+    // Terse errors: a wrong count gives the argument checks' error (the function's name), so
+    // both share one failure path.
+    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed)) return typed_failed(name_of(), err);
+#endif
     return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
   /// The same at a call site the linker checked: the argument count is right, and the
@@ -7172,21 +7237,34 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
     return call<Known>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I, std::uint64_t Known, class NameOf>
-  RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
+  /// Whether argument I passes its check; if not, `bad` is I.
+  template <std::size_t I, std::uint64_t Known>
+  RELAXVM_ALWAYS_INLINE static bool check_one(const value* args, std::size_t& bad) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if constexpr (I < 64) {
       if constexpr (((Known >> (I < 64 ? I : 0)) & 1) != 0) return true;
     }
     if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
-    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    bad = I;
+    return false;
   }
 
   template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
-    if (!(check_one<I, Known>(name_of, args, err) && ...)) return false;
+    // One failure path for all the checks: the one that failed is found by its index.
+    if constexpr (sizeof...(I) > 0) {
+      std::size_t bad = 0;
+      if (RELAXVM_UNLIKELY(!(check_one<I, Known>(args, bad) && ...))) {
+#if RELAXVM_ERROR_TEXT
+        static constexpr std::array<std::string_view, fixed + 1> names = names_array(std::make_index_sequence<fixed>());
+        return argument_failed(name_of(), bad, names[bad], args[bad], err);
+#else
+        return typed_failed(name_of(), err);  // the message is the function's name
+#endif
+      }
+    }
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;
@@ -12205,6 +12283,11 @@ struct heap_view {
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
 RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
+#if !RELAXVM_ERROR_TEXT
+  // Terse errors keep the kind and the name: which test failed is not needed.
+  if (v.kind() != value_kind::tensor) return type_error(fn);
+  return value_error(fn);
+#else
   if (v.kind() != value_kind::tensor)
     return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
   const tensor heap = v.as<tensor>();
@@ -12215,6 +12298,7 @@ RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   return value_error(fn, ": the shape heap is read-only");
+#endif
 }
 
 /// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
@@ -12379,12 +12463,16 @@ inline status store_shape(const shape& s, const value& heap_value, std::span<con
 inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.load_shape";
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
-  return shape::generate(indices.size(), [&](std::size_t i) -> result<std::int64_t> {
+  // shape::generate with the dimensions read in place (no result for each).
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(indices.size(), dims));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
     if (indices[i].kind() != value_kind::int64)
       return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
     RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
-    return heap.slots[indices[i].raw_int()];
-  });
+    dims[i] = heap.slots[indices[i].raw_int()];
+  }
+  return s;
 }
 
 // ---- match and make ------------------------------------------------------------------------
@@ -12594,7 +12682,8 @@ inline status check_tensor_info(std::span<const value> args) {
   if (args.size() == 4) {
     if (args[2].kind() != value_kind::dtype)
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
-    if (!detail::dtype_ok(dl, args[2].as<dtype>())) return detail::wrong_dtype(ctx, args[2].as<dtype>(), dtype(dl.dtype));
+    const dtype want = value_traits<dtype>::get(args[2]);  // its kind was checked
+    if (!detail::dtype_ok(dl, want)) return detail::wrong_dtype(ctx, want, dtype(dl.dtype));
   }
   return {};
 }
@@ -12602,7 +12691,7 @@ inline status check_tensor_info(std::span<const value> args) {
 inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
   if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
-  const std::int64_t size = x.as<shape>().size();
+  const std::int64_t size = value_traits<shape>::get(x).size();  // its kind was checked
   if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
   return {};
 }
@@ -12610,7 +12699,7 @@ inline status check_shape_info(const value& x, std::int64_t ndim, const value& e
 inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
   if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
-  const std::int64_t got = x.as<tuple>().size();
+  const std::int64_t got = value_traits<tuple>::get(x).size();  // its kind was checked
   if (got != size)
     return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
   return {};
@@ -12784,21 +12873,24 @@ inline result<shape> tensor_to_shape(const tensor& t) {
   if (t.device().device_type != kDLCPU)
     return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
-  return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
-    if (t.dtype().bits == 16) {
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  const int bits = t.dtype().bits;
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bits == 16) {
       std::int16_t x;
       std::memcpy(&x, p + 2 * i, 2);
-      return x;
-    }
-    if (t.dtype().bits == 32) {
+      dims[i] = x;
+    } else if (bits == 32) {
       std::int32_t x;
       std::memcpy(&x, p + 4 * i, 4);
-      return x;
+      dims[i] = x;
+    } else {
+      std::memcpy(&dims[i], p + 8 * i, 8);
     }
-    std::int64_t x;
-    std::memcpy(&x, p + 8 * i, 8);
-    return x;
-  });
+  }
+  return s;
 }
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
@@ -13498,17 +13590,23 @@ inline result<value> to_device(std::span<const value> args) {
     return relaxvm::detail::value_error(fn, ": device type ", args[1].raw_int(), " id ", args[2].raw_int(),
                                         " is not a DLPack device");
   const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
-  const tensor src = args[0].as<tensor>();
+  const borrowed<tensor> src(args[0].raw_object());
+  // One copy_to call, with the device's allocator in the VM or the system's.
+  allocator system;
+  const allocator* from = &system;
   if (ctx) {
+    from = nullptr;
     for (const device_allocator& d : ctx->devices())
       if (d.device == target) {
-        RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
-        return value(out);
+        from = &d.allocator;
+        break;
       }
-    return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
+    if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
+  } else {
+    system = allocator::naive();
   }
-  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
-  return value(out);
+  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
+  return value(std::move(out));
 }
 
 /// Drops the register's reference: the call's result (null) overwrites it.

@@ -273,6 +273,10 @@ class [[nodiscard]] result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
+  /// The value of a result known to hold one (RELAXVM_TRY_ASSIGN tested ok()): no test.
+  T&& checked_value() && noexcept { return std::move(value_); }
+  const T& checked_value() const& noexcept { return value_; }
+
   /// The error; only meaningful when !ok().
   const relaxvm::error& error() const& noexcept { return error_; }
   relaxvm::error&& error() && noexcept { return std::move(error_); }
@@ -348,6 +352,6 @@ using status = result<void>;
   auto&& RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__) = (__VA_ARGS__);                        \
   if (!RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__).ok())                                     \
     return std::move(RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__)).error();                   \
-  decl = std::move(*RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__))
+  decl = std::move(RELAXVM_DETAIL_CONCAT(relaxvm_try_, __LINE__)).checked_value()
 
 #endif  // RELAXVM_BASE_ERROR_HPP

@@ -268,17 +268,23 @@ inline result<value> to_device(std::span<const value> args) {
     return relaxvm::detail::value_error(fn, ": device type ", args[1].raw_int(), " id ", args[2].raw_int(),
                                         " is not a DLPack device");
   const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
-  const tensor src = args[0].as<tensor>();
+  const borrowed<tensor> src(args[0].raw_object());
+  // One copy_to call, with the device's allocator in the VM or the system's.
+  allocator system;
+  const allocator* from = &system;
   if (ctx) {
+    from = nullptr;
     for (const device_allocator& d : ctx->devices())
       if (d.device == target) {
-        RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, d.allocator));
-        return value(out);
+        from = &d.allocator;
+        break;
       }
-    return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
+    if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
+  } else {
+    system = allocator::naive();
   }
-  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src, target, allocator::naive()));
-  return value(out);
+  RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
+  return value(std::move(out));
 }
 
 /// Drops the register's reference: the call's result (null) overwrites it.

@@ -79,6 +79,11 @@ struct heap_view {
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
 RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
+#if !RELAXVM_ERROR_TEXT
+  // Terse errors keep the kind and the name: which test failed is not needed.
+  if (v.kind() != value_kind::tensor) return type_error(fn);
+  return value_error(fn);
+#else
   if (v.kind() != value_kind::tensor)
     return type_error(fn, ": the shape heap must be a tensor, but got ", v.describe());
   const tensor heap = v.as<tensor>();
@@ -89,6 +94,7 @@ RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
   if (!heap.is_contiguous() || reinterpret_cast<std::uintptr_t>(heap.raw_data()) % alignof(std::int64_t) != 0)
     return value_error(fn, ": the shape heap must be compact and 8-byte aligned");
   return value_error(fn, ": the shape heap is read-only");
+#endif
 }
 
 /// The slots of the shape heap `v` (a compact, aligned, 1-d int64 host tensor, writable if
@@ -253,12 +259,16 @@ inline status store_shape(const shape& s, const value& heap_value, std::span<con
 inline result<shape> load_shape(const value& heap_value, std::span<const value> indices) {
   constexpr std::string_view fn = "vm.builtin.load_shape";
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
-  return shape::generate(indices.size(), [&](std::size_t i) -> result<std::int64_t> {
+  // shape::generate with the dimensions read in place (no result for each).
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(indices.size(), dims));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
     if (indices[i].kind() != value_kind::int64)
       return detail::type_error(fn, ": index ", i, " must be an int64 slot number, but got ", indices[i].describe());
     RELAXVM_TRY(detail::check_slot(fn, "index", static_cast<std::int64_t>(i), indices[i].raw_int(), heap));
-    return heap.slots[indices[i].raw_int()];
-  });
+    dims[i] = heap.slots[indices[i].raw_int()];
+  }
+  return s;
 }
 
 // ---- match and make ------------------------------------------------------------------------
@@ -468,7 +478,8 @@ inline status check_tensor_info(std::span<const value> args) {
   if (args.size() == 4) {
     if (args[2].kind() != value_kind::dtype)
       return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
-    if (!detail::dtype_ok(dl, args[2].as<dtype>())) return detail::wrong_dtype(ctx, args[2].as<dtype>(), dtype(dl.dtype));
+    const dtype want = value_traits<dtype>::get(args[2]);  // its kind was checked
+    if (!detail::dtype_ok(dl, want)) return detail::wrong_dtype(ctx, want, dtype(dl.dtype));
   }
   return {};
 }
@@ -476,7 +487,7 @@ inline status check_tensor_info(std::span<const value> args) {
 inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
   if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
-  const std::int64_t size = x.as<shape>().size();
+  const std::int64_t size = value_traits<shape>::get(x).size();  // its kind was checked
   if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
   return {};
 }
@@ -484,7 +495,7 @@ inline status check_shape_info(const value& x, std::int64_t ndim, const value& e
 inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
   RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
   if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
-  const std::int64_t got = x.as<tuple>().size();
+  const std::int64_t got = value_traits<tuple>::get(x).size();  // its kind was checked
   if (got != size)
     return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
   return {};
@@ -658,21 +669,24 @@ inline result<shape> tensor_to_shape(const tensor& t) {
   if (t.device().device_type != kDLCPU)
     return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
-  return shape::generate(static_cast<std::size_t>(t.numel()), [&](std::size_t i) -> result<std::int64_t> {
-    if (t.dtype().bits == 16) {
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  const int bits = t.dtype().bits;
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bits == 16) {
       std::int16_t x;
       std::memcpy(&x, p + 2 * i, 2);
-      return x;
-    }
-    if (t.dtype().bits == 32) {
+      dims[i] = x;
+    } else if (bits == 32) {
       std::int32_t x;
       std::memcpy(&x, p + 4 * i, 4);
-      return x;
+      dims[i] = x;
+    } else {
+      std::memcpy(&dims[i], p + 8 * i, 8);
     }
-    std::int64_t x;
-    std::memcpy(&x, p + 8 * i, 8);
-    return x;
-  });
+  }
+  return s;
 }
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).

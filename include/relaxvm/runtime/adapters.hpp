@@ -179,10 +179,26 @@ struct arg_holder<vm_context&> {
 template <class P>
 inline constexpr bool is_rest_v = std::is_same_v<std::remove_cvref_t<P>, std::span<const value>>;
 
+template <class R>
+bool store_result(R&& r, value& ret, std::optional<error>& err);
+#if !RELAXVM_HEAP
+// Firmware mode: one copy of store_result for each type a function returns, shared by the
+// functions that return it (their thunks only call it).
+template <class D>
+RELAXVM_NOINLINE bool store_result_out_of_line(D& r, value& ret, std::optional<error>& err) {
+  return store_result<D>(std::move(r), ret, err);
+}
+#endif
+
 /// Writes a C++ result into `ret`, or its error into `err`.
 template <class R>
 RELAXVM_ALWAYS_INLINE bool store_result(R&& r, value& ret, std::optional<error>& err) {
   using D = std::remove_cvref_t<R>;
+#if !RELAXVM_HEAP
+  if constexpr (std::is_same_v<R, D&> && is_result_v<D>) {  // from finish_call
+    return store_result_out_of_line<D>(r, ret, err);
+  } else
+#endif
   if constexpr (is_result_v<D>) {
     if (!r.ok()) {
       err.emplace(std::forward<R>(r).error());
@@ -208,7 +224,12 @@ RELAXVM_ALWAYS_INLINE bool finish_call(Call&& call, value& ret, std::optional<er
     ret.reset();
     return true;
   } else {
+#if !RELAXVM_HEAP
+    auto&& r = call();
+    return store_result(r, ret, err);  // an lvalue: store_result_out_of_line
+#else
     return store_result(call(), ret, err);
+#endif
   }
 }
 
@@ -246,6 +267,14 @@ RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t 
   err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
   return false;
 }
+
+#if !RELAXVM_ERROR_TEXT
+// Terse errors: what arity_failed and argument_failed both give.
+RELAXVM_NOINLINE inline bool typed_failed(std::string_view name, std::optional<error>& err) {
+  err.emplace(type_error(name));
+  return false;
+}
+#endif
 
 template <class... P>
 constexpr bool last_is_rest() {
@@ -299,8 +328,14 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
   template <class NameOf, class G>
   RELAXVM_ALWAYS_INLINE static bool run(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                         std::optional<error>& err) {
+#if RELAXVM_ERROR_TEXT
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
+#else
+    // Terse errors: a wrong count gives the argument checks' error (the function's name), so
+    // both share one failure path.
+    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed)) return typed_failed(name_of(), err);
+#endif
     return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
   /// The same at a call site the linker checked: the argument count is right, and the
@@ -311,21 +346,34 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
     return call<Known>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
 
-  template <std::size_t I, std::uint64_t Known, class NameOf>
-  RELAXVM_ALWAYS_INLINE static bool check_one(NameOf name_of, const value* args, std::optional<error>& err) {
+  /// Whether argument I passes its check; if not, `bad` is I.
+  template <std::size_t I, std::uint64_t Known>
+  RELAXVM_ALWAYS_INLINE static bool check_one(const value* args, std::size_t& bad) {
     using P_ = std::tuple_element_t<I, std::tuple<P...>>;
     if constexpr (I < 64) {
       if constexpr (((Known >> (I < 64 ? I : 0)) & 1) != 0) return true;
     }
     if (RELAXVM_LIKELY(arg_holder<P_>::check(args[I]))) return true;
-    return argument_failed(name_of(), I, arg_holder<P_>::name, args[I], err);
+    bad = I;
+    return false;
   }
 
   template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
-    if (!(check_one<I, Known>(name_of, args, err) && ...)) return false;
+    // One failure path for all the checks: the one that failed is found by its index.
+    if constexpr (sizeof...(I) > 0) {
+      std::size_t bad = 0;
+      if (RELAXVM_UNLIKELY(!(check_one<I, Known>(args, bad) && ...))) {
+#if RELAXVM_ERROR_TEXT
+        static constexpr std::array<std::string_view, fixed + 1> names = names_array(std::make_index_sequence<fixed>());
+        return argument_failed(name_of(), bad, names[bad], args[bad], err);
+#else
+        return typed_failed(name_of(), err);  // the message is the function's name
+#endif
+      }
+    }
     // Returns by value: the argument holders are temporaries of this call, so a reference the
     // function returns into one of them is copied before they go.
     using V = std::conditional_t<std::is_void_v<R>, void, std::remove_cvref_t<R>>;

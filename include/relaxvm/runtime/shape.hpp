@@ -35,7 +35,10 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   shape(std::initializer_list<std::int64_t> dims) : shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
   /// The non-throwing form: in firmware mode, an error when the object memory has no room.
   static result<shape> try_make(std::span<const std::int64_t> dims) {
-    return generate(dims.size(), [dims](std::size_t i) -> result<std::int64_t> { return dims[i]; });
+    std::int64_t* out = nullptr;
+    RELAXVM_TRY_ASSIGN(shape s, try_uninitialized(dims.size(), out));
+    for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
+    return s;
   }
   explicit shape(std::span<const std::int64_t> dims) {
     if (dims.empty()) return;

@@ -144,11 +144,19 @@ class value {
   RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
   /// Makes this null, dropping any reference.
+#if RELAXVM_HEAP
   RELAXVM_ALWAYS_INLINE void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
   }
+#else
+  RELAXVM_NOINLINE void reset() noexcept {  // firmware mode: one copy
+    drop();
+    kind_ = value_kind::null;
+    borrowed_ = false;
+  }
+#endif
 
   value_kind kind() const noexcept { return kind_; }
   bool is_null() const noexcept { return kind_ == value_kind::null; }
