@@ -5989,7 +5989,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
       return detail::value_error("tensor::empty: cannot allocate on ", d,
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::empty", 13)));
     // A program asking for more memory than there is gets an error, not an exception (or, without
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
@@ -6038,7 +6038,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   static result<tensor> try_view(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                                  object_ref<object> owner, bool read_only) {
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::view"));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::view", 12)));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
     return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
   }
@@ -7538,7 +7538,7 @@ class naive_allocator final : public allocator_object {
   static constexpr std::string_view type_name = "relaxvm.allocator.naive";
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
-    if (!p) return out_of_memory("naive allocator", nbytes);
+    if (!p) return out_of_memory(std::string_view("naive allocator", 15), nbytes);
     detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
@@ -7553,7 +7553,7 @@ class naive_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return "naive"; }
+  std::string_view kind_name() const override { return std::string_view("naive", 5); }
 
  private:
   mutable detail::mutex mutex_;
@@ -7926,10 +7926,11 @@ inline result<tensor> view_storage(const object_ref<storage_object>& st, std::in
 /// A new compact tensor from `alloc`, on `dev`.
 inline result<tensor> empty_tensor(const shape& s, dtype t, const allocator& alloc, device dev) {
   std::int64_t numel = 0, nbytes = 0;
-  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
-  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size("tensor::empty", nbytes));
+  constexpr std::string_view fn = "tensor::empty";  // a constant: no strlen call at -Os
+  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, fn));
+  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size(fn, nbytes));
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(alloc, size, alloc_alignment, dev));
-  return view_storage(st, 0, s, t, "tensor::empty");
+  return view_storage(st, 0, s, t, fn);
 }
 
 /// A compact copy of `src` on `dev`, allocated from `alloc`. Every device here is host memory,
@@ -11985,12 +11986,12 @@ class static_vm final : public vm_context {
 
   status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
                     std::int64_t caller_dst) {
-    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fi)];
+    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fi)];
     const std::size_t bytes = sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
     if (used_ + bytes > memory_.size()) return out_of_memory(view.name(static_cast<std::size_t>(fi)), bytes);
     auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
     fr->regs = reinterpret_cast<value*>(fr + 1);
-    for (std::int64_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
+    for (std::uint32_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
     for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
     used_ += bytes;
     peak_ = used_ > peak_ ? used_ : peak_;
@@ -12000,8 +12001,8 @@ class static_vm final : public vm_context {
 
   void pop_frame() {
     static_frame* fr = top_;
-    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
-    for (std::int64_t i = slots - 1; i >= 0; --i) fr->regs[i].~value();
+    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
+    for (std::uint32_t i = slots; i-- > 0;) fr->regs[i].~value();
     used_ -= sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
     top_ = fr->caller;
   }
@@ -12103,11 +12104,19 @@ class static_vm final : public vm_context {
   }
 
   // Register slots each frame has in the VM's memory (none when compiled: they are locals); an
-  // array of its own, so that the program's facts stay out of the binary.
-  static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
-    std::array<std::int64_t, Linked::num_funcs> s{};
+  // array of its own, so that the program's facts stay out of the binary. 32-bit: half the
+  // bytes, and 32-bit loops over them (a frame of 2^32 registers could not be placed anyway).
+  static constexpr bool frame_slots_fit_ = [] {
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = Linked::facts.funcs[f].frame_slots;
+      if (Linked::facts.funcs[f].frame_slots < 0 || Linked::facts.funcs[f].frame_slots > 0xffffffffLL) return false;
+    return true;
+  }();
+  static_assert(frame_slots_fit_, "relaxvm: static_vm runs functions of fewer than 2^32 register slots");
+  static constexpr std::array<std::uint32_t, Linked::num_funcs> frame_slots_ = [] {
+    std::array<std::uint32_t, Linked::num_funcs> s{};
+    for (std::size_t f = 0; f < Linked::num_funcs; ++f)
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret)
+        s[f] = static_cast<std::uint32_t>(Linked::facts.funcs[f].frame_slots);
     return s;
   }();
 
@@ -12400,6 +12409,18 @@ RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& 
 RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
   return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
 }
+/// A new 1-d int64 host tensor of `n` elements (not initialized): from VM `ctx`'s host allocator
+/// (its last device), or from the system outside a VM. alloc_shape_heap's and shape_to_tensor's.
+RELAXVM_NOINLINE inline result<tensor> host_int64_vector(vm_context* ctx, std::int64_t n) {
+  std::int64_t* d = nullptr;
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_uninitialized(1, d));
+  d[0] = n;
+  if (ctx) {
+    const device_allocator& host = ctx->devices().back();
+    return empty_tensor(dims, dtype::int64(), host.allocator, host.device);
+  }
+  return tensor::try_empty(dims, dtype::int64());
+}
 /// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
 RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
   tensor_object* k = kept_exclusive<tensor_object>(kept);
@@ -12431,14 +12452,7 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   value* kept = detail::heap_slot(ctx);
   if (detail::reuse_kept_heap(kept, size)) return *kept;
   if (kept != nullptr) kept->reset();
-  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
-  tensor heap;
-  if (ctx) {
-    const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(heap, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
-  } else {
-    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
-  }
+  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_int64_vector(ctx, size));
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   value made(heap);
   if (kept != nullptr) *kept = made;
@@ -12552,12 +12566,13 @@ inline status match_shape(std::span<const value> args) {
   if (!detail::input_dims(args[0], dims)) return detail::not_matchable(ctx, args[0]);
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
   if (static_cast<std::int64_t>(dims.size()) != n) return detail::match_size_mismatch(ctx);
-  for (std::int64_t i = 0; i < n; ++i) {
-    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
-    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
-    const std::int64_t d = dims[static_cast<std::size_t>(i)];
+  // n is bounded by the argument count (checked above): the loop counts in size_t.
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * i, "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * i, "a value"));
+    const std::int64_t d = dims[i];
     if (const detail::match_outcome o = detail::match_one(d, {code, v}, heap); o != detail::match_outcome::ok)
-      return detail::match_error(o, ctx, i, d, {code, v}, heap);
+      return detail::match_error(o, ctx, static_cast<std::int64_t>(i), d, {code, v}, heap);
   }
   return {};
 }
@@ -12621,17 +12636,19 @@ inline status match_prim_value(std::span<const value> args) {
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
   RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2, "the code"));
   RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3, "the value"));
+  // The two codes that use a slot check it first (one check for both).
+  if (code == static_cast<std::int64_t>(match_code::store_to_heap) ||
+      code == static_cast<std::int64_t>(match_code::assert_equal_to_load))
+    RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
   switch (static_cast<match_code>(code)) {
     case match_code::assert_equal_to_imm:
       if (x != v) return detail::runtime_error(ctx, "PrimValue mismatch to specified constant. (", x, " is not ", v, ")");
       return {};
     case match_code::store_to_heap:
-      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
       heap.slots[v] = x;
       return {};
     case match_code::no_op: return {};
     case match_code::assert_equal_to_load:
-      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
       if (x != heap.slots[v])
         return detail::runtime_error(ctx, "PrimValue mismatch to a previous populated value. (", x, " is not ",
                                      heap.slots[v], ")");
@@ -12689,30 +12706,38 @@ inline status check_tensor_info(std::span<const value> args) {
 }
 
 inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_shape_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
-  const std::int64_t size = value_traits<shape>::get(x).size();  // its kind was checked
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const shape_object*>(x.raw_object());
+  const std::int64_t size = o ? o->size : 0;
   if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
   return {};
 }
 
 inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_tuple_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
-  const std::int64_t got = value_traits<tuple>::get(x).size();  // its kind was checked
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const tuple_object*>(x.raw_object());
+  const std::int64_t got = o ? o->size : 0;
   if (got != size)
     return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
   return {};
 }
 
 inline status check_func_info(const value& x, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_func_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_func_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
   return {};
 }
 
 inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_prim_value_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (holds_object(x.kind()))
     return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
   bool ok = false;
@@ -12815,18 +12840,22 @@ namespace detail {
 RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
   constexpr std::string_view fn = "vm.builtin.shape_arith";
   std::int64_t operand[2];
-  for (int k = 0; k < 2; ++k) {
-    const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
-    if (code == static_cast<std::int64_t>(make_code::use_imm)) {
-      operand[k] = v;
-    } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
-      RELAXVM_TRY(check_slot(fn, "an operand", -1, v, heap));
-      operand[k] = heap.slots[v];
-    } else {
-      return value_error(fn, ": Unknown make shape code: ", code);
+  // The operands, then the destination: one slot check for the three.
+  for (int k = 0; k < 3; ++k) {
+    std::int64_t slot = w[1];
+    if (k < 2) {
+      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+        continue;
+      }
+      if (code != static_cast<std::int64_t>(make_code::load_shape))
+        return value_error(fn, ": Unknown make shape code: ", code);
+      slot = v;
     }
+    RELAXVM_TRY(check_slot(fn, k < 2 ? "an operand" : "the destination", -1, slot, heap));
+    if (k < 2) operand[k] = heap.slots[slot];
   }
-  RELAXVM_TRY(check_slot(fn, "the destination", -1, w[1], heap));
   const auto op = static_cast<arith_op>(w[0]);
   const std::int64_t a = operand[0], b = operand[1];
   std::int64_t r = 0;
@@ -12895,15 +12924,8 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
-  const std::int64_t n = s.size();
-  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&n, 1)));
-  tensor t;
-  if (vm_context* ctx = running_context()) {  // from the running VM's host allocator, as its memory is
-    const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(t, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
-  } else {
-    RELAXVM_TRY_ASSIGN(t, tensor::try_empty(dims, dtype::int64()));
-  }
+  // From the running VM's host allocator, as its memory is.
+  RELAXVM_TRY_ASSIGN(tensor t, detail::host_int64_vector(running_context(), s.size()));
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }
@@ -13359,7 +13381,7 @@ inline bool scope_ok(std::span<const value> rest) noexcept {
   if (rest.empty()) return true;
   if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  return scope.empty() || scope == "global";
+  return scope.empty() || scope == std::string_view("global", 6);
 }
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (RELAXVM_LIKELY(scope_ok(rest))) return {};
@@ -13449,8 +13471,10 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
-  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, size));
+  // to_size's test and message, with the test request_storage made already.
+  if (problem == detail::storage_problem::too_large)
+    return relaxvm::detail::runtime_error(fn, ": cannot allocate ", req.nbytes, " bytes");
+  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, static_cast<std::size_t>(req.nbytes)));
   return made;
 }
 
@@ -13567,11 +13591,21 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
     return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                             t.read_only());
-  // The copy comes from the running VM's allocator for that device, as the VM's memory does.
+  // The copy comes from the running VM's allocator for that device, as the VM's memory does
+  // (otherwise the system's): one copy_to call.
+  const allocator* from = nullptr;
   if (vm_context* ctx = running_context())
     for (const device_allocator& d : ctx->devices())
-      if (d.device == t.device()) return copy_to(t, t.device(), d.allocator);
-  return copy_to(t, t.device(), allocator::naive());
+      if (d.device == t.device()) {
+        from = &d.allocator;
+        break;
+      }
+  allocator system;
+  if (from == nullptr) {
+    system = allocator::naive();
+    from = &system;
+  }
+  return copy_to(t, t.device(), *from);
 }
 
 /// A copy of the tensor on device (type, id), allocated from that device's allocator in the VM

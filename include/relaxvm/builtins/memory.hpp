@@ -37,7 +37,7 @@ inline bool scope_ok(std::span<const value> rest) noexcept {
   if (rest.empty()) return true;
   if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  return scope.empty() || scope == "global";
+  return scope.empty() || scope == std::string_view("global", 6);
 }
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (RELAXVM_LIKELY(scope_ok(rest))) return {};
@@ -127,8 +127,10 @@ inline result<value> alloc_storage(vm_context& ctx, const shape& buffer_shape, s
   if (problem == detail::storage_problem::size)
     return relaxvm::detail::value_error(fn, ": the size of shape ", relaxvm::detail::dims_text{buffer_shape.dims()},
                                         " x ", dtype_hint, " is negative or overflows int64");
-  RELAXVM_TRY_ASSIGN(std::size_t size, relaxvm::detail::to_size(fn, req.nbytes));
-  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, size));
+  // to_size's test and message, with the test request_storage made already.
+  if (problem == detail::storage_problem::too_large)
+    return relaxvm::detail::runtime_error(fn, ": cannot allocate ", req.nbytes, " bytes");
+  RELAXVM_TRY_ASSIGN(value made, detail::allocate_storage(ctx, *req.device, static_cast<std::size_t>(req.nbytes)));
   return made;
 }
 
@@ -245,11 +247,21 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % alloc_alignment == 0)
     return tensor::try_view(t.raw_data(), t.shape(), t.dtype(), t.device(), object_ref<object>::retain(t.get()),
                             t.read_only());
-  // The copy comes from the running VM's allocator for that device, as the VM's memory does.
+  // The copy comes from the running VM's allocator for that device, as the VM's memory does
+  // (otherwise the system's): one copy_to call.
+  const allocator* from = nullptr;
   if (vm_context* ctx = running_context())
     for (const device_allocator& d : ctx->devices())
-      if (d.device == t.device()) return copy_to(t, t.device(), d.allocator);
-  return copy_to(t, t.device(), allocator::naive());
+      if (d.device == t.device()) {
+        from = &d.allocator;
+        break;
+      }
+  allocator system;
+  if (from == nullptr) {
+    system = allocator::naive();
+    from = &system;
+  }
+  return copy_to(t, t.device(), *from);
 }
 
 /// A copy of the tensor on device (type, id), allocated from that device's allocator in the VM

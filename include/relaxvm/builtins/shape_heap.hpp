@@ -196,6 +196,18 @@ RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& 
 RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
   return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
 }
+/// A new 1-d int64 host tensor of `n` elements (not initialized): from VM `ctx`'s host allocator
+/// (its last device), or from the system outside a VM. alloc_shape_heap's and shape_to_tensor's.
+RELAXVM_NOINLINE inline result<tensor> host_int64_vector(vm_context* ctx, std::int64_t n) {
+  std::int64_t* d = nullptr;
+  RELAXVM_TRY_ASSIGN(shape dims, shape::try_uninitialized(1, d));
+  d[0] = n;
+  if (ctx) {
+    const device_allocator& host = ctx->devices().back();
+    return empty_tensor(dims, dtype::int64(), host.allocator, host.device);
+  }
+  return tensor::try_empty(dims, dtype::int64());
+}
 /// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
 RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
   tensor_object* k = kept_exclusive<tensor_object>(kept);
@@ -227,14 +239,7 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   value* kept = detail::heap_slot(ctx);
   if (detail::reuse_kept_heap(kept, size)) return *kept;
   if (kept != nullptr) kept->reset();
-  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&size, 1)));
-  tensor heap;
-  if (ctx) {
-    const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(heap, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
-  } else {
-    RELAXVM_TRY_ASSIGN(heap, tensor::try_empty(dims, dtype::int64()));
-  }
+  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_int64_vector(ctx, size));
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   value made(heap);
   if (kept != nullptr) *kept = made;
@@ -348,12 +353,13 @@ inline status match_shape(std::span<const value> args) {
   if (!detail::input_dims(args[0], dims)) return detail::not_matchable(ctx, args[0]);
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
   if (static_cast<std::int64_t>(dims.size()) != n) return detail::match_size_mismatch(ctx);
-  for (std::int64_t i = 0; i < n; ++i) {
-    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * static_cast<std::size_t>(i), "a code"));
-    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * static_cast<std::size_t>(i), "a value"));
-    const std::int64_t d = dims[static_cast<std::size_t>(i)];
+  // n is bounded by the argument count (checked above): the loop counts in size_t.
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 3 + 2 * i, "a code"));
+    RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 4 + 2 * i, "a value"));
+    const std::int64_t d = dims[i];
     if (const detail::match_outcome o = detail::match_one(d, {code, v}, heap); o != detail::match_outcome::ok)
-      return detail::match_error(o, ctx, i, d, {code, v}, heap);
+      return detail::match_error(o, ctx, static_cast<std::int64_t>(i), d, {code, v}, heap);
   }
   return {};
 }
@@ -417,17 +423,19 @@ inline status match_prim_value(std::span<const value> args) {
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::heap_arg(fn, args[1], true));
   RELAXVM_TRY_ASSIGN(std::int64_t code, detail::int_arg(fn, args, 2, "the code"));
   RELAXVM_TRY_ASSIGN(std::int64_t v, detail::int_arg(fn, args, 3, "the value"));
+  // The two codes that use a slot check it first (one check for both).
+  if (code == static_cast<std::int64_t>(match_code::store_to_heap) ||
+      code == static_cast<std::int64_t>(match_code::assert_equal_to_load))
+    RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
   switch (static_cast<match_code>(code)) {
     case match_code::assert_equal_to_imm:
       if (x != v) return detail::runtime_error(ctx, "PrimValue mismatch to specified constant. (", x, " is not ", v, ")");
       return {};
     case match_code::store_to_heap:
-      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
       heap.slots[v] = x;
       return {};
     case match_code::no_op: return {};
     case match_code::assert_equal_to_load:
-      RELAXVM_TRY(detail::check_slot(fn, "the value", -1, v, heap));
       if (x != heap.slots[v])
         return detail::runtime_error(ctx, "PrimValue mismatch to a previous populated value. (", x, " is not ",
                                      heap.slots[v], ")");
@@ -485,30 +493,38 @@ inline status check_tensor_info(std::span<const value> args) {
 }
 
 inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_shape_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_shape_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
-  const std::int64_t size = value_traits<shape>::get(x).size();  // its kind was checked
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const shape_object*>(x.raw_object());
+  const std::int64_t size = o ? o->size : 0;
   if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
   return {};
 }
 
 inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_tuple_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_tuple_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
-  const std::int64_t got = value_traits<tuple>::get(x).size();  // its kind was checked
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const tuple_object*>(x.raw_object());
+  const std::int64_t got = o ? o->size : 0;
   if (got != size)
     return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
   return {};
 }
 
 inline status check_func_info(const value& x, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_func_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_func_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
   return {};
 }
 
 inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg("vm.builtin.check_prim_value_info", err_ctx));
+  constexpr std::string_view fn = "vm.builtin.check_prim_value_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
   if (holds_object(x.kind()))
     return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
   bool ok = false;
@@ -611,18 +627,22 @@ namespace detail {
 RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
   constexpr std::string_view fn = "vm.builtin.shape_arith";
   std::int64_t operand[2];
-  for (int k = 0; k < 2; ++k) {
-    const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
-    if (code == static_cast<std::int64_t>(make_code::use_imm)) {
-      operand[k] = v;
-    } else if (code == static_cast<std::int64_t>(make_code::load_shape)) {
-      RELAXVM_TRY(check_slot(fn, "an operand", -1, v, heap));
-      operand[k] = heap.slots[v];
-    } else {
-      return value_error(fn, ": Unknown make shape code: ", code);
+  // The operands, then the destination: one slot check for the three.
+  for (int k = 0; k < 3; ++k) {
+    std::int64_t slot = w[1];
+    if (k < 2) {
+      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+        continue;
+      }
+      if (code != static_cast<std::int64_t>(make_code::load_shape))
+        return value_error(fn, ": Unknown make shape code: ", code);
+      slot = v;
     }
+    RELAXVM_TRY(check_slot(fn, k < 2 ? "an operand" : "the destination", -1, slot, heap));
+    if (k < 2) operand[k] = heap.slots[slot];
   }
-  RELAXVM_TRY(check_slot(fn, "the destination", -1, w[1], heap));
   const auto op = static_cast<arith_op>(w[0]);
   const std::int64_t a = operand[0], b = operand[1];
   std::int64_t r = 0;
@@ -691,15 +711,8 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
-  const std::int64_t n = s.size();
-  RELAXVM_TRY_ASSIGN(shape dims, shape::try_make(std::span<const std::int64_t>(&n, 1)));
-  tensor t;
-  if (vm_context* ctx = running_context()) {  // from the running VM's host allocator, as its memory is
-    const device_allocator& host = ctx->devices().back();
-    RELAXVM_TRY_ASSIGN(t, empty_tensor(dims, dtype::int64(), host.allocator, host.device));
-  } else {
-    RELAXVM_TRY_ASSIGN(t, tensor::try_empty(dims, dtype::int64()));
-  }
+  // From the running VM's host allocator, as its memory is.
+  RELAXVM_TRY_ASSIGN(tensor t, detail::host_int64_vector(running_context(), s.size()));
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }

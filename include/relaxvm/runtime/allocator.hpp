@@ -101,7 +101,7 @@ class naive_allocator final : public allocator_object {
   static constexpr std::string_view type_name = "relaxvm.allocator.naive";
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
-    if (!p) return out_of_memory("naive allocator", nbytes);
+    if (!p) return out_of_memory(std::string_view("naive allocator", 15), nbytes);
     detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
@@ -116,7 +116,7 @@ class naive_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return "naive"; }
+  std::string_view kind_name() const override { return std::string_view("naive", 5); }
 
  private:
   mutable detail::mutex mutex_;
@@ -489,10 +489,11 @@ inline result<tensor> view_storage(const object_ref<storage_object>& st, std::in
 /// A new compact tensor from `alloc`, on `dev`.
 inline result<tensor> empty_tensor(const shape& s, dtype t, const allocator& alloc, device dev) {
   std::int64_t numel = 0, nbytes = 0;
-  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, "tensor::empty"));
-  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size("tensor::empty", nbytes));
+  constexpr std::string_view fn = "tensor::empty";  // a constant: no strlen call at -Os
+  RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, fn));
+  RELAXVM_TRY_ASSIGN(std::size_t size, detail::to_size(fn, nbytes));
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(alloc, size, alloc_alignment, dev));
-  return view_storage(st, 0, s, t, "tensor::empty");
+  return view_storage(st, 0, s, t, fn);
 }
 
 /// A compact copy of `src` on `dev`, allocated from `alloc`. Every device here is host memory,

@@ -411,12 +411,12 @@ class static_vm final : public vm_context {
 
   status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
                     std::int64_t caller_dst) {
-    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fi)];
+    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fi)];
     const std::size_t bytes = sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
     if (used_ + bytes > memory_.size()) return out_of_memory(view.name(static_cast<std::size_t>(fi)), bytes);
     auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
     fr->regs = reinterpret_cast<value*>(fr + 1);
-    for (std::int64_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
+    for (std::uint32_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
     for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
     used_ += bytes;
     peak_ = used_ > peak_ ? used_ : peak_;
@@ -426,8 +426,8 @@ class static_vm final : public vm_context {
 
   void pop_frame() {
     static_frame* fr = top_;
-    const std::int64_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
-    for (std::int64_t i = slots - 1; i >= 0; --i) fr->regs[i].~value();
+    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
+    for (std::uint32_t i = slots; i-- > 0;) fr->regs[i].~value();
     used_ -= sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
     top_ = fr->caller;
   }
@@ -529,11 +529,19 @@ class static_vm final : public vm_context {
   }
 
   // Register slots each frame has in the VM's memory (none when compiled: they are locals); an
-  // array of its own, so that the program's facts stay out of the binary.
-  static constexpr std::array<std::int64_t, Linked::num_funcs> frame_slots_ = [] {
-    std::array<std::int64_t, Linked::num_funcs> s{};
+  // array of its own, so that the program's facts stay out of the binary. 32-bit: half the
+  // bytes, and 32-bit loops over them (a frame of 2^32 registers could not be placed anyway).
+  static constexpr bool frame_slots_fit_ = [] {
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret) s[f] = Linked::facts.funcs[f].frame_slots;
+      if (Linked::facts.funcs[f].frame_slots < 0 || Linked::facts.funcs[f].frame_slots > 0xffffffffLL) return false;
+    return true;
+  }();
+  static_assert(frame_slots_fit_, "relaxvm: static_vm runs functions of fewer than 2^32 register slots");
+  static constexpr std::array<std::uint32_t, Linked::num_funcs> frame_slots_ = [] {
+    std::array<std::uint32_t, Linked::num_funcs> s{};
+    for (std::size_t f = 0; f < Linked::num_funcs; ++f)
+      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret)
+        s[f] = static_cast<std::uint32_t>(Linked::facts.funcs[f].frame_slots);
     return s;
   }();
 
