@@ -6118,10 +6118,11 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   const relaxvm::shape& strides() const noexcept { return obj_->strides; }
   bool is_contiguous() const noexcept {
     if (obj_->strides.empty()) return true;
+    const std::span<const std::int64_t> dims = obj_->dims.dims(), strides = obj_->strides.dims();
     std::int64_t expected = 1;
-    for (std::int64_t i = ndim() - 1; i >= 0; --i) {
-      if (shape()[i] != 1 && obj_->strides[i] != expected) return false;
-      expected *= shape()[i];
+    for (std::size_t i = dims.size(); i-- > 0;) {
+      if (dims[i] != 1 && strides[i] != expected) return false;
+      expected *= dims[i];
     }
     return true;
   }
@@ -6388,20 +6389,17 @@ class value {
   }
   RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
-  /// Makes this null, dropping any reference.
+  /// Makes this null, dropping any reference (inline, except in firmware mode: one copy there).
 #if RELAXVM_HEAP
-  RELAXVM_ALWAYS_INLINE void reset() noexcept {
-    drop();
-    kind_ = value_kind::null;
-    borrowed_ = false;
-  }
+  RELAXVM_ALWAYS_INLINE
 #else
-  RELAXVM_NOINLINE void reset() noexcept {  // firmware mode: one copy
+  RELAXVM_NOINLINE
+#endif
+  void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
   }
-#endif
 
   value_kind kind() const noexcept { return kind_; }
   bool is_null() const noexcept { return kind_ == value_kind::null; }
@@ -12762,12 +12760,12 @@ inline status check_upper_bound(const value& heap_value, std::int64_t slot, std:
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
   RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
   const std::int64_t x = heap.slots[slot];
+  const std::string_view name = value_traits<std::string_view>::get(var);  // its kind was checked
   if (x > bound)
-    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
-                               ", larger than its upper bound ", bound);
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, ", larger than its upper bound ", bound);
   if (x < 0)
-    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
-                               "; a variable with an upper bound (", bound, ") must be 0 or more");
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, "; a variable with an upper bound (", bound,
+                               ") must be 0 or more");
   return {};
 }
 
@@ -12894,16 +12892,16 @@ inline status shape_arith(std::span<const value> args) {
 /// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
 inline result<shape> tensor_to_shape(const tensor& t) {
   constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
-  if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
-      (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
+  const dtype dt = t.dtype();
+  const int bits = dt.bits;
+  if (t.ndim() != 1 || !dt.is_int() || dt.lanes != 1 || (bits != 16 && bits != 32 && bits != 64))
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
-                               relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
+                               relaxvm::detail::dims_text{t.shape().dims()}, " ", dt);
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
   if (t.device().device_type != kDLCPU)
     return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
   const std::size_t n = static_cast<std::size_t>(t.numel());
-  const int bits = t.dtype().bits;
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
   for (std::size_t i = 0; i < n; ++i) {
@@ -13585,6 +13583,19 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 /// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
 /// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
 /// context: the copy comes from the running VM's allocator, or the system's outside a VM).
+namespace detail {
+/// The system's allocator, for a copy made outside a VM's devices. Firmware mode has no heap: an
+/// error naming `fn` (and no allocator object made in the object memory only to fail).
+inline result<allocator> system_allocator(std::string_view fn) {
+#if RELAXVM_HEAP
+  (void)fn;
+  return allocator::naive();
+#else
+  return relaxvm::detail::runtime_error(fn, ": cannot copy outside the VM's devices", relaxvm::detail::no_heap_note);
+#endif
+}
+}  // namespace detail
+
 inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (t.byte_offset() == 0) return t;
   if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
@@ -13602,7 +13613,7 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
       }
   allocator system;
   if (from == nullptr) {
-    system = allocator::naive();
+    RELAXVM_TRY_ASSIGN(system, detail::system_allocator("vm.builtin.ensure_zero_offset"));
     from = &system;
   }
   return copy_to(t, t.device(), *from);
@@ -13637,7 +13648,7 @@ inline result<value> to_device(std::span<const value> args) {
       }
     if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
   } else {
-    system = allocator::naive();
+    RELAXVM_TRY_ASSIGN(system, detail::system_allocator(fn));
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
   return value(std::move(out));

@@ -343,3 +343,30 @@ TEST_CASE("firmware mode: the linker's object figure covers the objects a progra
   static_assert(builtin_shape_of_linked::objects_known && builtin_shape_of_linked::object_bytes == 0);
   static_assert(first_only_linked::objects_known && first_only_linked::object_bytes == 0);
 }
+
+TEST_CASE("firmware mode: a copy outside the VM's devices is an error, with no allocator object made") {
+  rv::set_object_memory(object_memory);
+  static float data[4] = {};
+  {
+    // Offset 4: ensure_zero_offset has to copy (not 64-byte aligned), and no VM is running.
+    rv::tensor t = rv::tensor::try_view(data, rv::shape{3}, rv::dtype::float32(), rv::device::cpu(), {}, false).value();
+    t.get()->dl.byte_offset = 4;
+    const std::size_t peak_before = rv::object_memory_peak();  // nothing freed yet: a new object would raise it
+    const rv::result<rv::tensor> z = rv::builtins::ensure_zero_offset(t);
+    REQUIRE_FALSE(z.ok());
+    CHECK(z.error().kind() == rv::error_kind::runtime);
+    const rv::value args[] = {rv::value(t), rv::value(std::int64_t{kDLCPU}), rv::value(std::int64_t{0})};
+    const rv::result<rv::value> d = rv::builtins::to_device(args);
+    REQUIRE_FALSE(d.ok());
+#if RELAXVM_ERROR_TEXT
+    CHECK(z.error().message() ==
+          "vm.builtin.ensure_zero_offset: cannot copy outside the VM's devices (firmware mode, RELAXVM_HEAP=0, has no "
+          "heap: allocate from an arena allocator)");
+    CHECK(std::string(d.error().message()).find("vm.builtin.to_device: cannot copy outside the VM's devices") == 0);
+#else
+    CHECK(z.error().message() == "vm.builtin.ensure_zero_offset");
+    CHECK(d.error().message() == "vm.builtin.to_device");
+#endif
+    CHECK(rv::object_memory_peak() == peak_before);  // no allocator object was made
+  }
+}

@@ -241,6 +241,19 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 /// The tensor itself when its byte_offset is 0; a view with the offset folded into the data
 /// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
 /// context: the copy comes from the running VM's allocator, or the system's outside a VM).
+namespace detail {
+/// The system's allocator, for a copy made outside a VM's devices. Firmware mode has no heap: an
+/// error naming `fn` (and no allocator object made in the object memory only to fail).
+inline result<allocator> system_allocator(std::string_view fn) {
+#if RELAXVM_HEAP
+  (void)fn;
+  return allocator::naive();
+#else
+  return relaxvm::detail::runtime_error(fn, ": cannot copy outside the VM's devices", relaxvm::detail::no_heap_note);
+#endif
+}
+}  // namespace detail
+
 inline result<tensor> ensure_zero_offset(const tensor& t) {
   if (t.byte_offset() == 0) return t;
   if (!t.is_contiguous()) return relaxvm::detail::value_error("vm.builtin.ensure_zero_offset: the tensor must be compact");
@@ -258,7 +271,7 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
       }
   allocator system;
   if (from == nullptr) {
-    system = allocator::naive();
+    RELAXVM_TRY_ASSIGN(system, detail::system_allocator("vm.builtin.ensure_zero_offset"));
     from = &system;
   }
   return copy_to(t, t.device(), *from);
@@ -293,7 +306,7 @@ inline result<value> to_device(std::span<const value> args) {
       }
     if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
   } else {
-    system = allocator::naive();
+    RELAXVM_TRY_ASSIGN(system, detail::system_allocator(fn));
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
   return value(std::move(out));

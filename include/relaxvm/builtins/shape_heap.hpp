@@ -549,12 +549,12 @@ inline status check_upper_bound(const value& heap_value, std::int64_t slot, std:
   RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
   RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
   const std::int64_t x = heap.slots[slot];
+  const std::string_view name = value_traits<std::string_view>::get(var);  // its kind was checked
   if (x > bound)
-    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
-                               ", larger than its upper bound ", bound);
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, ", larger than its upper bound ", bound);
   if (x < 0)
-    return detail::value_error(ctx, "symbolic variable ", var.as<std::string_view>(), " is ", x,
-                               "; a variable with an upper bound (", bound, ") must be 0 or more");
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, "; a variable with an upper bound (", bound,
+                               ") must be 0 or more");
   return {};
 }
 
@@ -681,16 +681,16 @@ inline status shape_arith(std::span<const value> args) {
 /// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
 inline result<shape> tensor_to_shape(const tensor& t) {
   constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
-  if (t.ndim() != 1 || !t.dtype().is_int() || t.dtype().lanes != 1 ||
-      (t.dtype().bits != 16 && t.dtype().bits != 32 && t.dtype().bits != 64))
+  const dtype dt = t.dtype();
+  const int bits = dt.bits;
+  if (t.ndim() != 1 || !dt.is_int() || dt.lanes != 1 || (bits != 16 && bits != 32 && bits != 64))
     return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
-                               relaxvm::detail::dims_text{t.shape().dims()}, " ", t.dtype());
+                               relaxvm::detail::dims_text{t.shape().dims()}, " ", dt);
   if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
   if (t.device().device_type != kDLCPU)
     return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
   const auto* p = static_cast<const unsigned char*>(t.raw_data());
   const std::size_t n = static_cast<std::size_t>(t.numel());
-  const int bits = t.dtype().bits;
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
   for (std::size_t i = 0; i < n; ++i) {

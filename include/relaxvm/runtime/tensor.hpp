@@ -257,10 +257,11 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   const relaxvm::shape& strides() const noexcept { return obj_->strides; }
   bool is_contiguous() const noexcept {
     if (obj_->strides.empty()) return true;
+    const std::span<const std::int64_t> dims = obj_->dims.dims(), strides = obj_->strides.dims();
     std::int64_t expected = 1;
-    for (std::int64_t i = ndim() - 1; i >= 0; --i) {
-      if (shape()[i] != 1 && obj_->strides[i] != expected) return false;
-      expected *= shape()[i];
+    for (std::size_t i = dims.size(); i-- > 0;) {
+      if (dims[i] != 1 && strides[i] != expected) return false;
+      expected *= dims[i];
     }
     return true;
   }

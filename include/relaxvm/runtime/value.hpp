@@ -143,20 +143,17 @@ class value {
   }
   RELAXVM_ALWAYS_INLINE ~value() { drop(); }
 
-  /// Makes this null, dropping any reference.
+  /// Makes this null, dropping any reference (inline, except in firmware mode: one copy there).
 #if RELAXVM_HEAP
-  RELAXVM_ALWAYS_INLINE void reset() noexcept {
-    drop();
-    kind_ = value_kind::null;
-    borrowed_ = false;
-  }
+  RELAXVM_ALWAYS_INLINE
 #else
-  RELAXVM_NOINLINE void reset() noexcept {  // firmware mode: one copy
+  RELAXVM_NOINLINE
+#endif
+  void reset() noexcept {
     drop();
     kind_ = value_kind::null;
     borrowed_ = false;
   }
-#endif
 
   value_kind kind() const noexcept { return kind_; }
   bool is_null() const noexcept { return kind_ == value_kind::null; }
