@@ -559,6 +559,13 @@ class error
 
 namespace detail {
 
+/// A string literal as a string_view of constant length (converting a literal to a string_view,
+/// g++ -Os calls strlen).
+template <std::size_t N>
+constexpr std::string_view literal(const char (&s)[N]) noexcept {
+  return std::string_view(s, N - 1);
+}
+
 #if RELAXVM_ERROR_TEXT
 template <class... Parts>
 error make_error(error_kind kind, const Parts&... parts) {
@@ -572,7 +579,7 @@ error make_error(error_kind kind, const Parts&... parts) {
 template <class First, class... Rest>
 error make_error(error_kind kind, const First& first, const Rest&... rest) {
   ((void)rest, ...);
-  if constexpr (std::is_array_v<First>) return error(kind, std::string_view(first, sizeof(First) - 1));  // a literal
+  if constexpr (std::is_array_v<First>) return error(kind, literal(first));
   else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
   else return error(kind, std::string_view());
 }
@@ -5989,7 +5996,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
       return detail::value_error("tensor::empty: cannot allocate on ", d,
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::empty", 13)));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::empty")));
     // A program asking for more memory than there is gets an error, not an exception (or, without
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
@@ -6038,7 +6045,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   static result<tensor> try_view(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                                  object_ref<object> owner, bool read_only) {
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::view", 12)));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::view")));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
     return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
   }
@@ -7536,7 +7543,7 @@ class naive_allocator final : public allocator_object {
   static constexpr std::string_view type_name = "relaxvm.allocator.naive";
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
-    if (!p) return out_of_memory(std::string_view("naive allocator", 15), nbytes);
+    if (!p) return out_of_memory(literal("naive allocator"), nbytes);
     detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
@@ -7551,7 +7558,7 @@ class naive_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return std::string_view("naive", 5); }
+  std::string_view kind_name() const override { return literal("naive"); }
 
  private:
   mutable detail::mutex mutex_;
@@ -8197,16 +8204,18 @@ namespace relaxvm::RELAXVM_ABI {
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
 /// What a function makes in firmware mode's object memory on each call, for the linker's object
-/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return: decided by what it returns (a
-/// typed function returning nothing, a number, a dtype or a device makes no object the VM keeps;
-/// anything else may return one of unknown size). The others are said by the function's entry,
-/// through its Site type (`static constexpr object_rule objects`; makes<R> says only that):
-/// none; one storage record (storage); one tensor object holding the shape it was given
-/// (tensor); an int64 tensor with its shape and storage (shape_heap); a shape of as many
-/// dimensions as the immediate argument 1 (shape_of_count) or as the arguments after the first
-/// (shape_of_indices); a tuple of the arguments (tuple_of_args).
+/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return (what an entry that says
+/// nothing gets): decided by what it returns: none for a typed function returning nothing, a
+/// number, a dtype or a device (it makes no object the VM keeps), else unknown (objects of a size
+/// the program does not fix). The others are said by the function's entry, through its Site type
+/// (`static constexpr object_rule objects`; makes<R> says only that): none; one storage record
+/// (storage); one tensor object holding the shape it was given (tensor); an int64 tensor with its
+/// shape and storage (shape_heap); a shape of as many dimensions as the immediate argument 1
+/// (shape_of_count) or as the arguments after the first (shape_of_indices); a tuple of the
+/// arguments (tuple_of_args).
 enum class object_rule : std::uint8_t {
   by_return,
+  unknown,
   none,
   storage,
   tensor,
@@ -8223,10 +8232,14 @@ struct makes {
 };
 
 namespace detail {
+/// The rule an entry with this Site follows; by_return resolved by `returns_object` (whether what
+/// the function returns may be an object).
 template <class Site>
-constexpr object_rule object_rule_of() {
-  if constexpr (requires { Site::objects; }) return Site::objects;
-  else return object_rule::by_return;
+constexpr object_rule object_rule_of(bool returns_object) {
+  object_rule r = object_rule::by_return;
+  if constexpr (requires { Site::objects; }) r = Site::objects;
+  if (r != object_rule::by_return) return r;
+  return returns_object ? object_rule::unknown : object_rule::none;
 }
 }  // namespace detail
 
@@ -8310,11 +8323,9 @@ struct entry_info {
   /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
   /// `scalar`): the linker then leaves it out of that call site's checks.
   bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
-  /// Whether what it returns may be an object (false for typed functions returning nothing, a
-  /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
-  bool returns_object = true;
-  /// What it makes in object memory (object_rule).
-  object_rule objects = object_rule::by_return;
+  /// What it makes in object memory (object_rule; by_return resolved: a typed function's return
+  /// type decides, runtime/adapters.hpp's returns_no_object, and a raw one's is unknown).
+  object_rule objects = object_rule::unknown;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -8362,12 +8373,12 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true,
-                        detail::object_rule_of<typename Entry::site>()};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr,
+                        detail::object_rule_of<typename Entry::site>(true)};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes, inv::returns_object, detail::object_rule_of<typename Entry::site>()};
+                        &inv::param_passes, detail::object_rule_of<typename Entry::site>(inv::returns_object)};
     }
   }
 };
@@ -10846,17 +10857,13 @@ constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
   if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
 }
 
-/// What a packed function's table entry says of the objects its calls make (runtime/table.hpp).
-struct entry_objects {
-  object_rule rule = object_rule::by_return;
-  bool returns_object = true;
-};
-
-/// The objects the Call `in` of a packed function whose entry says `e` makes.
-constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
+/// The objects the Call `in` of a packed function whose table entry says `rule` makes
+/// (entry_info::objects, runtime/table.hpp).
+constexpr object_blocks call_objects(const instruction& in, object_rule rule) {
   object_blocks b;
-  switch (e.rule) {
-    case object_rule::by_return: b.known = !e.returns_object; break;
+  switch (rule) {
+    case object_rule::by_return:  // (resolved in entry_info)
+    case object_rule::unknown: b.known = false; break;
     case object_rule::none: break;
     case object_rule::storage: b.add(sizeof(storage_object)); break;
     case object_rule::tensor: b.add(sizeof(tensor_object)); break;  // it holds the shape it was given
@@ -10883,7 +10890,7 @@ constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
 /// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
 template <layout_sizes S>
 constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
-                                        const entry_objects* entries, std::size_t f, object_blocks* memo, bool* done) {
+                                        const object_rule* rules, std::size_t f, object_blocks* memo, bool* done) {
   if (done[f]) return memo[f];
   object_blocks total;
   for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
@@ -10891,9 +10898,9 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
     if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
     if (in.op != opcode::call) continue;
     if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
-      total.add(call_objects_of(v, facts, entries, static_cast<std::size_t>(callee), memo, done));
+      total.add(call_objects_of(v, facts, rules, static_cast<std::size_t>(callee), memo, done));
     else
-      total.add(call_objects(in, entries[static_cast<std::size_t>(in.func_idx)]));
+      total.add(call_objects(in, rules[static_cast<std::size_t>(in.func_idx)]));
   }
   memo[f] = total;
   done[f] = true;
@@ -10901,11 +10908,11 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
 }
 
 /// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
-/// any of its vm functions (see the top of this file), or unknown_bytes. `entries[f]`: what the
+/// any of its vm functions (see the top of this file), or unknown_bytes. `rules[f]`: what the
 /// table entry packed function f calls says of its objects.
 template <layout_sizes S>
 constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
-                                    const bool* made, const entry_objects* entries) {
+                                    const bool* made, const object_rule* rules) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
@@ -10927,7 +10934,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks most;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (v.funcs[f].kind == func_kind::vm)
-      most.cover(call_objects_of(v, facts, entries, f, memo.data(), done.data()));
+      most.cover(call_objects_of(v, facts, rules, f, memo.data(), done.data()));
   constants.add(most);
   return constants.known ? constants.bytes() : unknown_bytes;
 }
@@ -11320,19 +11327,17 @@ struct linked_program {
 
  private:
   // Per function: what the table entry a packed function calls says of the objects it makes.
-  static constexpr std::array<detail::entry_objects, num_funcs + 1> entry_objects = [] {
-    std::array<detail::entry_objects, num_funcs + 1> out{};
+  static constexpr std::array<object_rule, num_funcs + 1> object_rules = [] {
+    std::array<object_rule, num_funcs + 1> out{};
     for (std::size_t f = 0; f < num_funcs; ++f) {
       if (Prog.view().funcs[f].kind != func_kind::packed) continue;
       const std::int64_t e = table_type::find(Prog.view().name(f));
-      if (e < 0) continue;  // (not linked: check_link says so)
-      const entry_info info = table_type::info(static_cast<std::size_t>(e));
-      out[f] = {info.objects, info.returns_object};
+      out[f] = e < 0 ? object_rule::unknown : table_type::info(static_cast<std::size_t>(e)).objects;
     }
     return out;
   }();
   static constexpr std::int64_t object_figure =
-      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), entry_objects.data());
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), object_rules.data());
 
  public:
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).
@@ -13379,7 +13384,7 @@ inline bool scope_ok(std::span<const value> rest) noexcept {
   if (rest.empty()) return true;
   if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  return scope.empty() || scope == std::string_view("global", 6);
+  return scope.empty() || scope == relaxvm::detail::literal("global");
 }
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (RELAXVM_LIKELY(scope_ok(rest))) return {};
@@ -13584,6 +13589,13 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 /// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
 /// context: the copy comes from the running VM's allocator, or the system's outside a VM).
 namespace detail {
+/// The allocator VM `ctx` has for device `d`; null when it has none, or outside a VM.
+inline const allocator* allocator_for(vm_context* ctx, device d) noexcept {
+  if (ctx)
+    for (const device_allocator& a : ctx->devices())
+      if (a.device == d) return &a.allocator;
+  return nullptr;
+}
 /// The system's allocator, for a copy made outside a VM's devices. Firmware mode has no heap: an
 /// error naming `fn` (and no allocator object made in the object memory only to fail).
 inline result<allocator> system_allocator(std::string_view fn) {
@@ -13604,13 +13616,7 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
                             t.read_only());
   // The copy comes from the running VM's allocator for that device, as the VM's memory does
   // (otherwise the system's): one copy_to call.
-  const allocator* from = nullptr;
-  if (vm_context* ctx = running_context())
-    for (const device_allocator& d : ctx->devices())
-      if (d.device == t.device()) {
-        from = &d.allocator;
-        break;
-      }
+  const allocator* from = detail::allocator_for(running_context(), t.device());
   allocator system;
   if (from == nullptr) {
     RELAXVM_TRY_ASSIGN(system, detail::system_allocator("vm.builtin.ensure_zero_offset"));
@@ -13636,19 +13642,13 @@ inline result<value> to_device(std::span<const value> args) {
                                         " is not a DLPack device");
   const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
   const borrowed<tensor> src(args[0].raw_object());
-  // One copy_to call, with the device's allocator in the VM or the system's.
+  // One copy_to call, with the device's allocator in the VM or (outside a VM) the system's.
+  const allocator* from = detail::allocator_for(ctx, target);
   allocator system;
-  const allocator* from = &system;
-  if (ctx) {
-    from = nullptr;
-    for (const device_allocator& d : ctx->devices())
-      if (d.device == target) {
-        from = &d.allocator;
-        break;
-      }
-    if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
-  } else {
+  if (from == nullptr) {
+    if (ctx) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
     RELAXVM_TRY_ASSIGN(system, detail::system_allocator(fn));
+    from = &system;
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
   return value(std::move(out));

@@ -138,6 +138,13 @@ class error
 
 namespace detail {
 
+/// A string literal as a string_view of constant length (converting a literal to a string_view,
+/// g++ -Os calls strlen).
+template <std::size_t N>
+constexpr std::string_view literal(const char (&s)[N]) noexcept {
+  return std::string_view(s, N - 1);
+}
+
 #if RELAXVM_ERROR_TEXT
 template <class... Parts>
 error make_error(error_kind kind, const Parts&... parts) {
@@ -151,7 +158,7 @@ error make_error(error_kind kind, const Parts&... parts) {
 template <class First, class... Rest>
 error make_error(error_kind kind, const First& first, const Rest&... rest) {
   ((void)rest, ...);
-  if constexpr (std::is_array_v<First>) return error(kind, std::string_view(first, sizeof(First) - 1));  // a literal
+  if constexpr (std::is_array_v<First>) return error(kind, literal(first));
   else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
   else return error(kind, std::string_view());
 }

@@ -37,7 +37,7 @@ inline bool scope_ok(std::span<const value> rest) noexcept {
   if (rest.empty()) return true;
   if (rest.size() > 1 || rest[0].kind() != value_kind::string) return false;
   const std::string_view scope = value_traits<std::string_view>::get(rest[0]);
-  return scope.empty() || scope == std::string_view("global", 6);
+  return scope.empty() || scope == relaxvm::detail::literal("global");
 }
 inline status check_scope(std::string_view fn, std::span<const value> rest) {
   if (RELAXVM_LIKELY(scope_ok(rest))) return {};
@@ -242,6 +242,13 @@ inline result<tensor> reshape(const tensor& t, const shape& s) {
 /// pointer when that stays 64-byte aligned; otherwise a copy (the reference's signature has no VM
 /// context: the copy comes from the running VM's allocator, or the system's outside a VM).
 namespace detail {
+/// The allocator VM `ctx` has for device `d`; null when it has none, or outside a VM.
+inline const allocator* allocator_for(vm_context* ctx, device d) noexcept {
+  if (ctx)
+    for (const device_allocator& a : ctx->devices())
+      if (a.device == d) return &a.allocator;
+  return nullptr;
+}
 /// The system's allocator, for a copy made outside a VM's devices. Firmware mode has no heap: an
 /// error naming `fn` (and no allocator object made in the object memory only to fail).
 inline result<allocator> system_allocator(std::string_view fn) {
@@ -262,13 +269,7 @@ inline result<tensor> ensure_zero_offset(const tensor& t) {
                             t.read_only());
   // The copy comes from the running VM's allocator for that device, as the VM's memory does
   // (otherwise the system's): one copy_to call.
-  const allocator* from = nullptr;
-  if (vm_context* ctx = running_context())
-    for (const device_allocator& d : ctx->devices())
-      if (d.device == t.device()) {
-        from = &d.allocator;
-        break;
-      }
+  const allocator* from = detail::allocator_for(running_context(), t.device());
   allocator system;
   if (from == nullptr) {
     RELAXVM_TRY_ASSIGN(system, detail::system_allocator("vm.builtin.ensure_zero_offset"));
@@ -294,19 +295,13 @@ inline result<value> to_device(std::span<const value> args) {
                                         " is not a DLPack device");
   const device target(static_cast<DLDeviceType>(args[1].raw_int()), static_cast<int>(args[2].raw_int()));
   const borrowed<tensor> src(args[0].raw_object());
-  // One copy_to call, with the device's allocator in the VM or the system's.
+  // One copy_to call, with the device's allocator in the VM or (outside a VM) the system's.
+  const allocator* from = detail::allocator_for(ctx, target);
   allocator system;
-  const allocator* from = &system;
-  if (ctx) {
-    from = nullptr;
-    for (const device_allocator& d : ctx->devices())
-      if (d.device == target) {
-        from = &d.allocator;
-        break;
-      }
-    if (from == nullptr) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
-  } else {
+  if (from == nullptr) {
+    if (ctx) return relaxvm::detail::value_error(fn, ": the VM has no device ", target);
     RELAXVM_TRY_ASSIGN(system, detail::system_allocator(fn));
+    from = &system;
   }
   RELAXVM_TRY_ASSIGN(tensor out, copy_to(src.get(), target, *from));
   return value(std::move(out));

@@ -101,7 +101,7 @@ class naive_allocator final : public allocator_object {
   static constexpr std::string_view type_name = "relaxvm.allocator.naive";
   result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
     void* p = system_allocate(nbytes, alignment);
-    if (!p) return out_of_memory(std::string_view("naive allocator", 15), nbytes);
+    if (!p) return out_of_memory(literal("naive allocator"), nbytes);
     detail::lock_guard lock(mutex_);
     count_system_allocation(stats_, nbytes);
     return p;
@@ -116,7 +116,7 @@ class naive_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return std::string_view("naive", 5); }
+  std::string_view kind_name() const override { return literal("naive"); }
 
  private:
   mutable detail::mutex mutex_;

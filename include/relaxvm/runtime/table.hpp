@@ -34,16 +34,18 @@ namespace relaxvm::RELAXVM_ABI {
 using table_invoke = bool (*)(const value* args, std::uint32_t nargs, value& ret, std::optional<error>& err);
 
 /// What a function makes in firmware mode's object memory on each call, for the linker's object
-/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return: decided by what it returns (a
-/// typed function returning nothing, a number, a dtype or a device makes no object the VM keeps;
-/// anything else may return one of unknown size). The others are said by the function's entry,
-/// through its Site type (`static constexpr object_rule objects`; makes<R> says only that):
-/// none; one storage record (storage); one tensor object holding the shape it was given
-/// (tensor); an int64 tensor with its shape and storage (shape_heap); a shape of as many
-/// dimensions as the immediate argument 1 (shape_of_count) or as the arguments after the first
-/// (shape_of_indices); a tuple of the arguments (tuple_of_args).
+/// figure (linked::object_bytes, vm/storage_facts.hpp). by_return (what an entry that says
+/// nothing gets): decided by what it returns: none for a typed function returning nothing, a
+/// number, a dtype or a device (it makes no object the VM keeps), else unknown (objects of a size
+/// the program does not fix). The others are said by the function's entry, through its Site type
+/// (`static constexpr object_rule objects`; makes<R> says only that): none; one storage record
+/// (storage); one tensor object holding the shape it was given (tensor); an int64 tensor with its
+/// shape and storage (shape_heap); a shape of as many dimensions as the immediate argument 1
+/// (shape_of_count) or as the arguments after the first (shape_of_indices); a tuple of the
+/// arguments (tuple_of_args).
 enum class object_rule : std::uint8_t {
   by_return,
+  unknown,
   none,
   storage,
   tensor,
@@ -60,10 +62,14 @@ struct makes {
 };
 
 namespace detail {
+/// The rule an entry with this Site follows; by_return resolved by `returns_object` (whether what
+/// the function returns may be an object).
 template <class Site>
-constexpr object_rule object_rule_of() {
-  if constexpr (requires { Site::objects; }) return Site::objects;
-  else return object_rule::by_return;
+constexpr object_rule object_rule_of(bool returns_object) {
+  object_rule r = object_rule::by_return;
+  if constexpr (requires { Site::objects; }) r = Site::objects;
+  if (r != object_rule::by_return) return r;
+  return returns_object ? object_rule::unknown : object_rule::none;
 }
 }  // namespace detail
 
@@ -147,11 +153,9 @@ struct entry_info {
   /// typed: whether parameter i's check passes for every value of `kind` (and, for an integer,
   /// `scalar`): the linker then leaves it out of that call site's checks.
   bool (*param_passes)(std::size_t, value_kind, std::int64_t) = nullptr;
-  /// Whether what it returns may be an object (false for typed functions returning nothing, a
-  /// number, a dtype or a device: runtime/adapters.hpp, returns_no_object).
-  bool returns_object = true;
-  /// What it makes in object memory (object_rule).
-  object_rule objects = object_rule::by_return;
+  /// What it makes in object memory (object_rule; by_return resolved: a typed function's return
+  /// type decides, runtime/adapters.hpp's returns_no_object, and a raw one's is unknown).
+  object_rule objects = object_rule::unknown;
 };
 
 /// A table of named functions, each a literal value (a function pointer or a captureless lambda).
@@ -199,12 +203,12 @@ struct fn_table {
   template <class Entry>
   static constexpr entry_info describe() {
     if constexpr (Entry::raw) {
-      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr, true,
-                        detail::object_rule_of<typename Entry::site>()};
+      return entry_info{Entry::name, true, false, 0, nullptr, nullptr, nullptr,
+                        detail::object_rule_of<typename Entry::site>(true)};
     } else {
       using inv = typename Entry::invoker;
       return entry_info{Entry::name, false, inv::variadic, inv::fixed, &inv::param_kinds, &inv::param_name,
-                        &inv::param_passes, inv::returns_object, detail::object_rule_of<typename Entry::site>()};
+                        &inv::param_passes, detail::object_rule_of<typename Entry::site>(inv::returns_object)};
     }
   }
 };

@@ -128,7 +128,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
       return detail::value_error("tensor::empty: cannot allocate on ", d,
                                  "; relaxvm allocates host (cpu) memory only");
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::empty", 13)));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::empty")));
     // A program asking for more memory than there is gets an error, not an exception (or, without
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
@@ -177,7 +177,7 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   static result<tensor> try_view(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
                                  object_ref<object> owner, bool read_only) {
     std::int64_t numel = 0, nbytes = 0;
-    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, std::string_view("tensor::view", 12)));
+    RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::view")));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
     return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
   }

@@ -419,19 +419,17 @@ struct linked_program {
 
  private:
   // Per function: what the table entry a packed function calls says of the objects it makes.
-  static constexpr std::array<detail::entry_objects, num_funcs + 1> entry_objects = [] {
-    std::array<detail::entry_objects, num_funcs + 1> out{};
+  static constexpr std::array<object_rule, num_funcs + 1> object_rules = [] {
+    std::array<object_rule, num_funcs + 1> out{};
     for (std::size_t f = 0; f < num_funcs; ++f) {
       if (Prog.view().funcs[f].kind != func_kind::packed) continue;
       const std::int64_t e = table_type::find(Prog.view().name(f));
-      if (e < 0) continue;  // (not linked: check_link says so)
-      const entry_info info = table_type::info(static_cast<std::size_t>(e));
-      out[f] = {info.objects, info.returns_object};
+      out[f] = e < 0 ? object_rule::unknown : table_type::info(static_cast<std::size_t>(e)).objects;
     }
     return out;
   }();
   static constexpr std::int64_t object_figure =
-      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), entry_objects.data());
+      detail::object_bytes(Prog.view(), facts, bounded, constants_read.data(), object_rules.data());
 
  public:
   /// Whether object_bytes is known (vm/storage_facts.hpp says when).

@@ -242,17 +242,13 @@ constexpr void add_shape_object(object_blocks& b, std::int64_t ndim) {
   if (ndim > 0) b.add(sizeof(shape_object) + static_cast<std::size_t>(ndim) * sizeof(std::int64_t));
 }
 
-/// What a packed function's table entry says of the objects its calls make (runtime/table.hpp).
-struct entry_objects {
-  object_rule rule = object_rule::by_return;
-  bool returns_object = true;
-};
-
-/// The objects the Call `in` of a packed function whose entry says `e` makes.
-constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
+/// The objects the Call `in` of a packed function whose table entry says `rule` makes
+/// (entry_info::objects, runtime/table.hpp).
+constexpr object_blocks call_objects(const instruction& in, object_rule rule) {
   object_blocks b;
-  switch (e.rule) {
-    case object_rule::by_return: b.known = !e.returns_object; break;
+  switch (rule) {
+    case object_rule::by_return:  // (resolved in entry_info)
+    case object_rule::unknown: b.known = false; break;
     case object_rule::none: break;
     case object_rule::storage: b.add(sizeof(storage_object)); break;
     case object_rule::tensor: b.add(sizeof(tensor_object)); break;  // it holds the shape it was given
@@ -279,7 +275,7 @@ constexpr object_blocks call_objects(const instruction& in, entry_objects e) {
 /// state[f]: 0 not yet, 1 done). Only for a program without recursion (the caller checks).
 template <layout_sizes S>
 constexpr object_blocks call_objects_of(const exec_view& v, const static_program_facts<S>& facts,
-                                        const entry_objects* entries, std::size_t f, object_blocks* memo, bool* done) {
+                                        const object_rule* rules, std::size_t f, object_blocks* memo, bool* done) {
   if (done[f]) return memo[f];
   object_blocks total;
   for (std::int64_t pc = v.funcs[f].start; pc < v.funcs[f].end && total.known; ++pc) {
@@ -287,9 +283,9 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
     if ((in.op == opcode::goto_ || in.op == opcode::if_) && in.offset <= 0) total.known = false;  // a loop
     if (in.op != opcode::call) continue;
     if (const std::int64_t callee = facts.instrs[static_cast<std::size_t>(pc)].vm_callee; callee >= 0)
-      total.add(call_objects_of(v, facts, entries, static_cast<std::size_t>(callee), memo, done));
+      total.add(call_objects_of(v, facts, rules, static_cast<std::size_t>(callee), memo, done));
     else
-      total.add(call_objects(in, entries[static_cast<std::size_t>(in.func_idx)]));
+      total.add(call_objects(in, rules[static_cast<std::size_t>(in.func_idx)]));
   }
   memo[f] = total;
   done[f] = true;
@@ -297,11 +293,11 @@ constexpr object_blocks call_objects_of(const exec_view& v, const static_program
 }
 
 /// The object memory of the program's constants (those made: `made[i]`) and of one invocation of
-/// any of its vm functions (see the top of this file), or unknown_bytes. `entries[f]`: what the
+/// any of its vm functions (see the top of this file), or unknown_bytes. `rules[f]`: what the
 /// table entry packed function f calls says of its objects.
 template <layout_sizes S>
 constexpr std::int64_t object_bytes(const exec_view& v, const static_program_facts<S>& facts, bool bounded,
-                                    const bool* made, const entry_objects* entries) {
+                                    const bool* made, const object_rule* rules) {
   if (!bounded) return unknown_bytes;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (facts.funcs[f].used_as_value) return unknown_bytes;  // closures, and what their calls make
@@ -323,7 +319,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks most;
   for (std::size_t f = 0; f < v.funcs.size(); ++f)
     if (v.funcs[f].kind == func_kind::vm)
-      most.cover(call_objects_of(v, facts, entries, f, memo.data(), done.data()));
+      most.cover(call_objects_of(v, facts, rules, f, memo.data(), done.data()));
   constants.add(most);
   return constants.known ? constants.bytes() : unknown_bytes;
 }
