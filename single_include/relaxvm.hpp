@@ -8016,16 +8016,24 @@ class vm_context {
                                      " bytes of VM memory, but only ", memory_.size() - used_, " of its ",
                                      memory_.size(), " bytes are left");
     }
-    std::size_t k = 0;
-    for (const value& a : args) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
-    for (const value& a : bound) ::new (static_cast<void*>(joined + k++)) value(value::borrow(a));
-    result<value> r = call(std::span<const value>(joined, n));
-    for (std::size_t i = 0; i < n; ++i) joined[i].~value();
-    if (lent) used_ -= bytes;
+    // Given back however `call` ends: a hand-made closure's invoke may throw (table entries and
+    // make_packed catch; a closure_object's raw invoke need not), and the VM stays usable.
+    struct joined_memory {
+      vm_context& vm;
+      value* values;
+      std::size_t count, bytes;
+      bool lent;
+      ~joined_memory() {
+        for (std::size_t i = 0; i < count; ++i) values[i].~value();
+        if (lent) vm.used_ -= bytes;
 #if RELAXVM_HEAP
-    else ::operator delete(joined);
+        else ::operator delete(values);
 #endif
-    return r;
+      }
+    } held{*this, joined, 0, bytes, lent};
+    for (const value& a : args) ::new (static_cast<void*>(joined + held.count++)) value(value::borrow(a));
+    for (const value& a : bound) ::new (static_cast<void*>(joined + held.count++)) value(value::borrow(a));
+    return call(std::span<const value>(joined, n));
   }
 
   vm_context() = default;
