@@ -103,7 +103,10 @@ int run(std::byte (&vm_memory)[M], const rv::allocator& tensor_memory, std::size
   bool ok = true;
   {
     const rv::device_allocator devices[] = {{rv::device::cpu(), tensor_memory}};
-    rv::static_vm<Linked> vm = rv::static_vm<Linked>::create(vm_memory, devices).value();
+    // Kept in its result, where create() made it (taking it out would move it).
+    rv::result<rv::static_vm<Linked>> made = rv::static_vm<Linked>::create(vm_memory, devices);
+    if (!made.ok()) return 1;
+    rv::static_vm<Linked>& vm = *made;
     const rv::tensor x = input_tensor(batch, in_features);
     for (int run = 0; run < 3; ++run) {
       // invoke<"main">: the name and the argument count are checked when this compiles.

@@ -241,6 +241,18 @@ class [[nodiscard]] result {
   // By reference: an error passed on (RELAXVM_TRY) is copied once, not into a parameter first.
   result(const relaxvm::error& e) : ok_(false) { ::new (&error_) relaxvm::error(e); }
   result(relaxvm::error&& e) : ok_(false) { ::new (&error_) relaxvm::error(std::move(e)); }
+  /// A T made in place, T(args...), then checked by `init(T&)` (a status): the result holds the
+  /// T, or init's error and no T. For a T that is never moved (static_vm::create): returned as
+  /// a prvalue, or by a named result the caller's object is, it is made where it will live.
+  template <class Init, class... A>
+  result(std::in_place_t, Init&& init, A&&... args) : ok_(true) {
+    ::new (&value_) T(std::forward<A>(args)...);
+    if (auto s = init(value_); !s.ok()) {
+      value_.~T();
+      ok_ = false;
+      ::new (&error_) relaxvm::error(std::move(s).error());
+    }
+  }
   result(const result& o) : ok_(o.ok_) {
     if (ok_) ::new (&value_) T(o.value_);
     else ::new (&error_) relaxvm::error(o.error_);

@@ -95,13 +95,12 @@ class static_vm final : public vm_context {
     if (Linked::bounded && memory.size() < memory_bytes)
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
-    if constexpr (!any_constant_read() && !any_used_as_value()) {
-      return static_vm(memory, devices);  // nothing to make: no error path to carry
-    } else {
-      static_vm vm(memory, devices);
-      RELAXVM_TRY(vm.make_values());
-      return vm;
-    }
+    // Made in place (no move), its constants and function values made after it.
+    const auto make_values = [](static_vm& vm) {
+      if constexpr (any_constant_read() || any_used_as_value()) return vm.make_values();
+      else return status();  // nothing to make: no error path to carry
+    };
+    return result<static_vm>(std::in_place, make_values, made_by_create(), memory, devices);
   }
 
   /// The same, with a buffer whose size the compiler checks: when Linked::bounded, one smaller
@@ -161,7 +160,9 @@ class static_vm final : public vm_context {
   }
 #endif
 
-  /// Moves are for create(); do not move a VM while one of its calls runs.
+  /// create() makes the VM inside its result, and a firmware image that calls it through the
+  /// result it keeps (`rv::result<static_vm<L>> vm = create(...); vm->invoke(...)`) links no move:
+  /// moving it out (`create(...).value()`) works too. Do not move a VM while one of its calls runs.
   static_vm(static_vm&&) noexcept = default;
   static_vm& operator=(static_vm&&) = delete;
   ~static_vm() = default;
@@ -255,11 +256,18 @@ class static_vm final : public vm_context {
   /// set it from the stack your firmware gives the VM's thread.
   void set_max_native_stack(std::size_t bytes) { max_native_stack_ = bytes; }
 
- private:
-  static_vm(std::span<std::byte> memory, std::span<const device_allocator> devices) : devices_(devices) {
+  // What only create() has: the constructor is public for result's in-place construction alone.
+  class made_by_create {
+    friend static_vm;
+    made_by_create() = default;
+  };
+  static_vm(made_by_create, std::span<std::byte> memory, std::span<const device_allocator> devices)
+      : devices_(devices) {
     memory_ = memory;
     vm_closures_ = Linked::vm_closures;
   }
+
+ private:
 
   static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
                                                   std::size_t need, std::string_view figure) {
