@@ -836,6 +836,7 @@ fixed_string(const char (&)[M]) -> fixed_string<M - 1>;
 
 #include <dlpack/dlpack.h>
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -893,15 +894,17 @@ struct dtype {
 
   /// The reference's rules for tensor element types: lanes >= 1, bits a power of two and a
   /// multiple of 8 (uint1 allowed for booleans), a known type code.
+  /// A type a tensor may hold: bool (uint1), or a power of two of at least 8 bits that its
+  /// code allows (int, uint, opaque handle: 8-128; float: 16-64; bfloat: 16; complex: 64, 128).
   constexpr bool valid_for_tensor() const {
-    if (lanes < 1) return false;
-    if (code > kDLComplex) return false;
+    if (lanes < 1 || code > kDLComplex) return false;
     if (is_bool()) return true;
-    if (bits == 0 || (bits & (bits - 1)) != 0 || bits % 8 != 0) return false;
-    if (code == kDLFloat) return bits == 16 || bits == 32 || bits == 64;
-    if (code == kDLBfloat) return bits == 16;
-    if (code == kDLComplex) return bits == 64 || bits == 128;
-    return true;
+    // Bit 5 * code + k: the code allows 8 << k bits (one word instead of a test per code).
+    constexpr std::uint32_t allowed = 0b11111u << (5 * kDLInt) | 0b11111u << (5 * kDLUInt) |
+                                      0b01110u << (5 * kDLFloat) | 0b11111u << (5 * kDLOpaqueHandle) |
+                                      0b00010u << (5 * kDLBfloat) | 0b11000u << (5 * kDLComplex);
+    const int z = std::countr_zero(static_cast<unsigned>(bits));
+    return z >= 3 && z <= 7 && bits == (1u << z) && ((allowed >> (5 * code + z - 3)) & 1u) != 0;
   }
 
   /// Packs the three fields into one integer (used by the executable's constant pool).
@@ -6164,8 +6167,12 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   }
   template <class T>
   T* data() const {
+#if RELAXVM_HEAP
     if (RELAXVM_UNLIKELY(!data_ok<T>())) detail::raise(data_error(obj_.get(), dtype_of<std::remove_const_t<T>>()));
     return static_cast<T*>(raw_data());
+#else  // firmware mode: one copy of the checks for every T
+    return static_cast<T*>(checked_data(dtype_of<std::remove_const_t<T>>(), !std::is_const_v<T>));
+#endif
   }
 
   /// A compact host copy with its own (writable) data.
@@ -6189,6 +6196,15 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
            (std::is_const_v<T> || !obj_->read_only);
   }
+#if !RELAXVM_HEAP
+  // data<T>()'s checks for a T of dtype `want`, writable or const.
+  RELAXVM_NOINLINE void* checked_data(relaxvm::dtype want, bool writable) const {
+    const tensor_object* o = obj_.get();
+    if (RELAXVM_UNLIKELY(!o || o->dl.dtype != want || o->dl.device.device_type != kDLCPU || (writable && o->read_only)))
+      detail::raise(data_error(o, want));
+    return raw_data();
+  }
+#endif
   RELAXVM_NOINLINE static error data_error(const tensor_object* o, relaxvm::dtype want) {
     if (!o) return detail::value_error("tensor::data: the tensor is undefined");
     const relaxvm::dtype have = o->dl.dtype;

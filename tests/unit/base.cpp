@@ -123,6 +123,26 @@ TEST_CASE("dtype names, sizes and validity") {
   CHECK_FALSE(dtype(kDLFloat, 8).valid_for_tensor());
   CHECK_FALSE(dtype(kDLInt, 32, 0).valid_for_tensor());  // no lanes
   CHECK_FALSE(dtype::void_().valid_for_tensor());
+  // Every code and width (and lanes 0, 1, many) against the rule written out test by test.
+  const auto rule = [](dtype d) {
+    if (d.lanes < 1 || d.code > kDLComplex) return false;
+    if (d.is_bool()) return true;
+    if (d.bits == 0 || (d.bits & (d.bits - 1)) != 0 || d.bits % 8 != 0) return false;
+    if (d.code == kDLFloat) return d.bits == 16 || d.bits == 32 || d.bits == 64;
+    if (d.code == kDLBfloat) return d.bits == 16;
+    if (d.code == kDLComplex) return d.bits == 64 || d.bits == 128;
+    return true;
+  };
+  int differ = 0, valid = 0;
+  for (int code = 0; code < 256; ++code)
+    for (int bits = 0; bits < 256; ++bits)
+      for (int lanes : {0, 1, 4, 65535}) {
+        const dtype d(static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), static_cast<std::uint16_t>(lanes));
+        differ += d.valid_for_tensor() != rule(d);
+        valid += d.valid_for_tensor();
+      }
+  CHECK(differ == 0);
+  CHECK(valid == 3 * (5 + 5 + 3 + 5 + 1 + 2) + 1);  // lanes 1, 4, 65535; bool only with one lane
   CHECK(dtype::unpack(dtype(kDLFloat, 16, 8).pack()) == dtype(kDLFloat, 16, 8));
   static_assert(rv::dtype_of<float>() == dtype::float32());
   static_assert(rv::dtype_of<std::int32_t>() == dtype::int32());

@@ -118,6 +118,20 @@ TEST_CASE("firmware mode: there is no heap, and asking it for tensor data is an 
                           }).value();
     CHECK(big.size() == 12);
     CHECK(big[11] == 11);
+
+    // data<T>() (one out-of-line check for every T in firmware mode): the dtype, and writable
+    // data of a read-only tensor, are checked; try_data says why.
+    float values[4] = {1, 2, 3, 4};
+    const rv::tensor t4 = rv::tensor::try_view(values, rv::shape{4}, rv::dtype::float32(), rv::device::cpu(), {}, false).value();
+    CHECK(t4.data<float>() == values);
+    CHECK(t4.data<const float>() == values);
+    CHECK_THROWS_AS((void)t4.data<std::int32_t>(), rv::error);
+    const rv::tensor ro = rv::tensor::try_view(values, rv::shape{4}, rv::dtype::float32(), rv::device::cpu(), {}, true).value();
+    CHECK(ro.data<const float>() == values);
+    CHECK_THROWS_AS((void)ro.data<float>(), rv::error);
+    CHECK(ro.try_data<float>().error().kind() == rv::error_kind::value);
+    CHECK(t4.try_data<std::int32_t>().error().kind() == rv::error_kind::type);
+    CHECK_THROWS_AS((void)rv::tensor().data<float>(), rv::error);
   }
   CHECK(relaxvm_test::heap_allocations() == before);
 }

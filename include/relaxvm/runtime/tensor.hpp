@@ -284,8 +284,12 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   }
   template <class T>
   T* data() const {
+#if RELAXVM_HEAP
     if (RELAXVM_UNLIKELY(!data_ok<T>())) detail::raise(data_error(obj_.get(), dtype_of<std::remove_const_t<T>>()));
     return static_cast<T*>(raw_data());
+#else  // firmware mode: one copy of the checks for every T
+    return static_cast<T*>(checked_data(dtype_of<std::remove_const_t<T>>(), !std::is_const_v<T>));
+#endif
   }
 
   /// A compact host copy with its own (writable) data.
@@ -309,6 +313,15 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
            (std::is_const_v<T> || !obj_->read_only);
   }
+#if !RELAXVM_HEAP
+  // data<T>()'s checks for a T of dtype `want`, writable or const.
+  RELAXVM_NOINLINE void* checked_data(relaxvm::dtype want, bool writable) const {
+    const tensor_object* o = obj_.get();
+    if (RELAXVM_UNLIKELY(!o || o->dl.dtype != want || o->dl.device.device_type != kDLCPU || (writable && o->read_only)))
+      detail::raise(data_error(o, want));
+    return raw_data();
+  }
+#endif
   RELAXVM_NOINLINE static error data_error(const tensor_object* o, relaxvm::dtype want) {
     if (!o) return detail::value_error("tensor::data: the tensor is undefined");
     const relaxvm::dtype have = o->dl.dtype;
