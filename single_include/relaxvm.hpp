@@ -5754,6 +5754,7 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
     for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
     return s;
   }
+#if RELAXVM_HEAP
   explicit shape(std::span<const std::int64_t> dims) {
     if (dims.empty()) return;
     shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
@@ -5761,6 +5762,9 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
     for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
     obj_ = object_ref<shape_object>::adopt(o);
   }
+#else  // firmware mode: try_make's code (its error raised: RELAXVM_ON_ERROR), not a second copy
+  explicit shape(std::span<const std::int64_t> dims) : shape(try_make(dims).value()) {}
+#endif
   shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
 
   /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
@@ -12039,7 +12043,7 @@ class static_vm final : public vm_context {
     auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
     fr->regs = reinterpret_cast<value*>(fr + 1);
     for (std::uint32_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
-    for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
+    for (std::size_t i = 0; i < nargs; ++i) value::borrow_into(fr->regs[i], args[i]);  // null slots: nothing to drop
     used_ += bytes;
     peak_ = used_ > peak_ ? used_ : peak_;
     top_ = fr;

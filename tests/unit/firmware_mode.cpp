@@ -134,6 +134,21 @@ TEST_CASE("firmware mode: there is no heap, and asking it for tensor data is an 
     CHECK_THROWS_AS((void)rv::tensor().data<float>(), rv::error);
   }
   CHECK(relaxvm_test::heap_allocations() == before);
+
+  // A shape made by the infallible constructor with no room in the object memory: try_make's
+  // error, raised (thrown here; RELAXVM_ON_ERROR without exceptions).
+  rv::set_object_memory(std::span<std::byte>(object_memory, 0));
+  const rv::result<rv::shape> tried = rv::shape::try_make(std::array<std::int64_t, 2>{7, 8});
+  REQUIRE_FALSE(tried.ok());
+  CHECK(tried.error().message().starts_with("relaxvm: the object memory ("));
+  try {
+    const rv::shape s{7, 8};
+    FAIL("a shape was made in an empty object memory");
+  } catch (const rv::error& e) {
+    CHECK(e.kind() == rv::error_kind::runtime);
+    CHECK(e.message() == tried.error().message());
+  }
+  rv::set_object_memory(object_memory);
 }
 
 namespace {

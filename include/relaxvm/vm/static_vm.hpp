@@ -425,7 +425,7 @@ class static_vm final : public vm_context {
     auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
     fr->regs = reinterpret_cast<value*>(fr + 1);
     for (std::uint32_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
-    for (std::size_t i = 0; i < nargs; ++i) fr->regs[i] = value::borrow(args[i]);
+    for (std::size_t i = 0; i < nargs; ++i) value::borrow_into(fr->regs[i], args[i]);  // null slots: nothing to drop
     used_ += bytes;
     peak_ = used_ > peak_ ? used_ : peak_;
     top_ = fr;
