@@ -363,6 +363,7 @@ TEST_CASE("static_vm: closures with captured values, errors deep in the call cha
   CHECK(vm.invoke("bound", V{20}).value().as<std::int64_t>() == 1010);  // usable, memory all back
   CHECK(std::string(vm.invoke(std::int64_t{99}, V{}).error().message()) == "static_vm: function index 99 is out of range");
 
+#if RELAXVM_USE_EXCEPTIONS
   // A hand-made closure whose invoke throws (nothing catches for it): the captured values joined
   // in the VM's memory are given back all the same, so the memory is not used up by repeats.
   auto thrower = rv::make_object<rv::closure_object>(rv::closure_object::kind_t::packed, "test.throws");
@@ -371,6 +372,7 @@ TEST_CASE("static_vm: closures with captured values, errors deep in the call cha
   const rv::closure throws_bound = rv::closure(thrower).bind(V{rv::value(1), rv::value(2)});
   for (int i = 0; i < 200; ++i) CHECK_THROWS_AS((void)vm.invoke_closure(throws_bound, V{rv::value(3)}), std::runtime_error);
   CHECK(vm.invoke("bound", V{30}).value().as<std::int64_t>() == 1020);
+#endif
 
   // Moved before use, the VM works the same.
   rv::static_vm<linked_nested> moved = std::move(vm);

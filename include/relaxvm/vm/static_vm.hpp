@@ -297,23 +297,19 @@ class static_vm final : public vm_context {
       if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
     return false;
   }
-  template <const_kind K>
-  static bool make_of(const const_info& c, result<value>& out) {
+  // Constant c by the code of its kind (K, then the kinds after it); only the kinds the program
+  // makes are compiled.
+  template <const_kind K, const_kind... Rest>
+  static result<value> make_constant(const const_info& c) {
     if constexpr (makes(K)) {
-      if (c.kind == K) {
-        out = try_materialize_constant_of<K>(view, c, object_ref<object>());
-        return true;
-      }
+      if (c.kind == K) return try_materialize_constant_of<K>(view, c, object_ref<object>());
     }
-    return false;
+    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(c);
+    else return value();
   }
   static result<value> make_constant(const const_info& c) {
-    result<value> out = value();
-    (void)(make_of<const_kind::int64>(c, out) || make_of<const_kind::float64>(c, out) ||
-           make_of<const_kind::boolean>(c, out) || make_of<const_kind::dtype>(c, out) ||
-           make_of<const_kind::device>(c, out) || make_of<const_kind::shape>(c, out) ||
-           make_of<const_kind::string>(c, out) || make_of<const_kind::tensor>(c, out));
-    return out;
+    return make_constant<const_kind::int64, const_kind::float64, const_kind::boolean, const_kind::dtype,
+                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(c);
   }
 
   static constexpr bool any_used_as_value() {
