@@ -477,10 +477,10 @@ class error
 #if RELAXVM_HEAP
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
 #else
-  error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+  error(error_kind kind, std::string_view message) : kind_(kind) { append(message.data(), message.size()); }
   // Out of line, and copying only the characters in use: errors move through every result.
   RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_), function_(o.function_), instruction_(o.instruction_) {
-    append(o.message());
+    append(o.message_, o.size_);
   }
   RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
     if (this != &o) {
@@ -488,7 +488,7 @@ class error
       function_ = o.function_;
       instruction_ = o.instruction_;
       size_ = 0;
-      append(o.message());
+      append(o.message_, o.size_);
     }
     return *this;
   }
@@ -530,8 +530,8 @@ class error
     message_ += "\n  ";
     message_ += line;
 #else
-    append("\n  ");
-    append(line);
+    append("\n  ", 3);
+    append(line.data(), line.size());
 #endif
   }
 
@@ -541,14 +541,15 @@ class error
 #if RELAXVM_HEAP
   std::string message_;
 #else
-  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters.
-  void append(std::string_view s) noexcept {
-    for (char c : s) {
+  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters. The
+  // text comes as its characters and length (g++ -Os builds a string_view argument on the stack).
+  void append(const char* s, std::size_t n) noexcept {
+    for (std::size_t k = 0; k < n; ++k) {
       if (size_ == RELAXVM_TEXT_CAPACITY) {  // cut: say so
         for (std::size_t i = size_ - 3; i < size_; ++i) message_[i] = '.';
         break;
       }
-      message_[size_++] = c;
+      message_[size_++] = s[k];
     }
     message_[size_] = '\0';
   }
@@ -576,13 +577,31 @@ error make_error(error_kind kind, const Parts&... parts) {
 // Terse errors: the message is the first part when that is a name (the builtin's, or the program's
 // error context; often all the sites of a function then share one error path). The other parts are
 // not formatted, and their formatting code is not linked.
+// The text goes as its characters and length: g++ -Os builds a string_view argument on the
+// stack at every call.
+RELAXVM_NOINLINE inline error terse_error(error_kind kind, const char* text, std::size_t size) {
+  return error(kind, std::string_view(text, size));
+}
 template <class First, class... Rest>
 error make_error(error_kind kind, const First& first, const Rest&... rest) {
   ((void)rest, ...);
-  if constexpr (std::is_array_v<First>) return error(kind, literal(first));
-  else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
-  else return error(kind, std::string_view());
+  if constexpr (std::is_array_v<First>) {
+    return terse_error(kind, first, literal(first).size());
+  } else if constexpr (std::is_convertible_v<const First&, std::string_view>) {
+    const std::string_view text(first);
+    return terse_error(kind, text.data(), text.size());
+  } else {
+    return terse_error(kind, nullptr, 0);
+  }
 }
+#endif
+/// How a function that only makes an error is declared: out of line with full messages (their
+/// formatting, once), inline with terse ones, where what is left (error(kind, first part)) is
+/// one call, and a caller whose case is a constant keeps only that case.
+#if RELAXVM_ERROR_TEXT
+#define RELAXVM_ERROR_FN RELAXVM_NOINLINE inline
+#else
+#define RELAXVM_ERROR_FN RELAXVM_ALWAYS_INLINE
 #endif
 template <class... Parts>
 error type_error(const Parts&... parts) {
@@ -7190,17 +7209,22 @@ RELAXVM_NOINLINE inline bool arity_failed(std::string_view name, bool variadic, 
                          " but got ", nargs));
   return false;
 }
+#if RELAXVM_ERROR_TEXT
 RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t i, std::string_view expected,
                                              const value& got, std::optional<error>& err) {
   err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
   return false;
 }
-
-#if !RELAXVM_ERROR_TEXT
-// Terse errors: what arity_failed and argument_failed both give.
-RELAXVM_NOINLINE inline bool typed_failed(std::string_view name, std::optional<error>& err) {
-  err.emplace(type_error(name));
+#else
+// Terse errors: what arity_failed and argument_failed both give. The name comes as its
+// characters and length (g++ -Os builds a string_view argument on the stack at every call).
+RELAXVM_NOINLINE inline bool typed_failed(const char* name, std::size_t size, std::optional<error>& err) {
+  err.emplace(terse_error(error_kind::type, name, size));
   return false;
+}
+RELAXVM_ALWAYS_INLINE bool argument_failed(std::string_view name, std::size_t, std::string_view, const value&,
+                                           std::optional<error>& err) {
+  return typed_failed(name.data(), name.size(), err);
 }
 #endif
 
@@ -7259,12 +7283,12 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
 #if RELAXVM_ERROR_TEXT
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
+    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
 #else
     // Terse errors: a wrong count gives the argument checks' error (the function's name), so
-    // both share one failure path.
-    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed)) return typed_failed(name_of(), err);
+    // call() tests the count with them, on their one failure path.
+    return call<0, true>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
 #endif
-    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
   /// The same at a call site the linker checked: the argument count is right, and the
   /// parameters in the mask Known (bit i: parameter i) pass their checks (param_passes).
@@ -7286,19 +7310,21 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
     return false;
   }
 
-  template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
+  /// Checks the arguments (and with CheckCount their count first), calls f, stores its result.
+  template <std::uint64_t Known, bool CheckCount = false, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
     // One failure path for all the checks: the one that failed is found by its index.
-    if constexpr (sizeof...(I) > 0) {
+    if constexpr (sizeof...(I) > 0 || CheckCount) {
       std::size_t bad = 0;
-      if (RELAXVM_UNLIKELY(!(check_one<I, Known>(args, bad) && ...))) {
+      const bool count_ok = !CheckCount || (variadic ? nargs >= fixed : nargs == fixed);
+      if (RELAXVM_UNLIKELY(!count_ok || !(check_one<I, Known>(args, bad) && ...))) {
 #if RELAXVM_ERROR_TEXT
         static constexpr std::array<std::string_view, fixed + 1> names = names_array(std::make_index_sequence<fixed>());
         return argument_failed(name_of(), bad, names[bad], args[bad], err);
 #else
-        return typed_failed(name_of(), err);  // the message is the function's name
+        return typed_failed(name_of().data(), name_of().size(), err);  // the message is the function's name
 #endif
       }
     }
@@ -7696,7 +7722,7 @@ class pooled_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return "pooled"; }
+  std::string_view kind_name() const override { return literal("pooled"); }
 
  private:
   result<void*> direct(std::size_t nbytes, std::size_t alignment) {
@@ -7753,9 +7779,8 @@ class arena_allocator final : public allocator_object {
                            "; give the arena a larger buffer (its peak use is in stats())");
     top_ = offset + nbytes;
     ++live_;
-    ++stats_.allocations;
-    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
-    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    ++allocations_;
+    peak_ = std::max(peak_, top_);
     return reinterpret_cast<void*>(start);
   }
   /// The last block given out can be taken back at once; the rest is reclaimed when nothing
@@ -7769,7 +7794,6 @@ class arena_allocator final : public allocator_object {
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
-    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
   }
   void release() noexcept override {
     detail::lock_guard lock(mutex_);
@@ -7777,17 +7801,24 @@ class arena_allocator final : public allocator_object {
   }
   allocator_stats stats() const override {
     detail::lock_guard lock(mutex_);
-    return stats_;
+    allocator_stats s;
+    s.bytes_in_use = static_cast<std::int64_t>(top_);
+    s.peak_bytes_in_use = static_cast<std::int64_t>(peak_);
+    s.allocations = allocations_;
+    return s;
   }
-  std::string_view kind_name() const override { return "arena"; }
+  std::string_view kind_name() const override { return literal("arena"); }
   bool reuses_any_order() const override { return false; }
 
  private:
   std::span<std::byte> buffer_;
   mutable detail::mutex mutex_;
+  // What stats() reports (bytes in use are the top), kept in the target's word size: a
+  // firmware arena counts in 32 bits.
   std::size_t top_ = 0;
   std::size_t live_ = 0;
-  allocator_stats stats_;
+  std::size_t peak_ = 0;
+  std::int64_t allocations_ = 0;
 };
 
 }  // namespace detail
@@ -7846,6 +7877,11 @@ class allocator {
                                    " bytes");
     return obj_->allocate(nbytes, alignment);
   }
+  /// try_allocate for a request that passes its tests (nbytes at most max_request, alignment a
+  /// power of two) whatever the program runs with: alloc_storage's, checked before.
+  result<void*> allocate_checked(std::size_t nbytes, std::size_t alignment) const {
+    return obj_->allocate(nbytes, alignment);
+  }
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) const noexcept {
     obj_->deallocate(p, nbytes, alignment);
   }
@@ -7894,8 +7930,8 @@ struct storage_object : object {
 
 namespace detail {
 /// The error of a view of `nbytes` at `offset` that does not fit a storage of `capacity` bytes.
-RELAXVM_NOINLINE inline error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
-                                                   std::size_t capacity) {
+RELAXVM_ERROR_FN error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
+                                            std::size_t capacity) {
   return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
                      " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
 }
@@ -7925,28 +7961,47 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 }
 }  // namespace detail
 
+namespace detail {
+/// The storage object for `data`, `nbytes` that `alloc` gave aligned to `alignment`, on `dev`; in
+/// firmware mode null when the object memory has no room (the memory given back to `alloc`).
+inline storage_object* storage_object_for(void* data, const allocator& alloc, std::size_t nbytes, std::size_t alignment,
+                                          device dev) {
+  storage_object* st = make_raw_object_or_null<storage_object>(0, data, nbytes, alignment, dev, alloc);
+#if !RELAXVM_HEAP
+  if (st == nullptr) alloc.deallocate(data, nbytes, alignment);
+#endif
+  return st;
+}
+/// The storage of what `alloc` gave for `nbytes` aligned to `alignment` on `dev` (`data`, or
+/// its error, passed on).
+inline result<object_ref<storage_object>> storage_of(result<void*>&& data, const allocator& alloc, std::size_t nbytes,
+                                                     std::size_t alignment, device dev) {
+  RELAXVM_TRY_ASSIGN(void* p, std::move(data));
+  storage_object* st = storage_object_for(p, alloc, nbytes, std::max(alignment, alloc_alignment), dev);
+#if !RELAXVM_HEAP
+  if (st == nullptr) return object_memory_error(sizeof(storage_object));
+#endif
+  return object_ref<storage_object>::adopt(st);
+}
+}  // namespace detail
+
 /// Allocates storage of `nbytes` (aligned to at least alloc_alignment) from `alloc`, on `dev`.
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
-  RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  storage_object* st =
-      detail::make_raw_object_or_null<storage_object>(0, data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
-#if !RELAXVM_HEAP
-  if (st == nullptr) {  // no room in the object memory
-    alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
-    return detail::object_memory_error(sizeof(storage_object));
-  }
-#endif
-  return object_ref<storage_object>::adopt(st);
+  return detail::storage_of(alloc.try_allocate(nbytes, alignment), alloc, nbytes, alignment, dev);
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
 /// as in the reference. The view keeps the storage alive.
 namespace detail {
+/// The error of a view of `nbytes` of a storage whose data is null.
+inline error null_storage_data(std::int64_t nbytes) {
+  return value_error("tensor::view: null data for ", nbytes, " bytes");
+}
 /// view_storage once check_view has passed (it gave numel and nbytes).
 inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
                                            dtype t, std::int64_t numel, std::int64_t nbytes) {
-  if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+  if (st->data == nullptr && nbytes > 0) return null_storage_data(nbytes);
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
@@ -12338,7 +12393,7 @@ struct heap_view {
 };
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
-RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
+RELAXVM_ERROR_FN error heap_error(std::string_view fn, const value& v) {
 #if !RELAXVM_ERROR_TEXT
   // Terse errors keep the kind and the name: which test failed is not needed.
   if (v.kind() != value_kind::tensor) return type_error(fn);
@@ -12383,8 +12438,8 @@ RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value&
 
 /// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
 /// is only formatted on failure: the success path allocates nothing.
-RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
-                                         std::int64_t slot, const heap_view& h) {
+RELAXVM_ERROR_FN error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
+                                  std::int64_t slot, const heap_view& h) {
 #if !RELAXVM_ERROR_TEXT
   // Terse errors keep only the builtin's name: nothing else here is formatted.
   (void)what, (void)index, (void)slot, (void)h;
@@ -12557,10 +12612,10 @@ RELAXVM_HOT_INLINE bool input_dims(const value& input, std::span<const std::int6
   }
   return true;
 }
-RELAXVM_NOINLINE inline error not_matchable(std::string_view ctx, const value& input) {
+RELAXVM_ERROR_FN error not_matchable(std::string_view ctx, const value& input) {
   return type_error(ctx, "vm.builtin.match_shape: expects a Tensor or a Shape but got ", input.describe());
 }
-RELAXVM_NOINLINE inline error match_size_mismatch(std::string_view ctx) {
+RELAXVM_ERROR_FN error match_size_mismatch(std::string_view ctx) {
   return runtime_error(ctx, "match_cast shape size mismatch.");
 }
 enum class match_outcome : std::uint8_t { ok, differs_from_imm, bad_slot, differs_from_load, unknown_code };
@@ -12580,8 +12635,8 @@ RELAXVM_HOT_INLINE match_outcome match_one(std::int64_t d, code_pair p, const he
   return match_outcome::unknown_code;
 }
 /// The error of a match_one that did not give ok, at dimension i.
-RELAXVM_NOINLINE inline error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
-                                          code_pair p, const heap_view& heap) {
+RELAXVM_ERROR_FN error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
+                                   code_pair p, const heap_view& heap) {
   constexpr std::string_view fn = "vm.builtin.match_shape";
   switch (o) {
     case match_outcome::differs_from_imm:
@@ -12721,13 +12776,13 @@ inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_
 namespace detail {
 // check_tensor_info's checks of x, each a test and its message: shared by the general function
 // and its specialized call sites.
-RELAXVM_NOINLINE inline error not_a_tensor(std::string_view ctx, const value& x) {
+RELAXVM_ERROR_FN error not_a_tensor(std::string_view ctx, const value& x) {
   return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
 }
-RELAXVM_NOINLINE inline error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
+RELAXVM_ERROR_FN error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
   return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
 }
-RELAXVM_NOINLINE inline error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
+RELAXVM_ERROR_FN error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
   return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
 }
 RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
@@ -13217,7 +13272,7 @@ struct match_shape_site {
     return k < 2;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
     static constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
@@ -13283,7 +13338,7 @@ struct make_shape_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(1));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(2);
     return made(args, pairs.data(), n, ret, err);
@@ -13320,7 +13375,7 @@ struct shape_arith_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     static constexpr auto groups = [] {
       std::array<group, (C::num_args - 1) / 6> g{};
       for (std::size_t i = 0; i < g.size(); ++i)
@@ -13356,7 +13411,7 @@ struct check_tensor_info_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     static constexpr std::string_view ctx = C::text_at(C::num_args - 1);
     constexpr std::int64_t ndim = C::int_at(1);
     // Without a dtype argument, void: any dtype (as dtype_ok reads it).
@@ -13368,8 +13423,8 @@ struct check_tensor_info_site {
                                        std::optional<error>& err) {
     return check(x, ndim, want, ctx, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool check(const value& x, std::int64_t ndim, dtype want, std::string_view ctx, value& ret,
-                                       std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool check(const value& x, std::int64_t ndim, dtype want, std::string_view ctx,
+                                          value& ret, std::optional<error>& err) {
     if (RELAXVM_UNLIKELY(x.kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, x), err);
     const DLTensor& dl = static_cast<const tensor_object*>(x.raw_object())->dl;
     if (RELAXVM_UNLIKELY(!ndim_ok(dl, ndim))) return argument_error(wrong_ndim(ctx, ndim, dl.ndim), err);
@@ -13479,11 +13534,12 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
 }  // namespace detail
 
 namespace detail {
-RELAXVM_NOINLINE inline error device_index_error(std::int64_t index, std::size_t devices) {
-  return relaxvm::detail::value_error("vm.builtin.alloc_storage: device index ", index, " is out of the VM's ", devices,
-                                      " devices (use -1 for the host)");
+RELAXVM_ERROR_FN error device_index_error(std::int64_t index, std::size_t devices) {
+  // The builtin's name first: all that a terse error keeps.
+  return relaxvm::detail::value_error("vm.builtin.alloc_storage", ": device index ", index,
+                                      " is out of the VM's ", devices, " devices (use -1 for the host)");
 }
-/// alloc_storage once its arguments are checked: `size` bytes from device allocator `d`.
+/// alloc_storage once its arguments are checked: `size` bytes (servable) from device allocator `d`.
 #if RELAXVM_HEAP
 RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
   // The storage this instruction made last time, when the program no longer uses it and it fits
@@ -13491,7 +13547,9 @@ RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_
   value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
   if (kept_storage_fits(kept, size, d)) return *kept;
   if (kept != nullptr) drop_kept(*kept);
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st,
+                     relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
+                                                 alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
   if (kept != nullptr) *kept = made;
@@ -13500,7 +13558,8 @@ RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_
 #else  // nothing is kept: the storage itself
 RELAXVM_HOT_INLINE result<object_ref<storage_object>> allocate_storage(vm_context&, const device_allocator& d,
                                                                        std::size_t size) {
-  return make_storage(d.allocator, size, alloc_alignment, d.device);
+  return relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
+                                     alloc_alignment, d.device);
 }
 #endif
 }  // namespace detail
@@ -13698,8 +13757,8 @@ inline result<value> to_device(std::span<const value> args) {
   return value(std::move(out));
 }
 
-/// Drops the register's reference: the call's result (null) overwrites it.
-inline value kill_object(const value&) { return value(); }
+/// Drops the register's reference: the call's result (null: it returns nothing) overwrites it.
+inline void kill_object(const value&) {}
 
 inline result<value> memory_manager_clear(std::span<const value> args) {
   if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
@@ -13740,7 +13799,7 @@ struct alloc_storage_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::int64_t device_index = C::int_at(2);
     constexpr auto size = static_cast<std::size_t>(nbytes<C>());
     if constexpr (C::callee_sites == 1) return allocate(args, device_index, size, ret, err);
@@ -13751,8 +13810,8 @@ struct alloc_storage_site {
                                          std::optional<error>& err) {
     return allocate(args, fixed_index, size, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool allocate(const value* args, std::int64_t fixed_index, std::size_t size, value& ret,
-                                          std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool allocate(const value* args, std::int64_t fixed_index, std::size_t size,
+                                             value& ret, std::optional<error>& err) {
     vm_context& ctx = *args[0].raw_context();
     const std::span<const device_allocator> devices = ctx.devices();
     const std::int64_t index = fixed_index == -1 ? static_cast<std::int64_t>(devices.size()) - 1 : fixed_index;
@@ -13760,12 +13819,28 @@ struct alloc_storage_site {
       err.emplace(device_index_error(index, devices.size()));
       return false;
     }
-    auto made = allocate_storage(ctx, devices[static_cast<std::size_t>(index)], size);
+    const device_allocator& d = devices[static_cast<std::size_t>(index)];
+#if RELAXVM_HEAP
+    auto made = allocate_storage(ctx, d, size);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
     ret = value(std::move(*made));
+#else  // allocate_storage's steps, without a result for the storage
+    result<void*> data = d.allocator.allocate_checked(size, alloc_alignment);
+    if (RELAXVM_UNLIKELY(!data.ok())) {
+      err.emplace(std::move(data).error());
+      return false;
+    }
+    storage_object* st =
+        relaxvm::detail::storage_object_for(data.checked_value(), d.allocator, size, alloc_alignment, d.device);
+    if (RELAXVM_UNLIKELY(st == nullptr)) {
+      err.emplace(relaxvm::detail::object_memory_error(sizeof(storage_object)));
+      return false;
+    }
+    ret = value(object_ref<storage_object>::adopt(st));
+#endif
     return true;
   }
 };
@@ -13796,7 +13871,7 @@ struct alloc_tensor_site {
     return k == 0 || k == 2;  // the storage, and the shape (the tensor holds it)
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::int64_t numel = [] {
       std::int64_t n = 0;
       relaxvm::detail::checked_numel(C::shape_at(2), n);
@@ -13804,18 +13879,18 @@ struct alloc_tensor_site {
     }();
     constexpr std::int64_t offset = C::int_at(1);
     constexpr dtype t = C::dtype_at(3);
-    if constexpr (C::callee_sites == 1) return view(args, offset, t, numel, ret, err);
-    else return view_fixed(args, offset, t, numel, ret, err);
+    constexpr std::int64_t nbytes = numel * t.bytes();  // checked by applies()
+    if constexpr (C::callee_sites == 1) return view(args, offset, t, numel, nbytes, ret, err);
+    else return view_fixed(args, offset, t, numel, nbytes, ret, err);
   }
   // The sites' one body (a program's only site has it inline): their constants come as arguments.
-  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
-                                          std::optional<error>& err) {
-    return view(args, offset, t, numel, ret, err);
+  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel,
+                                          std::int64_t nbytes, value& ret, std::optional<error>& err) {
+    return view(args, offset, t, numel, nbytes, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool view(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
-                                      std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool view(const value* args, std::int64_t offset, dtype t, std::int64_t numel,
+                                         std::int64_t nbytes, value& ret, std::optional<error>& err) {
     constexpr std::string_view fn = "vm.builtin.alloc_tensor";
-    const std::int64_t nbytes = numel * t.bytes();  // checked by applies()
     using storage_arg = value_traits<object_ref<storage_object>>;
     if (RELAXVM_UNLIKELY(!storage_arg::check(args[0])))
       return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
@@ -13827,12 +13902,20 @@ struct alloc_tensor_site {
       err.emplace(relaxvm::detail::view_outside_storage(fn, nbytes, offset, st.get()->size));
       return false;
     }
-    result<tensor> made = relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes);
+    // view_checked_storage's steps, the view made in its one result.
+    const storage_object& so = *st.get().get();
+    if (RELAXVM_UNLIKELY(so.data == nullptr && nbytes > 0)) {
+      err.emplace(relaxvm::detail::null_storage_data(nbytes));
+      return false;
+    }
+    result<tensor> made =
+        tensor::try_view_checked(so.data, s.get(), t, so.dev, object_ref<object>(st.get()), false, numel);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
-    ret = value(std::move(*made));
+    made.checked_value().get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
+    ret = value(std::move(made).checked_value());
     return true;
   }
 };

@@ -56,10 +56,10 @@ class error
 #if RELAXVM_HEAP
   error(error_kind kind, std::string_view message) : kind_(kind), message_(message) {}
 #else
-  error(error_kind kind, std::string_view message) : kind_(kind) { append(message); }
+  error(error_kind kind, std::string_view message) : kind_(kind) { append(message.data(), message.size()); }
   // Out of line, and copying only the characters in use: errors move through every result.
   RELAXVM_NOINLINE error(const error& o) noexcept : kind_(o.kind_), function_(o.function_), instruction_(o.instruction_) {
-    append(o.message());
+    append(o.message_, o.size_);
   }
   RELAXVM_NOINLINE error& operator=(const error& o) noexcept {
     if (this != &o) {
@@ -67,7 +67,7 @@ class error
       function_ = o.function_;
       instruction_ = o.instruction_;
       size_ = 0;
-      append(o.message());
+      append(o.message_, o.size_);
     }
     return *this;
   }
@@ -109,8 +109,8 @@ class error
     message_ += "\n  ";
     message_ += line;
 #else
-    append("\n  ");
-    append(line);
+    append("\n  ", 3);
+    append(line.data(), line.size());
 #endif
   }
 
@@ -120,14 +120,15 @@ class error
 #if RELAXVM_HEAP
   std::string message_;
 #else
-  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters.
-  void append(std::string_view s) noexcept {
-    for (char c : s) {
+  // Firmware mode: the message lives in the error, cut at RELAXVM_TEXT_CAPACITY characters. The
+  // text comes as its characters and length (g++ -Os builds a string_view argument on the stack).
+  void append(const char* s, std::size_t n) noexcept {
+    for (std::size_t k = 0; k < n; ++k) {
       if (size_ == RELAXVM_TEXT_CAPACITY) {  // cut: say so
         for (std::size_t i = size_ - 3; i < size_; ++i) message_[i] = '.';
         break;
       }
-      message_[size_++] = c;
+      message_[size_++] = s[k];
     }
     message_[size_] = '\0';
   }
@@ -155,13 +156,31 @@ error make_error(error_kind kind, const Parts&... parts) {
 // Terse errors: the message is the first part when that is a name (the builtin's, or the program's
 // error context; often all the sites of a function then share one error path). The other parts are
 // not formatted, and their formatting code is not linked.
+// The text goes as its characters and length: g++ -Os builds a string_view argument on the
+// stack at every call.
+RELAXVM_NOINLINE inline error terse_error(error_kind kind, const char* text, std::size_t size) {
+  return error(kind, std::string_view(text, size));
+}
 template <class First, class... Rest>
 error make_error(error_kind kind, const First& first, const Rest&... rest) {
   ((void)rest, ...);
-  if constexpr (std::is_array_v<First>) return error(kind, literal(first));
-  else if constexpr (std::is_convertible_v<const First&, std::string_view>) return error(kind, std::string_view(first));
-  else return error(kind, std::string_view());
+  if constexpr (std::is_array_v<First>) {
+    return terse_error(kind, first, literal(first).size());
+  } else if constexpr (std::is_convertible_v<const First&, std::string_view>) {
+    const std::string_view text(first);
+    return terse_error(kind, text.data(), text.size());
+  } else {
+    return terse_error(kind, nullptr, 0);
+  }
 }
+#endif
+/// How a function that only makes an error is declared: out of line with full messages (their
+/// formatting, once), inline with terse ones, where what is left (error(kind, first part)) is
+/// one call, and a caller whose case is a constant keeps only that case.
+#if RELAXVM_ERROR_TEXT
+#define RELAXVM_ERROR_FN RELAXVM_NOINLINE inline
+#else
+#define RELAXVM_ERROR_FN RELAXVM_ALWAYS_INLINE
 #endif
 template <class... Parts>
 error type_error(const Parts&... parts) {

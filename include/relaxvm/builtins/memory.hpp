@@ -88,11 +88,12 @@ RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, st
 }  // namespace detail
 
 namespace detail {
-RELAXVM_NOINLINE inline error device_index_error(std::int64_t index, std::size_t devices) {
-  return relaxvm::detail::value_error("vm.builtin.alloc_storage: device index ", index, " is out of the VM's ", devices,
-                                      " devices (use -1 for the host)");
+RELAXVM_ERROR_FN error device_index_error(std::int64_t index, std::size_t devices) {
+  // The builtin's name first: all that a terse error keeps.
+  return relaxvm::detail::value_error("vm.builtin.alloc_storage", ": device index ", index,
+                                      " is out of the VM's ", devices, " devices (use -1 for the host)");
 }
-/// alloc_storage once its arguments are checked: `size` bytes from device allocator `d`.
+/// alloc_storage once its arguments are checked: `size` bytes (servable) from device allocator `d`.
 #if RELAXVM_HEAP
 RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
   // The storage this instruction made last time, when the program no longer uses it and it fits
@@ -100,7 +101,9 @@ RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_
   value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
   if (kept_storage_fits(kept, size, d)) return *kept;
   if (kept != nullptr) drop_kept(*kept);
-  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st, make_storage(d.allocator, size, alloc_alignment, d.device));
+  RELAXVM_TRY_ASSIGN(object_ref<storage_object> st,
+                     relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
+                                                 alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
   if (kept != nullptr) *kept = made;
@@ -109,7 +112,8 @@ RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_
 #else  // nothing is kept: the storage itself
 RELAXVM_HOT_INLINE result<object_ref<storage_object>> allocate_storage(vm_context&, const device_allocator& d,
                                                                        std::size_t size) {
-  return make_storage(d.allocator, size, alloc_alignment, d.device);
+  return relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
+                                     alloc_alignment, d.device);
 }
 #endif
 }  // namespace detail
@@ -307,8 +311,8 @@ inline result<value> to_device(std::span<const value> args) {
   return value(std::move(out));
 }
 
-/// Drops the register's reference: the call's result (null) overwrites it.
-inline value kill_object(const value&) { return value(); }
+/// Drops the register's reference: the call's result (null: it returns nothing) overwrites it.
+inline void kill_object(const value&) {}
 
 inline result<value> memory_manager_clear(std::span<const value> args) {
   if (args.size() > 1 || (args.size() == 1 && args[0].kind() != value_kind::context))
@@ -349,7 +353,7 @@ struct alloc_storage_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::int64_t device_index = C::int_at(2);
     constexpr auto size = static_cast<std::size_t>(nbytes<C>());
     if constexpr (C::callee_sites == 1) return allocate(args, device_index, size, ret, err);
@@ -360,8 +364,8 @@ struct alloc_storage_site {
                                          std::optional<error>& err) {
     return allocate(args, fixed_index, size, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool allocate(const value* args, std::int64_t fixed_index, std::size_t size, value& ret,
-                                          std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool allocate(const value* args, std::int64_t fixed_index, std::size_t size,
+                                             value& ret, std::optional<error>& err) {
     vm_context& ctx = *args[0].raw_context();
     const std::span<const device_allocator> devices = ctx.devices();
     const std::int64_t index = fixed_index == -1 ? static_cast<std::int64_t>(devices.size()) - 1 : fixed_index;
@@ -369,12 +373,28 @@ struct alloc_storage_site {
       err.emplace(device_index_error(index, devices.size()));
       return false;
     }
-    auto made = allocate_storage(ctx, devices[static_cast<std::size_t>(index)], size);
+    const device_allocator& d = devices[static_cast<std::size_t>(index)];
+#if RELAXVM_HEAP
+    auto made = allocate_storage(ctx, d, size);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
     ret = value(std::move(*made));
+#else  // allocate_storage's steps, without a result for the storage
+    result<void*> data = d.allocator.allocate_checked(size, alloc_alignment);
+    if (RELAXVM_UNLIKELY(!data.ok())) {
+      err.emplace(std::move(data).error());
+      return false;
+    }
+    storage_object* st =
+        relaxvm::detail::storage_object_for(data.checked_value(), d.allocator, size, alloc_alignment, d.device);
+    if (RELAXVM_UNLIKELY(st == nullptr)) {
+      err.emplace(relaxvm::detail::object_memory_error(sizeof(storage_object)));
+      return false;
+    }
+    ret = value(object_ref<storage_object>::adopt(st));
+#endif
     return true;
   }
 };
@@ -405,7 +425,7 @@ struct alloc_tensor_site {
     return k == 0 || k == 2;  // the storage, and the shape (the tensor holds it)
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::int64_t numel = [] {
       std::int64_t n = 0;
       relaxvm::detail::checked_numel(C::shape_at(2), n);
@@ -413,18 +433,18 @@ struct alloc_tensor_site {
     }();
     constexpr std::int64_t offset = C::int_at(1);
     constexpr dtype t = C::dtype_at(3);
-    if constexpr (C::callee_sites == 1) return view(args, offset, t, numel, ret, err);
-    else return view_fixed(args, offset, t, numel, ret, err);
+    constexpr std::int64_t nbytes = numel * t.bytes();  // checked by applies()
+    if constexpr (C::callee_sites == 1) return view(args, offset, t, numel, nbytes, ret, err);
+    else return view_fixed(args, offset, t, numel, nbytes, ret, err);
   }
   // The sites' one body (a program's only site has it inline): their constants come as arguments.
-  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
-                                          std::optional<error>& err) {
-    return view(args, offset, t, numel, ret, err);
+  RELAXVM_NOINLINE static bool view_fixed(const value* args, std::int64_t offset, dtype t, std::int64_t numel,
+                                          std::int64_t nbytes, value& ret, std::optional<error>& err) {
+    return view(args, offset, t, numel, nbytes, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool view(const value* args, std::int64_t offset, dtype t, std::int64_t numel, value& ret,
-                                      std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool view(const value* args, std::int64_t offset, dtype t, std::int64_t numel,
+                                         std::int64_t nbytes, value& ret, std::optional<error>& err) {
     constexpr std::string_view fn = "vm.builtin.alloc_tensor";
-    const std::int64_t nbytes = numel * t.bytes();  // checked by applies()
     using storage_arg = value_traits<object_ref<storage_object>>;
     if (RELAXVM_UNLIKELY(!storage_arg::check(args[0])))
       return relaxvm::detail::argument_failed(fn, 0, storage_arg::name, args[0], err);
@@ -436,12 +456,20 @@ struct alloc_tensor_site {
       err.emplace(relaxvm::detail::view_outside_storage(fn, nbytes, offset, st.get()->size));
       return false;
     }
-    result<tensor> made = relaxvm::detail::view_checked_storage(st.get(), offset, s.get(), t, numel, nbytes);
+    // view_checked_storage's steps, the view made in its one result.
+    const storage_object& so = *st.get().get();
+    if (RELAXVM_UNLIKELY(so.data == nullptr && nbytes > 0)) {
+      err.emplace(relaxvm::detail::null_storage_data(nbytes));
+      return false;
+    }
+    result<tensor> made =
+        tensor::try_view_checked(so.data, s.get(), t, so.dev, object_ref<object>(st.get()), false, numel);
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
-    ret = value(std::move(*made));
+    made.checked_value().get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
+    ret = value(std::move(made).checked_value());
     return true;
   }
 };

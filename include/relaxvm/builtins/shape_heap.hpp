@@ -78,7 +78,7 @@ struct heap_view {
 };
 
 // Why `v` is not a usable shape heap (try_open_heap said it is not).
-RELAXVM_NOINLINE inline error heap_error(std::string_view fn, const value& v) {
+RELAXVM_ERROR_FN error heap_error(std::string_view fn, const value& v) {
 #if !RELAXVM_ERROR_TEXT
   // Terse errors keep the kind and the name: which test failed is not needed.
   if (v.kind() != value_kind::tensor) return type_error(fn);
@@ -123,8 +123,8 @@ RELAXVM_HOT_INLINE result<heap_view> open_heap(std::string_view fn, const value&
 
 /// Checks a slot number; `what` and `index` name it in the message ("shape[2]", "index 0"), which
 /// is only formatted on failure: the success path allocates nothing.
-RELAXVM_NOINLINE inline error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
-                                         std::int64_t slot, const heap_view& h) {
+RELAXVM_ERROR_FN error slot_error(std::string_view fn, std::string_view what, std::int64_t index,
+                                  std::int64_t slot, const heap_view& h) {
 #if !RELAXVM_ERROR_TEXT
   // Terse errors keep only the builtin's name: nothing else here is formatted.
   (void)what, (void)index, (void)slot, (void)h;
@@ -297,10 +297,10 @@ RELAXVM_HOT_INLINE bool input_dims(const value& input, std::span<const std::int6
   }
   return true;
 }
-RELAXVM_NOINLINE inline error not_matchable(std::string_view ctx, const value& input) {
+RELAXVM_ERROR_FN error not_matchable(std::string_view ctx, const value& input) {
   return type_error(ctx, "vm.builtin.match_shape: expects a Tensor or a Shape but got ", input.describe());
 }
-RELAXVM_NOINLINE inline error match_size_mismatch(std::string_view ctx) {
+RELAXVM_ERROR_FN error match_size_mismatch(std::string_view ctx) {
   return runtime_error(ctx, "match_cast shape size mismatch.");
 }
 enum class match_outcome : std::uint8_t { ok, differs_from_imm, bad_slot, differs_from_load, unknown_code };
@@ -320,8 +320,8 @@ RELAXVM_HOT_INLINE match_outcome match_one(std::int64_t d, code_pair p, const he
   return match_outcome::unknown_code;
 }
 /// The error of a match_one that did not give ok, at dimension i.
-RELAXVM_NOINLINE inline error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
-                                          code_pair p, const heap_view& heap) {
+RELAXVM_ERROR_FN error match_error(match_outcome o, std::string_view ctx, std::int64_t i, std::int64_t d,
+                                   code_pair p, const heap_view& heap) {
   constexpr std::string_view fn = "vm.builtin.match_shape";
   switch (o) {
     case match_outcome::differs_from_imm:
@@ -461,13 +461,13 @@ inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_
 namespace detail {
 // check_tensor_info's checks of x, each a test and its message: shared by the general function
 // and its specialized call sites.
-RELAXVM_NOINLINE inline error not_a_tensor(std::string_view ctx, const value& x) {
+RELAXVM_ERROR_FN error not_a_tensor(std::string_view ctx, const value& x) {
   return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
 }
-RELAXVM_NOINLINE inline error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
+RELAXVM_ERROR_FN error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
   return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
 }
-RELAXVM_NOINLINE inline error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
+RELAXVM_ERROR_FN error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
   return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
 }
 RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
@@ -957,7 +957,7 @@ struct match_shape_site {
     return k < 2;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
     static constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
@@ -1023,7 +1023,7 @@ struct make_shape_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(1));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(2);
     return made(args, pairs.data(), n, ret, err);
@@ -1060,7 +1060,7 @@ struct shape_arith_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     static constexpr auto groups = [] {
       std::array<group, (C::num_args - 1) / 6> g{};
       for (std::size_t i = 0; i < g.size(); ++i)
@@ -1096,7 +1096,7 @@ struct check_tensor_info_site {
     return k == 0;
   }
   template <class C>
-  static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
     static constexpr std::string_view ctx = C::text_at(C::num_args - 1);
     constexpr std::int64_t ndim = C::int_at(1);
     // Without a dtype argument, void: any dtype (as dtype_ok reads it).
@@ -1108,8 +1108,8 @@ struct check_tensor_info_site {
                                        std::optional<error>& err) {
     return check(x, ndim, want, ctx, ret, err);
   }
-  RELAXVM_HOT_INLINE static bool check(const value& x, std::int64_t ndim, dtype want, std::string_view ctx, value& ret,
-                                       std::optional<error>& err) {
+  RELAXVM_ALWAYS_INLINE static bool check(const value& x, std::int64_t ndim, dtype want, std::string_view ctx,
+                                          value& ret, std::optional<error>& err) {
     if (RELAXVM_UNLIKELY(x.kind() != value_kind::tensor)) return argument_error(not_a_tensor(ctx, x), err);
     const DLTensor& dl = static_cast<const tensor_object*>(x.raw_object())->dl;
     if (RELAXVM_UNLIKELY(!ndim_ok(dl, ndim))) return argument_error(wrong_ndim(ctx, ndim, dl.ndim), err);

@@ -262,17 +262,22 @@ RELAXVM_NOINLINE inline bool arity_failed(std::string_view name, bool variadic, 
                          " but got ", nargs));
   return false;
 }
+#if RELAXVM_ERROR_TEXT
 RELAXVM_NOINLINE inline bool argument_failed(std::string_view name, std::size_t i, std::string_view expected,
                                              const value& got, std::optional<error>& err) {
   err.emplace(type_error(name, ": argument ", i, " expects ", expected, " but got ", got.describe()));
   return false;
 }
-
-#if !RELAXVM_ERROR_TEXT
-// Terse errors: what arity_failed and argument_failed both give.
-RELAXVM_NOINLINE inline bool typed_failed(std::string_view name, std::optional<error>& err) {
-  err.emplace(type_error(name));
+#else
+// Terse errors: what arity_failed and argument_failed both give. The name comes as its
+// characters and length (g++ -Os builds a string_view argument on the stack at every call).
+RELAXVM_NOINLINE inline bool typed_failed(const char* name, std::size_t size, std::optional<error>& err) {
+  err.emplace(terse_error(error_kind::type, name, size));
   return false;
+}
+RELAXVM_ALWAYS_INLINE bool argument_failed(std::string_view name, std::size_t, std::string_view, const value&,
+                                           std::optional<error>& err) {
+  return typed_failed(name.data(), name.size(), err);
 }
 #endif
 
@@ -331,12 +336,12 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
 #if RELAXVM_ERROR_TEXT
     if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed))
       return arity_failed(name_of(), variadic, fixed, nargs, err);
+    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
 #else
     // Terse errors: a wrong count gives the argument checks' error (the function's name), so
-    // both share one failure path.
-    if (RELAXVM_UNLIKELY(variadic ? nargs < fixed : nargs != fixed)) return typed_failed(name_of(), err);
+    // call() tests the count with them, on their one failure path.
+    return call<0, true>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
 #endif
-    return call<0>(name_of, f, args, nargs, ret, err, std::make_index_sequence<fixed>());
   }
   /// The same at a call site the linker checked: the argument count is right, and the
   /// parameters in the mask Known (bit i: parameter i) pass their checks (param_passes).
@@ -358,19 +363,21 @@ struct typed_invoker<F, R, type_list<P...>> : closure_invoker<typed_invoker<F, R
     return false;
   }
 
-  template <std::uint64_t Known, class NameOf, class G, std::size_t... I>
+  /// Checks the arguments (and with CheckCount their count first), calls f, stores its result.
+  template <std::uint64_t Known, bool CheckCount = false, class NameOf, class G, std::size_t... I>
   RELAXVM_ALWAYS_INLINE static bool call(NameOf name_of, G& f, const value* args, std::uint32_t nargs, value& ret,
                                          std::optional<error>& err, std::index_sequence<I...>) {
     (void)nargs;
     // One failure path for all the checks: the one that failed is found by its index.
-    if constexpr (sizeof...(I) > 0) {
+    if constexpr (sizeof...(I) > 0 || CheckCount) {
       std::size_t bad = 0;
-      if (RELAXVM_UNLIKELY(!(check_one<I, Known>(args, bad) && ...))) {
+      const bool count_ok = !CheckCount || (variadic ? nargs >= fixed : nargs == fixed);
+      if (RELAXVM_UNLIKELY(!count_ok || !(check_one<I, Known>(args, bad) && ...))) {
 #if RELAXVM_ERROR_TEXT
         static constexpr std::array<std::string_view, fixed + 1> names = names_array(std::make_index_sequence<fixed>());
         return argument_failed(name_of(), bad, names[bad], args[bad], err);
 #else
-        return typed_failed(name_of(), err);  // the message is the function's name
+        return typed_failed(name_of().data(), name_of().size(), err);  // the message is the function's name
 #endif
       }
     }

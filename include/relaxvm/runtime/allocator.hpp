@@ -222,7 +222,7 @@ class pooled_allocator final : public allocator_object {
     detail::lock_guard lock(mutex_);
     return stats_;
   }
-  std::string_view kind_name() const override { return "pooled"; }
+  std::string_view kind_name() const override { return literal("pooled"); }
 
  private:
   result<void*> direct(std::size_t nbytes, std::size_t alignment) {
@@ -279,9 +279,8 @@ class arena_allocator final : public allocator_object {
                            "; give the arena a larger buffer (its peak use is in stats())");
     top_ = offset + nbytes;
     ++live_;
-    ++stats_.allocations;
-    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
-    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    ++allocations_;
+    peak_ = std::max(peak_, top_);
     return reinterpret_cast<void*>(start);
   }
   /// The last block given out can be taken back at once; the rest is reclaimed when nothing
@@ -295,7 +294,6 @@ class arena_allocator final : public allocator_object {
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
-    stats_.bytes_in_use = static_cast<std::int64_t>(top_);
   }
   void release() noexcept override {
     detail::lock_guard lock(mutex_);
@@ -303,17 +301,24 @@ class arena_allocator final : public allocator_object {
   }
   allocator_stats stats() const override {
     detail::lock_guard lock(mutex_);
-    return stats_;
+    allocator_stats s;
+    s.bytes_in_use = static_cast<std::int64_t>(top_);
+    s.peak_bytes_in_use = static_cast<std::int64_t>(peak_);
+    s.allocations = allocations_;
+    return s;
   }
-  std::string_view kind_name() const override { return "arena"; }
+  std::string_view kind_name() const override { return literal("arena"); }
   bool reuses_any_order() const override { return false; }
 
  private:
   std::span<std::byte> buffer_;
   mutable detail::mutex mutex_;
+  // What stats() reports (bytes in use are the top), kept in the target's word size: a
+  // firmware arena counts in 32 bits.
   std::size_t top_ = 0;
   std::size_t live_ = 0;
-  allocator_stats stats_;
+  std::size_t peak_ = 0;
+  std::int64_t allocations_ = 0;
 };
 
 }  // namespace detail
@@ -372,6 +377,11 @@ class allocator {
                                    " bytes");
     return obj_->allocate(nbytes, alignment);
   }
+  /// try_allocate for a request that passes its tests (nbytes at most max_request, alignment a
+  /// power of two) whatever the program runs with: alloc_storage's, checked before.
+  result<void*> allocate_checked(std::size_t nbytes, std::size_t alignment) const {
+    return obj_->allocate(nbytes, alignment);
+  }
   void deallocate(void* p, std::size_t nbytes, std::size_t alignment) const noexcept {
     obj_->deallocate(p, nbytes, alignment);
   }
@@ -420,8 +430,8 @@ struct storage_object : object {
 
 namespace detail {
 /// The error of a view of `nbytes` at `offset` that does not fit a storage of `capacity` bytes.
-RELAXVM_NOINLINE inline error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
-                                                   std::size_t capacity) {
+RELAXVM_ERROR_FN error view_outside_storage(std::string_view who, std::int64_t nbytes, std::int64_t offset,
+                                            std::size_t capacity) {
   return value_error(who, ": storage allocation failure, attempted to allocate ", nbytes, " at offset ", offset,
                      " in region that is ", static_cast<std::uint64_t>(capacity), " bytes");
 }
@@ -451,28 +461,47 @@ inline result<std::size_t> to_size(std::string_view who, std::int64_t nbytes) {
 }
 }  // namespace detail
 
+namespace detail {
+/// The storage object for `data`, `nbytes` that `alloc` gave aligned to `alignment`, on `dev`; in
+/// firmware mode null when the object memory has no room (the memory given back to `alloc`).
+inline storage_object* storage_object_for(void* data, const allocator& alloc, std::size_t nbytes, std::size_t alignment,
+                                          device dev) {
+  storage_object* st = make_raw_object_or_null<storage_object>(0, data, nbytes, alignment, dev, alloc);
+#if !RELAXVM_HEAP
+  if (st == nullptr) alloc.deallocate(data, nbytes, alignment);
+#endif
+  return st;
+}
+/// The storage of what `alloc` gave for `nbytes` aligned to `alignment` on `dev` (`data`, or
+/// its error, passed on).
+inline result<object_ref<storage_object>> storage_of(result<void*>&& data, const allocator& alloc, std::size_t nbytes,
+                                                     std::size_t alignment, device dev) {
+  RELAXVM_TRY_ASSIGN(void* p, std::move(data));
+  storage_object* st = storage_object_for(p, alloc, nbytes, std::max(alignment, alloc_alignment), dev);
+#if !RELAXVM_HEAP
+  if (st == nullptr) return object_memory_error(sizeof(storage_object));
+#endif
+  return object_ref<storage_object>::adopt(st);
+}
+}  // namespace detail
+
 /// Allocates storage of `nbytes` (aligned to at least alloc_alignment) from `alloc`, on `dev`.
 inline result<object_ref<storage_object>> make_storage(const allocator& alloc, std::size_t nbytes,
                                                        std::size_t alignment, device dev) {
-  RELAXVM_TRY_ASSIGN(void* data, alloc.try_allocate(nbytes, alignment));
-  storage_object* st =
-      detail::make_raw_object_or_null<storage_object>(0, data, nbytes, std::max(alignment, alloc_alignment), dev, alloc);
-#if !RELAXVM_HEAP
-  if (st == nullptr) {  // no room in the object memory
-    alloc.deallocate(data, nbytes, std::max(alignment, alloc_alignment));
-    return detail::object_memory_error(sizeof(storage_object));
-  }
-#endif
-  return object_ref<storage_object>::adopt(st);
+  return detail::storage_of(alloc.try_allocate(nbytes, alignment), alloc, nbytes, alignment, dev);
 }
 
 /// A tensor viewing `st` at byte `offset`: data is the storage's base and byte_offset is `offset`,
 /// as in the reference. The view keeps the storage alive.
 namespace detail {
+/// The error of a view of `nbytes` of a storage whose data is null.
+inline error null_storage_data(std::int64_t nbytes) {
+  return value_error("tensor::view: null data for ", nbytes, " bytes");
+}
 /// view_storage once check_view has passed (it gave numel and nbytes).
 inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
                                            dtype t, std::int64_t numel, std::int64_t nbytes) {
-  if (st->data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
+  if (st->data == nullptr && nbytes > 0) return null_storage_data(nbytes);
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
   out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
   return out;
