@@ -6523,6 +6523,16 @@ class value {
     v.borrowed_ = holds_object(o.kind_);
     return v;
   }
+  /// A borrow of handle `h`'s object, the value value(h) would be without its reference; valid
+  /// while `h` is (static_vm::invoke<Name> passes its caller's handles so).
+  template <object_handle H>
+  RELAXVM_ALWAYS_INLINE static value borrow(const H& h) noexcept {
+    value v;
+    v.p_.obj = h.get();
+    v.kind_ = v.p_.obj == nullptr && !empty_is_value<H> ? value_kind::null : H::kind;
+    v.borrowed_ = v.p_.obj != nullptr;
+    return v;
+  }
   /// Makes `slot`, which owns no reference (null, a scalar or borrowed), a borrow of `o`, without
   /// the check a move assignment makes (the interpreters' argument scratch).
   RELAXVM_ALWAYS_INLINE static void borrow_into(value& slot, const value& o) noexcept {
@@ -6870,7 +6880,7 @@ RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::
 /// The error a packed function reported through `err` (the packed calling convention), taken out
 /// of it; an internal error when the function failed without reporting one.
 RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
-  if (!err) return internal_error("a packed function failed without reporting an error");
+  if (!err) return internal_error("a packed function failed", " without reporting an error");  // terse: the first part
   error e = std::move(*err);
   err.reset();
   return e;
@@ -9209,6 +9219,7 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -9252,31 +9263,38 @@ constexpr unsigned arg_kinds_used(const exec_view& v) {
   return used;
 }
 
-/// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
-/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null. Used: the
-/// arg_use bits of the kinds that can occur (the program's); the code for the others is left out.
-template <unsigned Used = uses_any_arg>
+/// Call argument `a` as a value in `slot`, which owns no reference (null, a scalar or a borrow:
+/// the interpreters' argument scratch), so it is written over: registers, constants and function
+/// values are borrowed (no reference counting), immediates held inline, %vm is `ctx`, %void is
+/// null. Used: the arg_use bits of the kinds that can occur (the program's); the code for the
+/// others is left out. Registers and indices are read from the word's low 32 bits, where a
+/// verified program's fit (32-bit code on a 32-bit core), and immediates too when
+/// NarrowImmediates (the program's all fit).
+template <unsigned Used = uses_any_arg, bool NarrowImmediates = false>
 RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
                                     const value* funcs) {
-  const std::int64_t v = a.value();
+  const auto index = static_cast<std::uint32_t>(a.data);
   switch (a.kind()) {
     case arg_kind::reg:
-      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(v < begin_special_register)) {
-        slot = value::borrow(regs[v]);
-      } else if ((Used & uses_vm) != 0 && ((Used & uses_void) == 0 || v == vm_register)) {
-        slot = value(ctx);
+      // A register's word is 0 above its low half but for %void and %vm.
+      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(static_cast<std::uint64_t>(a.data) >> 32 == 0)) {
+        value::borrow_into(slot, regs[index]);
+      } else if ((Used & uses_vm) != 0 &&
+                 ((Used & uses_void) == 0 || index == static_cast<std::uint32_t>(vm_register))) {
+        ::new (&slot) value(ctx);
       } else {
-        slot = value();
+        value::forget(slot);
       }
       break;
     case arg_kind::imm:
-      if constexpr ((Used & uses_immediate) != 0) slot = value(v);
+      if constexpr ((Used & uses_immediate) != 0)
+        ::new (&slot) value(NarrowImmediates ? std::int64_t{static_cast<std::int32_t>(index)} : a.value());
       break;
     case arg_kind::const_idx:
-      if constexpr ((Used & uses_constant) != 0) slot = value::borrow(consts[static_cast<std::size_t>(v)]);
+      if constexpr ((Used & uses_constant) != 0) value::borrow_into(slot, consts[index]);
       break;
     case arg_kind::func_idx:
-      if constexpr ((Used & uses_function) != 0) slot = value::borrow(funcs[static_cast<std::size_t>(v)]);
+      if constexpr ((Used & uses_function) != 0) value::borrow_into(slot, funcs[index]);
       break;
   }
 }
@@ -10708,12 +10726,14 @@ struct call_site {
 namespace relaxvm::RELAXVM_ABI {
 
 /// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
-struct static_frame {
+/// 32-bit numbers (static_vm runs programs of fewer than 2^31 instructions): a smaller frame,
+/// and no 64-bit arithmetic on a 32-bit core.
+struct alignas(value) static_frame {
   static_frame* caller;
-  std::int64_t func_index;
-  value* regs;
-  std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
-  std::int64_t caller_dst;  ///< where the caller wants the result
+  std::int32_t func_index;
+  std::int32_t return_pc;  ///< the caller's Call instruction (where the result goes), or -1 for an entry frame
+
+  value* regs() noexcept { return reinterpret_cast<value*>(this + 1); }
 };
 
 }  // namespace relaxvm
@@ -11663,8 +11683,8 @@ struct static_compiler {
           else ret.reset();
         }
       } else {
-        if (status s = vm.push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
-          vm.failure_.emplace(std::move(s).error());
+        if (RELAXVM_UNLIKELY(!vm.push_frame(in.func_idx, nullptr, 0, static_cast<std::int32_t>(Pc)))) {
+          vm.failure_.emplace(vm.frame_error(in.func_idx));
           return vm.failure(Pc, base);
         }
         value r;
@@ -11854,7 +11874,7 @@ class static_vm final : public vm_context {
       const running_scope running(this);
       value ret;
       std::optional<error> err;
-      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return take(err);
+      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return detail::take_error(err);
       return ret;
     }
     return run_entry(fi, args);
@@ -11873,12 +11893,16 @@ class static_vm final : public vm_context {
       return value();
     } else {
       constexpr std::int64_t fi = view.find(Name.view());
-      const std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+      // Borrows and scalars own nothing: kept where nothing destroys them (nothing to check).
+      constexpr bool owns_nothing = ((lends<Args> || std::is_arithmetic_v<std::remove_cvref_t<Args>>) && ...);
+      std::conditional_t<owns_nothing, lent<sizeof...(Args)>, std::array<value, sizeof...(Args)>> a{
+          {lend(std::forward<Args>(args))...}};
+      const std::span<const value> s(a.data(), sizeof...(Args));
       if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
-        return invoke(fi, std::span<const value>(a.data(), a.size()));
+        return invoke(fi, s);
       } else {  // the argument count is checked already when the function's is known
         constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
-        return run_entry<!checked>(fi, std::span<const value>(a.data(), a.size()));
+        return run_entry<!checked>(fi, s);
       }
     }
   }
@@ -11917,11 +11941,13 @@ class static_vm final : public vm_context {
   std::size_t peak_memory() const { return peak_; }
 
   // ---- vm_context ----
-  void print(std::string_view text) override { print_(text); }
+  void print(std::string_view text) override {
+    if (print_ != nullptr) print_(text);
+  }
   std::span<const device_allocator> devices() const override { return devices_; }
 
   /// Where vm.builtin.print writes (default: nowhere; a firmware build passes its UART writer).
-  void set_print(void (*sink)(std::string_view)) { print_ = sink ? sink : [](std::string_view) {}; }
+  void set_print(void (*sink)(std::string_view)) { print_ = sink; }
 
   /// Bytes of C++ stack that re-entrant invocations (a closure through vm.builtin.invoke_closure,
   /// a kernel calling back) may use beyond where the outermost one began; past it the call is
@@ -12026,8 +12052,28 @@ class static_vm final : public vm_context {
     return {};
   }
 
-  static error take(std::optional<error>& err) {
-    return err ? std::move(*err) : detail::internal_error("a packed function failed without reporting an error");
+  // invoke<Name>'s arguments when none owns anything: never destroyed.
+  template <std::size_t N>
+  union lent {
+    std::array<value, N> values;
+    ~lent() {}
+    const value* data() const { return values.data(); }
+  };
+  // An argument of invoke<Name> as the program sees it: handles and values borrowed (the
+  // caller's outlive the call, and a result that is one of them is copied as it leaves),
+  // anything else made a value.
+  template <class A>
+  static constexpr bool lends = std::is_same_v<std::remove_cvref_t<A>, value> || object_handle<std::remove_cvref_t<A>>;
+  template <class A>
+  static value lend(A&& a) {
+    if constexpr (lends<A>) return value::borrow(a);
+    else return value(std::forward<A>(a));
+  }
+
+  // `v` as a result, made in place (value's move is always inlined; result's converting
+  // constructor need not be): `v` is then known to be left null, with no drop to check after.
+  static result<value> made(value&& v) {
+    return result<value>(std::in_place, [](value&) { return status(); }, std::move(v));
   }
 
   // ---- vm_context: closures over the program's vm functions (invoke_closure) ----
@@ -12042,13 +12088,22 @@ class static_vm final : public vm_context {
     } else {
       (void)c;
       (void)args;
-      return value();
+      return made(value());
     }
   }
 
-  error out_of_memory(std::string_view fn, std::size_t bytes) const {
-    return detail::runtime_error("static_vm: calling '", fn, "' needs ", bytes, " bytes of VM memory, but only ",
-                                 memory_.size() - used_, " of its ", memory_.size(), " bytes are left");
+  // Register slots of a frame of vm function fi: none when compiled (its registers are locals).
+  static std::size_t frame_slots(std::int64_t fi) {
+    if constexpr (Dispatch == static_dispatch::interpret) return frame_slots_[static_cast<std::size_t>(fi)];
+    else return 0;
+  }
+  // Bytes of a frame of vm function fi: its header and its register slots.
+  static std::size_t frame_bytes(std::int64_t fi) { return sizeof(static_frame) + frame_slots(fi) * sizeof(value); }
+  // Why push_frame(fi, ...) found no room.
+  error frame_error(std::int64_t fi) const {
+    return detail::runtime_error("static_vm: calling '", view.name(static_cast<std::size_t>(fi)), "' needs ",
+                                 frame_bytes(fi), " bytes of VM memory, but only ", memory_.size() - used_, " of its ",
+                                 memory_.size(), " bytes are left");
   }
 
   // Runs vm function fi from C++; CheckArity false when the caller checked the count already.
@@ -12068,48 +12123,47 @@ class static_vm final : public vm_context {
                                         "static_vm::set_max_native_stack");
     }
     const running_scope running(this);
-    result<value> r = run_frames(fi, args, base);
-    if (base == nullptr && r.ok() && r->kind() == value_kind::context)
-      return detail::context_returned_error(view.name(static_cast<std::size_t>(fi)));
-    return r;
-  }
-
-  result<value> run_frames(std::int64_t fi, std::span<const value> args, static_frame* base) {
     if constexpr (Dispatch == static_dispatch::compile) {
-      RELAXVM_TRY(push_frame(fi, nullptr, 0, -1, void_register));  // the registers are the function's own
+      if (!push_frame(fi, nullptr, 0, -1)) return frame_error(fi);  // the registers are the function's own
       value out;
       if (!compiler::entries[static_cast<std::size_t>(fi)](*this, base, args.data(), out)) return take_failure();
+      if (base == nullptr && out.kind() == value_kind::context)
+        return detail::context_returned_error(view.name(static_cast<std::size_t>(fi)));
       return out;
     } else {
-      RELAXVM_TRY(push_frame(fi, args.data(), args.size(), -1, void_register));
+      if (!push_frame(fi, args.data(), args.size(), -1)) return frame_error(fi);
       return run(base);
     }
   }
 
-  status push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int64_t return_pc,
-                    std::int64_t caller_dst) {
-    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fi)];
-    const std::size_t bytes = sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
-    if (used_ + bytes > memory_.size()) return out_of_memory(view.name(static_cast<std::size_t>(fi)), bytes);
-    auto* fr = ::new (memory_.data() + used_) static_frame{top_, fi, nullptr, return_pc, caller_dst};
-    fr->regs = reinterpret_cast<value*>(fr + 1);
-    for (std::uint32_t i = 0; i < slots; ++i) ::new (fr->regs + i) value();
-    for (std::size_t i = 0; i < nargs; ++i) value::borrow_into(fr->regs[i], args[i]);  // null slots: nothing to drop
+  // Pushes a frame for vm function fi, its first registers borrowing `args`; false when the
+  // memory has no room for it (frame_error says so).
+  bool push_frame(std::int64_t fi, const value* args, std::size_t nargs, std::int32_t return_pc) {
+    const std::size_t bytes = frame_bytes(fi);
+    if (used_ + bytes > memory_.size()) return false;
+    auto* fr = ::new (memory_.data() + used_) static_frame{top_, static_cast<std::int32_t>(fi), return_pc};
+    value* const regs = fr->regs();
+    for (std::size_t i = 0, n = frame_slots(fi); i < n; ++i) ::new (regs + i) value();
+    for (std::size_t i = 0; i < nargs; ++i) value::borrow_into(regs[i], args[i]);  // null slots: nothing to drop
     used_ += bytes;
     peak_ = used_ > peak_ ? used_ : peak_;
     top_ = fr;
-    return {};
+    return true;
   }
 
   void pop_frame() {
     static_frame* fr = top_;
-    const std::uint32_t slots = frame_slots_[static_cast<std::size_t>(fr->func_index)];
-    for (std::uint32_t i = slots; i-- > 0;) fr->regs[i].~value();
-    used_ -= sizeof(static_frame) + static_cast<std::size_t>(slots) * sizeof(value);
+    value* const regs = fr->regs();
+    // Reset, not destroyed: what ~value would drop (reset() is one out-of-line copy in firmware
+    // mode); the slots' memory is then reused as it is.
+    for (value* v = regs + frame_slots(fr->func_index); v != regs;) (--v)->reset();
+    used_ = static_cast<std::size_t>(reinterpret_cast<std::byte*>(fr) - memory_.data());  // frames are a stack
     top_ = fr->caller;
   }
 
-  RELAXVM_NOINLINE error fail(error e, std::int64_t pc, static_frame* base) {
+  // Records in `e` where it happened (the instruction at pc) and unwinds the frames of the
+  // invocation that began above `base`.
+  void unwind(error& e, std::int64_t pc, static_frame* base) {
     struct frames_of_invocation {
       static_vm& vm;
       static_frame* base;
@@ -12119,73 +12173,103 @@ class static_vm final : public vm_context {
       void pop() { vm.pop_frame(); }
     };
     detail::unwind(e, view, pc, frames_of_invocation{*this, base});
-    return e;
   }
+  // The instruction at pc failed with the error in `err` (none: a packed function that failed
+  // without saying why): the invocation's result.
+  RELAXVM_NOINLINE result<value> fail(std::optional<error>& err, std::int32_t pc, static_frame* base) {
+    // As detail::take_error says it (terse errors keep the first part).
+    if (!err) err.emplace(detail::internal_error("a packed function failed", " without reporting an error"));
+    unwind(*err, pc, base);
+    return *err;
+  }
+
+  // Moves `from` into register `to` (another value), dropping what `to` held through reset(), one
+  // out-of-line copy in firmware mode, where a move assignment would drop it inline.
+  RELAXVM_ALWAYS_INLINE static void store(value& to, value& from) {
+    to.reset();
+    ::new (&to) value(std::move(from));
+  }
+
+  // Words of the verified instruction stream as the loop reads them, 32 bits at a time: the low
+  // half holds every register, index, count and offset (and, when immediates_fit_, immediate);
+  // the high half of a register is 0 but for the special ones (%void, %vm).
+  static constexpr std::int32_t low(std::int64_t word) { return static_cast<std::int32_t>(word); }
+  static constexpr bool special(std::int64_t reg) { return static_cast<std::uint64_t>(reg) >> 32 != 0; }
+  static const std::int64_t* words(std::int32_t pc) {
+    return view.instr_data.data() + low(view.instr_offset[static_cast<std::size_t>(pc)]);
+  }
+  static constexpr bool immediates_fit_ = [] {
+    for (std::size_t pc = 0; pc < Linked::num_instructions; ++pc) {
+      const instruction in = decode(view, static_cast<std::int64_t>(pc));
+      for (std::int64_t k = 0; in.op == opcode::call && k < in.num_args; ++k)
+        if (in.arg_at(k).kind() == arg_kind::imm && in.arg_at(k).value() != low(in.arg_at(k).value())) return false;
+    }
+    return true;
+  }();
 
   // Runs until the frame above `base` returns. Instruction numbers and argument counts are 32-bit
   // here (64-bit arithmetic costs twice the code on a 32-bit core).
   static_assert(Linked::num_instructions < std::size_t{1} << 31,
                 "relaxvm: static_vm runs programs of fewer than 2^31 instructions");
   result<value> run(static_frame* base) {
-    std::int32_t pc = static_cast<std::int32_t>(view.funcs[static_cast<std::size_t>(top_->func_index)].start);
+    std::int32_t pc = low(view.funcs[static_cast<std::size_t>(top_->func_index)].start);
     for (;;) {
-      const instruction in = decode(view, pc);
-      value* regs = top_->regs;
-      switch (in.op) {
-        case opcode::call: {
-          const std::size_t fi = static_cast<std::size_t>(in.func_idx);
-          const std::int64_t rf = view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size;
-          value& ret = regs[rf];
-          value* argv = regs + rf + 1;
-          // The argument scratch owns no reference (null, scalars, borrows): forget, not drop.
-          for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) {
-            value::forget(argv[k]);
-            detail::load_arg<Linked::arg_kinds>(argv[k], in.arg_at(k), regs, this, consts_.data(), funcs_.data());
-          }
-          const table_invoke callee =
-              Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)] : Linked::callees[fi];
+      const std::int64_t* const w = words(pc);
+      value* const regs = top_->regs();
+      switch (static_cast<opcode>(low(w[0]))) {
+        case opcode::call: {  // [call, dst, func_idx, num_args, args...]
+          const std::int32_t fi = low(w[2]), n = low(w[3]);
+          value* const argv =
+              regs + low(view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size) + 1;
+          value& ret = argv[-1];
+          // The argument scratch owns no reference (null, scalars, borrows): written over.
+          for (std::int32_t k = 0; k < n; ++k)
+            detail::load_arg<Linked::arg_kinds, immediates_fit_>(argv[k], arg::from_data(w[4 + k]), regs, this,
+                                                                 consts_.data(), funcs_.data());
+          const table_invoke callee = Linked::sites_differ ? Linked::sites[static_cast<std::size_t>(pc)]
+                                                           : Linked::callees[static_cast<std::size_t>(fi)];
           if (!Linked::calls_vm || callee) {  // a packed function (all are, when no vm function is called)
             std::optional<error> err;
-            const bool ok = callee(argv, static_cast<std::uint32_t>(in.num_args), ret, err);
-            for (std::int32_t k = 0, n = static_cast<std::int32_t>(in.num_args); k < n; ++k) value::forget(argv[k]);
-            if (!ok) return fail(take(err), pc, base);
-            if (in.dst != void_register) regs[in.dst] = std::move(ret);
+            if (!callee(argv, static_cast<std::uint32_t>(n), ret, err)) return fail(err, pc, base);
+            if (!special(w[1])) store(regs[low(w[1])], ret);
             else ret.reset();
             ++pc;
           } else {
-            if (status s = push_frame(in.func_idx, argv, static_cast<std::size_t>(in.num_args), pc, in.dst); !s.ok())
-              return fail(std::move(s).error(), pc, base);
-            pc = static_cast<std::int32_t>(view.funcs[fi].start);
+            if (!push_frame(fi, argv, static_cast<std::size_t>(n), pc)) {
+              std::optional<error> err(frame_error(fi));
+              return fail(err, pc, base);
+            }
+            pc = low(view.funcs[static_cast<std::size_t>(fi)].start);
           }
           break;
         }
-        case opcode::ret: {
-          value result;
-          if (in.reg != void_register) {
-            value& src = regs[in.reg];
-            result = detail::take_return(src);
-          }
-          const std::int64_t dst = top_->caller_dst, return_pc = top_->return_pc;
+        case opcode::ret: {  // [ret, reg]
+          value out;
+          if (!special(w[1])) out = detail::take_return(regs[low(w[1])]);
+          const std::int32_t fi = top_->func_index, return_pc = top_->return_pc;
           pop_frame();
-          if (!Linked::calls_vm || top_ == base) return result;
-          // Clear the caller's argument scratch, then store the result.
-          const instruction call = decode(view, return_pc);
-          value* caller_regs = top_->regs;
-          value* argv = caller_regs + view.funcs[static_cast<std::size_t>(top_->func_index)].register_file_size + 1;
-          for (std::int32_t k = 0, n = static_cast<std::int32_t>(call.num_args); k < n; ++k) value::forget(argv[k]);
-          if (dst != void_register) caller_regs[dst] = std::move(result);
-          pc = static_cast<std::int32_t>(return_pc) + 1;
+          if (!Linked::calls_vm || top_ == base) {
+            if (base == nullptr && out.kind() == value_kind::context)
+              return detail::context_returned_error(view.name(static_cast<std::size_t>(fi)));
+            return made(std::move(out));
+          }
+          // The result goes where the caller's Call says.
+          if (const std::int64_t dst = words(return_pc)[1]; !special(dst)) store(top_->regs()[low(dst)], out);
+          pc = return_pc + 1;
           break;
         }
         // (A program without Goto or If has no code for them.)
-        case opcode::goto_:
-          if constexpr (Linked::uses_goto) pc += static_cast<std::int32_t>(in.offset);
+        case opcode::goto_:  // [goto, offset]
+          if constexpr (Linked::uses_goto) pc += low(w[1]);
           break;
-        case opcode::if_:
+        case opcode::if_:  // [if, reg, false offset]
           if constexpr (Linked::uses_if) {
-            const value& c = regs[in.reg];
-            if (!detail::valid_condition(c)) return fail(detail::if_condition_error(in.reg, c), pc, base);
-            pc += static_cast<std::int32_t>(detail::if_offset(c, in.offset));
+            const value& c = regs[low(w[1])];
+            if (!detail::valid_condition(c)) {
+              std::optional<error> err(detail::if_condition_error(low(w[1]), c));
+              return fail(err, pc, base);
+            }
+            pc += low(detail::if_offset(c, w[2]));
           }
           break;
       }
@@ -12201,24 +12285,29 @@ class static_vm final : public vm_context {
   }
   // The instruction at pc failed with the error in failure_: add where, unwind the frames.
   RELAXVM_NOINLINE std::int64_t failure(std::int64_t pc, static_frame* base) {
-    failure_.emplace(fail(take_failure(), pc, base));
+    error e = take_failure();
+    unwind(e, pc, base);
+    failure_.emplace(std::move(e));
     return compiler::failed;
   }
 
-  // Register slots each frame has in the VM's memory (none when compiled: they are locals); an
-  // array of its own, so that the program's facts stay out of the binary. 32-bit: half the
-  // bytes, and 32-bit loops over them (a frame of 2^32 registers could not be placed anyway).
-  static constexpr bool frame_slots_fit_ = [] {
+  // Register slots each interpreted frame has in the VM's memory (frame_slots); an array of its
+  // own, so that the program's facts stay out of the binary, of the narrowest unsigned type that
+  // holds them (a frame of 2^32 registers could not be placed anyway).
+  static constexpr std::int64_t most_frame_slots_ = [] {
+    std::int64_t most = 0;
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (Linked::facts.funcs[f].frame_slots < 0 || Linked::facts.funcs[f].frame_slots > 0xffffffffLL) return false;
-    return true;
+      most = Linked::facts.funcs[f].frame_slots > most ? Linked::facts.funcs[f].frame_slots : most;
+    return most;
   }();
-  static_assert(frame_slots_fit_, "relaxvm: static_vm runs functions of fewer than 2^32 register slots");
-  static constexpr std::array<std::uint32_t, Linked::num_funcs> frame_slots_ = [] {
-    std::array<std::uint32_t, Linked::num_funcs> s{};
+  static_assert(most_frame_slots_ <= 0xffffffffLL,
+                "relaxvm: static_vm runs functions of fewer than 2^32 register slots");
+  using slot_count = std::conditional_t<most_frame_slots_ <= 0xff, std::uint8_t,
+                                        std::conditional_t<most_frame_slots_ <= 0xffff, std::uint16_t, std::uint32_t>>;
+  static constexpr std::array<slot_count, Linked::num_funcs> frame_slots_ = [] {
+    std::array<slot_count, Linked::num_funcs> s{};
     for (std::size_t f = 0; f < Linked::num_funcs; ++f)
-      if (view.funcs[f].kind == func_kind::vm && Dispatch == static_dispatch::interpret)
-        s[f] = static_cast<std::uint32_t>(Linked::facts.funcs[f].frame_slots);
+      if (view.funcs[f].kind == func_kind::vm) s[f] = static_cast<slot_count>(Linked::facts.funcs[f].frame_slots);
     return s;
   }();
 
@@ -12235,8 +12324,12 @@ class static_vm final : public vm_context {
   std::size_t peak_ = 0;  // frames, in memory_ (vm_context's), up to used_
   std::uintptr_t stack_base_ = 0;  // native_stack_position() where the outermost invocation began
   std::size_t max_native_stack_ = RELAXVM_HEAP ? std::size_t{256} << 10 : std::size_t{2} << 10;
-  void (*print_)(std::string_view) = [](std::string_view) {};
-  std::optional<error> failure_;  // static_dispatch::compile: the error of a failed call, until returned
+  void (*print_)(std::string_view) = nullptr;
+  // static_dispatch::compile: the error of a failed call, until returned (no room for one when
+  // interpreting).
+  struct no_failure {};
+  [[no_unique_address]] std::conditional_t<Dispatch == static_dispatch::compile, std::optional<error>, no_failure>
+      failure_;
 };
 
 }  // namespace relaxvm

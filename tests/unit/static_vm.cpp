@@ -251,6 +251,37 @@ TEST_CASE("static_vm reports errors with their place, and stays usable") {
 }
 
 namespace {
+// Immediates of every width: the interpreter reads those of a program whose immediates all fit 32
+// bits from the words' low halves, and decodes all 56 bits otherwise.
+constexpr auto narrow_immediates = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 1, {"x"});
+  b.emit_call("test.add", {b.r(0), b.imm(-7)}, b.r(1));
+  b.emit_call("test.add", {b.r(1), b.imm(2147483647)}, b.r(2));
+  b.emit_call("test.add", {b.r(2), b.imm(-2147483647 - 1)}, b.r(3));
+  b.emit_ret(b.r(3));
+});
+constexpr auto wide_immediates = rv::build([](rv::exec_builder& b) {
+  auto fn = b.function("main", 1, {"x"});
+  b.emit_call("test.add", {b.r(0), b.imm(std::int64_t{1} << 40)}, b.r(1));
+  b.emit_call("test.add", {b.r(1), b.imm(-(std::int64_t{1} << 41) - 7)}, b.r(2));
+  b.emit_call("test.add", {b.r(2), b.imm(2147483648)}, b.r(3));
+  b.emit_ret(b.r(3));
+});
+using linked_narrow = decltype(rv::link<narrow_immediates, table>());
+using linked_wide = decltype(rv::link<wide_immediates, table>());
+}  // namespace
+
+TEST_CASE("static_vm passes immediates of every width") {
+  alignas(rv::value) std::byte narrow_memory[linked_narrow::memory_bytes];
+  rv::result<rv::static_vm<linked_narrow>> narrow = rv::static_vm<linked_narrow>::create(narrow_memory, host);
+  CHECK(narrow->invoke<"main">(10).value().as<std::int64_t>() == std::int64_t{10} - 7 + 2147483647 - 2147483648);
+  alignas(rv::value) std::byte wide_memory[linked_wide::memory_bytes];
+  rv::result<rv::static_vm<linked_wide>> wide = rv::static_vm<linked_wide>::create(wide_memory, host);
+  CHECK(wide->invoke<"main">(10).value().as<std::int64_t>() ==
+        std::int64_t{10} + (std::int64_t{1} << 40) - (std::int64_t{1} << 41) - 7 + 2147483648);
+}
+
+namespace {
 // count(n) = n == 0 ? 0 : 1 + count(n - 1): recursion, so the depth is not known statically.
 constexpr auto recursive = rv::build([](rv::exec_builder& b) {
   auto fn = b.function("count", 1);

@@ -219,6 +219,16 @@ class value {
     v.borrowed_ = holds_object(o.kind_);
     return v;
   }
+  /// A borrow of handle `h`'s object, the value value(h) would be without its reference; valid
+  /// while `h` is (static_vm::invoke<Name> passes its caller's handles so).
+  template <object_handle H>
+  RELAXVM_ALWAYS_INLINE static value borrow(const H& h) noexcept {
+    value v;
+    v.p_.obj = h.get();
+    v.kind_ = v.p_.obj == nullptr && !empty_is_value<H> ? value_kind::null : H::kind;
+    v.borrowed_ = v.p_.obj != nullptr;
+    return v;
+  }
   /// Makes `slot`, which owns no reference (null, a scalar or borrowed), a borrow of `o`, without
   /// the check a move assignment makes (the interpreters' argument scratch).
   RELAXVM_ALWAYS_INLINE static void borrow_into(value& slot, const value& o) noexcept {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -59,31 +60,38 @@ constexpr unsigned arg_kinds_used(const exec_view& v) {
   return used;
 }
 
-/// Call argument `a` as a value in `slot`: registers, constants and function values are borrowed
-/// (no reference counting), immediates held inline, %vm is `ctx`, %void is null. Used: the
-/// arg_use bits of the kinds that can occur (the program's); the code for the others is left out.
-template <unsigned Used = uses_any_arg>
+/// Call argument `a` as a value in `slot`, which owns no reference (null, a scalar or a borrow:
+/// the interpreters' argument scratch), so it is written over: registers, constants and function
+/// values are borrowed (no reference counting), immediates held inline, %vm is `ctx`, %void is
+/// null. Used: the arg_use bits of the kinds that can occur (the program's); the code for the
+/// others is left out. Registers and indices are read from the word's low 32 bits, where a
+/// verified program's fit (32-bit code on a 32-bit core), and immediates too when
+/// NarrowImmediates (the program's all fit).
+template <unsigned Used = uses_any_arg, bool NarrowImmediates = false>
 RELAXVM_ALWAYS_INLINE void load_arg(value& slot, arg a, value* regs, vm_context* ctx, const value* consts,
                                     const value* funcs) {
-  const std::int64_t v = a.value();
+  const auto index = static_cast<std::uint32_t>(a.data);
   switch (a.kind()) {
     case arg_kind::reg:
-      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(v < begin_special_register)) {
-        slot = value::borrow(regs[v]);
-      } else if ((Used & uses_vm) != 0 && ((Used & uses_void) == 0 || v == vm_register)) {
-        slot = value(ctx);
+      // A register's word is 0 above its low half but for %void and %vm.
+      if ((Used & (uses_vm | uses_void)) == 0 || RELAXVM_LIKELY(static_cast<std::uint64_t>(a.data) >> 32 == 0)) {
+        value::borrow_into(slot, regs[index]);
+      } else if ((Used & uses_vm) != 0 &&
+                 ((Used & uses_void) == 0 || index == static_cast<std::uint32_t>(vm_register))) {
+        ::new (&slot) value(ctx);
       } else {
-        slot = value();
+        value::forget(slot);
       }
       break;
     case arg_kind::imm:
-      if constexpr ((Used & uses_immediate) != 0) slot = value(v);
+      if constexpr ((Used & uses_immediate) != 0)
+        ::new (&slot) value(NarrowImmediates ? std::int64_t{static_cast<std::int32_t>(index)} : a.value());
       break;
     case arg_kind::const_idx:
-      if constexpr ((Used & uses_constant) != 0) slot = value::borrow(consts[static_cast<std::size_t>(v)]);
+      if constexpr ((Used & uses_constant) != 0) value::borrow_into(slot, consts[index]);
       break;
     case arg_kind::func_idx:
-      if constexpr ((Used & uses_function) != 0) slot = value::borrow(funcs[static_cast<std::size_t>(v)]);
+      if constexpr ((Used & uses_function) != 0) value::borrow_into(slot, funcs[index]);
       break;
   }
 }

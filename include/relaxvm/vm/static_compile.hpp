@@ -170,8 +170,8 @@ struct static_compiler {
           else ret.reset();
         }
       } else {
-        if (status s = vm.push_frame(in.func_idx, nullptr, 0, Pc, in.dst); RELAXVM_UNLIKELY(!s.ok())) {
-          vm.failure_.emplace(std::move(s).error());
+        if (RELAXVM_UNLIKELY(!vm.push_frame(in.func_idx, nullptr, 0, static_cast<std::int32_t>(Pc)))) {
+          vm.failure_.emplace(vm.frame_error(in.func_idx));
           return vm.failure(Pc, base);
         }
         value r;

@@ -12,12 +12,14 @@
 namespace relaxvm::RELAXVM_ABI {
 
 /// The header static_vm keeps for each live frame; its registers follow it in the VM's memory.
-struct static_frame {
+/// 32-bit numbers (static_vm runs programs of fewer than 2^31 instructions): a smaller frame,
+/// and no 64-bit arithmetic on a 32-bit core.
+struct alignas(value) static_frame {
   static_frame* caller;
-  std::int64_t func_index;
-  value* regs;
-  std::int64_t return_pc;   ///< the caller's Call instruction, or -1 for an entry frame
-  std::int64_t caller_dst;  ///< where the caller wants the result
+  std::int32_t func_index;
+  std::int32_t return_pc;  ///< the caller's Call instruction (where the result goes), or -1 for an entry frame
+
+  value* regs() noexcept { return reinterpret_cast<value*>(this + 1); }
 };
 
 }  // namespace relaxvm
