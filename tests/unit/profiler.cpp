@@ -66,9 +66,12 @@ TEST_CASE("profile counts every call of every callee over the runs, longest tota
   CHECK(row("helper").calls == 3);
   CHECK(row("helper").vm_function);
   CHECK_FALSE(row("test.spin").vm_function);
-  // test.spin sleeps 500 us a call: it is the longest, and helper (one spin, inclusive) is next.
+  // test.spin sleeps 500 us a call: it is the longest; helper's time includes its one spin.
+  // (Which of helper and the short callees comes next depends on how the machine schedules
+  // them: a loaded machine may pause test.add longer than helper's 1.5 ms.)
   CHECK(p->rows[0].callee == "test.spin");
-  CHECK(p->rows[1].callee == "helper");
+  CHECK(row("helper").total_us >= 3 * 500.0);
+  for (std::size_t i = 1; i < p->rows.size(); ++i) CHECK(p->rows[i - 1].total_us >= p->rows[i].total_us);
   CHECK(row("test.spin").total_us >= 15 * 500.0);
   CHECK(row("test.spin").mean_us == doctest::Approx(row("test.spin").total_us / 15));
   CHECK(row("test.spin").percent > 50.0);
