@@ -890,7 +890,10 @@ struct dtype {
   static constexpr dtype handle() { return {kDLOpaqueHandle, 64}; }
   static constexpr dtype void_() { return {}; }
 
-  friend constexpr bool operator==(const dtype&, const dtype&) = default;
+  // One 32-bit comparison, not three (the fields fill the four bytes: no padding).
+  friend constexpr bool operator==(const dtype& a, const dtype& b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  }
 
   constexpr bool is_void() const { return code == kDLOpaqueHandle && bits == 0 && lanes == 0; }
   constexpr bool is_bool() const { return code == kDLUInt && bits == 1 && lanes == 1; }
@@ -5022,6 +5025,8 @@ using executable = basic_executable<>;
 #ifndef RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -5043,9 +5048,9 @@ inline constexpr std::uint32_t uncached_class = 0xFF;
 inline constexpr std::size_t max_cached_blocks = 256;
 
 constexpr std::uint32_t size_class_of(std::size_t n) {
-  for (std::uint32_t c = 0; c < size_classes; ++c)
-    if (n <= (std::size_t{32} << c)) return c;
-  return uncached_class;
+  // The c with 32 << (c - 1) < n <= 32 << c, from n - 1's highest bit (no loop of tests).
+  const std::uint32_t c = n <= 32 ? 0 : static_cast<std::uint32_t>(std::bit_width(n - 1)) - 5;
+  return c < size_classes ? c : uncached_class;
 }
 
 }  // namespace detail
@@ -5226,10 +5231,12 @@ inline void set_object_memory(std::span<std::byte> buffer) {
                                            " objects still live in the previous buffer"));
   // Blocks are handed out at multiples of 32 bytes from an aligned start.
   const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
-  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
+  // No aligned byte in the buffer: an empty object memory.
+  const std::size_t skip = std::min(static_cast<std::size_t>(start - reinterpret_cast<std::uintptr_t>(buffer.data())),
+                                    buffer.size());
   m = {};
-  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
-  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
+  m.size = buffer.size() - skip;
+  m.next = buffer.data() + skip;
   m.end = m.next + m.size;
 }
 inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }
@@ -5368,9 +5375,14 @@ class object {
   /// Makes this object's reference count (and those of the objects it holds) atomic, so that
   /// handles to it may be copied and dropped on several threads at once. Call it before the
   /// object is visible to a second thread. Values nested however deep are shared without deep
-  /// recursion (see detail::share_object).
+  /// recursion (see detail::share_object). Without threads (RELAXVM_THREADS=0) no count is
+  /// atomic (see atomic_rc), so only this object is marked, and what it holds is not walked.
   void share() noexcept {
+#if RELAXVM_THREADS
     if (!is_shared()) detail::share_object(this);
+#else
+    flags_ |= flag_shared;
+#endif
   }
 
   // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
@@ -5432,7 +5444,11 @@ class object {
     }
     return reinterpret_cast<object*>(bits);
   }
-  bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
+  // Without threads (RELAXVM_THREADS=0: the library is used from one thread or one interrupt
+  // priority, docs/threads.md) a shared object's count needs no atomics either.
+  bool atomic_rc() const noexcept {
+    return RELAXVM_ATOMIC_REFCOUNT || (RELAXVM_THREADS && (flags_ & flag_shared) != 0);
+  }
 
   alignas(4) std::uint32_t refcount_ = 1;
   std::uint32_t flags_ = 0;
@@ -5440,6 +5456,11 @@ class object {
 };
 
 namespace detail {
+#if !RELAXVM_HEAP
+/// The infallible forms' failure (make_raw_object_with_tail), raised from one place.
+[[noreturn]] RELAXVM_NOINLINE inline void raise_object_memory_error(std::size_t n) { raise(object_memory_error(n)); }
+#endif
+
 /// try_make_raw_object_with_tail without the result: null when the object memory has no room
 /// (firmware mode; object_memory_error(sizeof(T) + tail_bytes) says why), so that callers that
 /// return their own result make the error once.
@@ -5486,7 +5507,11 @@ result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args)
 /// memory (firmware mode) is raised like any error (RELAXVM_ON_ERROR without exceptions).
 template <class T, class... Args>
 T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
-  return try_make_raw_object_with_tail<T>(tail_bytes, std::forward<Args>(args)...).value();
+  T* p = detail::make_raw_object_or_null<T>(tail_bytes, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) detail::raise_object_memory_error(sizeof(T) + tail_bytes);
+#endif
+  return p;
 }
 
 /// Creates a T (derived from object) with one reference, owned by the caller.
@@ -5596,7 +5621,7 @@ void share_children_of(object* o) noexcept {
 }
 template <class T>
 constexpr void (*share_children_fn())(object*) noexcept {
-  if constexpr (has_share_children<T>) return &share_children_of<T>;
+  if constexpr (has_share_children<T> && RELAXVM_THREADS) return &share_children_of<T>;
   else return nullptr;
 }
 template <class T>
@@ -5769,8 +5794,11 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// The non-throwing form: in firmware mode, an error when the object memory has no room.
   static result<shape> try_make(std::span<const std::int64_t> dims) {
     std::int64_t* out = nullptr;
-    RELAXVM_TRY_ASSIGN(shape s, try_uninitialized(dims.size(), out));
-    for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
+    // Returned as made (no second result to copy an error into): `out` is null unless there
+    // are dimensions to write.
+    result<shape> s = try_uninitialized(dims.size(), out);
+    if (out != nullptr)
+      for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
     return s;
   }
 #if RELAXVM_HEAP
@@ -5785,6 +5813,7 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   explicit shape(std::span<const std::int64_t> dims) : shape(try_make(dims).value()) {}
 #endif
   shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
+  explicit shape(object_ref<shape_object>&& o) noexcept : object_handle_base(std::move(o)) {}
 
   /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
   /// without a scratch buffer; the first error of `dim` is returned.
@@ -5801,20 +5830,22 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// A shape of `n` dimensions whose values the caller writes through `dims` (null for n = 0)
   /// before anyone else sees the shape: for builtins that have checked every dimension already.
   static result<shape> try_uninitialized(std::size_t n, std::int64_t*& dims) {
-    shape s;
     dims = nullptr;
-    if (n == 0) return s;
-    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
-                                                                                  static_cast<std::int64_t>(n)));
-    s.obj_ = object_ref<shape_object>::adopt(o);
+    if (n == 0) return shape();
+    const std::size_t tail = n * sizeof(std::int64_t);
+    shape_object* o = detail::make_raw_object_or_null<shape_object>(tail, static_cast<std::int64_t>(n));
+#if !RELAXVM_HEAP
+    if (o == nullptr) return detail::object_memory_error(sizeof(shape_object) + tail);
+#endif
     dims = o->dims();
-    return s;
+    return shape(object_ref<shape_object>::adopt(o));
   }
 
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
-  std::int64_t operator[](std::int64_t i) const noexcept { return data()[i]; }
+  /// Dimension i (0 <= i < size(): a shape with dimensions has its object).
+  std::int64_t operator[](std::int64_t i) const noexcept { return obj_->dims()[i]; }
   const std::int64_t* begin() const noexcept { return data(); }
   const std::int64_t* end() const noexcept { return data() + size(); }
   std::span<const std::int64_t> dims() const noexcept {
@@ -5824,10 +5855,21 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// The product of the dimensions; false when it overflows int64 or a dimension is negative.
   bool numel(std::int64_t& out) const noexcept { return detail::checked_numel(dims(), out); }
 
-  friend bool operator==(const shape& a, const shape& b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::int64_t i = 0; i < a.size(); ++i)
-      if (a[i] != b[i]) return false;
+  friend bool operator==(const shape& a, const shape& b) noexcept { return same_dims(a.get(), b.get()); }
+
+ private:
+  // operator=='s loop: inline with a heap, one copy in firmware mode (kernels compare shapes).
+#if RELAXVM_HEAP
+  RELAXVM_ALWAYS_INLINE
+#else
+  RELAXVM_NOINLINE
+#endif
+  static bool same_dims(const shape_object* a, const shape_object* b) noexcept {
+    if (a == b) return true;  // the same object, or both the empty shape
+    // Only the empty shape has no object (a shape object has dimensions).
+    if (a == nullptr || b == nullptr || a->size != b->size) return false;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(a->size); ++i)  // it fits: the dimensions are in memory
+      if (a->dims()[i] != b->dims()[i]) return false;
     return true;
   }
 
@@ -5942,6 +5984,20 @@ inline constexpr std::size_t tensor_alignment = 64;
 struct tensor_object : object {
   static constexpr std::string_view type_name = "relaxvm.tensor";
   tensor_object() = default;
+  /// A tensor of shape `s` over `data`, which `keep` (may be null; it gains a reference) keeps
+  /// alive: every member set where it is made (zeroing them first, then assigning, costs code).
+  tensor_object(void* data, const shape& s, dtype t, device d, object* keep, bool ro, std::int64_t n,
+                std::uint64_t byte_offset) noexcept
+      : dl{data, d, 0, t, nullptr, nullptr, byte_offset},
+        dims(s),
+        numel(n),
+        owner(object_ref<object>::retain(keep)),
+        read_only(ro) {
+    if (shape_object* o = dims.get()) {  // the empty shape has no object: ndim 0, no dimensions
+      dl.ndim = static_cast<int>(o->size);
+      dl.shape = o->dims();
+    }
+  }
   ~tensor_object() {
     if (own_data) detail::heap_free(own_data, tensor_alignment);
   }
@@ -6085,21 +6141,20 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::view")));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
-    return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
+    return try_view_checked(data, s, t, d, owner.get(), read_only, numel);
   }
   /// try_view of a layout its caller has checked already (check_tensor_layout gave `numel`, and
-  /// data is not null unless there are no bytes): only makes the object.
+  /// data is not null unless there are no bytes): only makes the object. `owner` (may be null)
+  /// gains a reference; the first element is `byte_offset` bytes after `data`.
   static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
-                                         object_ref<object> owner, bool read_only, std::int64_t numel) {
-    tensor_object* made = detail::make_raw_object_or_null<tensor_object>(0);
+                                         object* owner, bool read_only, std::int64_t numel,
+                                         std::uint64_t byte_offset = 0) {
+    tensor_object* made =
+        detail::make_raw_object_or_null<tensor_object>(0, data, s, t, d, owner, read_only, numel, byte_offset);
 #if !RELAXVM_HEAP
     if (made == nullptr) return detail::object_memory_error(sizeof(tensor_object));
 #endif
-    object_ref<tensor_object> o = object_ref<tensor_object>::adopt(made);
-    init(*o, data, s, t, d, numel);
-    o->owner = std::move(owner);
-    o->read_only = read_only;
-    return tensor(std::move(o));
+    return tensor(object_ref<tensor_object>::adopt(made));
   }
 
   /// Takes ownership of a DLPack tensor without copying its data; its deleter is called once, when
@@ -6539,6 +6594,14 @@ class value {
     slot.p_ = o.p_;
     slot.kind_ = o.kind_;
     slot.borrowed_ = holds_object(o.kind_);
+  }
+  /// Moves `v` into `slot`, which owns no reference (null, a scalar or borrowed), without the
+  /// check a move assignment makes (a static_vm's constants, made into null slots).
+  RELAXVM_ALWAYS_INLINE static void move_into(value& slot, value&& v) noexcept {
+    slot.p_ = v.p_;
+    slot.kind_ = v.kind_;
+    slot.borrowed_ = v.borrowed_;
+    forget(v);
   }
   /// Makes `slot`, which owns no reference (null, a scalar or borrowed), null without the check
   /// reset() makes (the interpreters clear their argument scratch with it).
@@ -8012,9 +8075,7 @@ inline error null_storage_data(std::int64_t nbytes) {
 inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
                                            dtype t, std::int64_t numel, std::int64_t nbytes) {
   if (st->data == nullptr && nbytes > 0) return null_storage_data(nbytes);
-  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
-  out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
-  return out;
+  return tensor::try_view_checked(st->data, s, t, st->dev, st.get(), false, numel, static_cast<std::uint64_t>(offset));
 }
 }  // namespace detail
 
@@ -8725,37 +8786,49 @@ struct constant_traits<value> {
   }
 };
 
-/// Constant `c` of a verified layout, of kind K, as a value (try_materialize_constant; a program
-/// linked at compile time makes each constant with the code for its kind only).
+/// Constant `c` of a verified layout, of kind K, written to `out`, which owns no reference (null,
+/// as a new static_vm's slots are: it writes each constant into its slot, with no result<value> in
+/// between). A program linked at compile time makes each constant with the code for its kind
+/// only. `owner` (may be null) gains a reference for a tensor constant, whose bytes it keeps.
 template <const_kind K>
-result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+status try_materialize_constant_into(value& out, const exec_view& v, const const_info& c, object* owner) {
+  const auto put = [&out](value made) RELAXVM_LAMBDA_INLINE { value::move_into(out, std::move(made)); };
   if constexpr (K == const_kind::int64) {
-    return value(c.scalar);
+    put(c.scalar);
   } else if constexpr (K == const_kind::float64) {
-    return value(std::bit_cast<double>(c.scalar));
+    put(std::bit_cast<double>(c.scalar));
   } else if constexpr (K == const_kind::boolean) {
-    return value(c.scalar != 0);
+    put(c.scalar != 0);
   } else if constexpr (K == const_kind::dtype) {
-    return value(dtype::unpack(c.scalar));
+    put(dtype::unpack(c.scalar));
   } else if constexpr (K == const_kind::device) {
-    return value(device::unpack(c.scalar));
+    put(device::unpack(c.scalar));
   } else if constexpr (K == const_kind::string) {
     RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
-    return value(std::move(s));
+    put(std::move(s));
   } else {
-    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                static_cast<std::size_t>(c.ndim))));
+    const std::span<const std::int64_t> dims(v.i64s.data() + c.dims_offset, static_cast<std::size_t>(c.ndim));
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(dims));
     if constexpr (K == const_kind::shape) {
-      return value(std::move(s));
+      put(std::move(s));
     } else {
       void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
       std::int64_t numel = 1;  // the verifier checked the layout: no overflow, data for every element
-      for (std::int64_t d : s.dims()) numel *= d;
+      for (std::int64_t d : dims) numel *= d;
       RELAXVM_TRY_ASSIGN(tensor t,
                          tensor::try_view_checked(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true, numel));
-      return value(std::move(t));
+      put(std::move(t));
     }
   }
+  return {};
+}
+
+/// Constant `c` of a verified layout, of kind K, as a value.
+template <const_kind K>
+result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+  value out;
+  RELAXVM_TRY(try_materialize_constant_into<K>(out, v, c, owner.get()));
+  return out;
 }
 
 /// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without
@@ -11980,12 +12053,12 @@ class static_vm final : public vm_context {
 
   // The constants running code reads, and the functions the program passes as values, as
   // values: in firmware mode an error when the object memory has no room for them. Each constant
-  // is made by the code for its kind alone; a constant that only specialized call sites use
-  // (Linked::constants_read) is not made.
+  // is made by the code for its kind alone, straight into its slot (null: create() runs this
+  // once); a constant that only specialized call sites use (Linked::constants_read) is not made.
   status make_values() {
     for (std::size_t i = 0; i < Linked::num_constants; ++i) {
       if (!Linked::constants_read[i]) continue;
-      RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
+      RELAXVM_TRY(make_constant(consts_[i], view.constants[i]));
     }
     if constexpr (any_used_as_value()) return make_funcs(std::make_index_sequence<Linked::num_funcs>());
     else return {};
@@ -11996,19 +12069,19 @@ class static_vm final : public vm_context {
       if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
     return false;
   }
-  // Constant c by the code of its kind (K, then the kinds after it); only the kinds the program
-  // makes are compiled.
+  // Constant c by the code of its kind (K, then the kinds after it), into `out`; only the kinds
+  // the program makes are compiled.
   template <const_kind K, const_kind... Rest>
-  static result<value> make_constant(const const_info& c) {
+  static status make_constant(value& out, const const_info& c) {
     if constexpr (makes(K)) {
-      if (c.kind == K) return try_materialize_constant_of<K>(view, c, object_ref<object>());
+      if (c.kind == K) return try_materialize_constant_into<K>(out, view, c, nullptr);
     }
-    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(c);
-    else return value();
+    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, c);
+    else return {};
   }
-  static result<value> make_constant(const const_info& c) {
+  static status make_constant(value& out, const const_info& c) {
     return make_constant<const_kind::int64, const_kind::float64, const_kind::boolean, const_kind::dtype,
-                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(c);
+                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, c);
   }
 
   static constexpr bool any_used_as_value() {
@@ -14001,13 +14074,12 @@ struct alloc_tensor_site {
       err.emplace(relaxvm::detail::null_storage_data(nbytes));
       return false;
     }
-    result<tensor> made =
-        tensor::try_view_checked(so.data, s.get(), t, so.dev, object_ref<object>(st.get()), false, numel);
+    result<tensor> made = tensor::try_view_checked(so.data, s.get(), t, so.dev, st.get().get(), false, numel,
+                                                   static_cast<std::uint64_t>(offset));
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
-    made.checked_value().get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
     ret = value(std::move(made).checked_value());
     return true;
   }

@@ -399,3 +399,35 @@ TEST_CASE("firmware mode: a copy outside the VM's devices is an error, with no a
     CHECK(rv::object_memory_peak() == peak_before);  // no allocator object was made
   }
 }
+
+TEST_CASE("firmware mode: block sizes, shared objects and shape comparison") {
+  // The size classes at their edges (size_class_of finds them from the size's highest bit).
+  static_assert(rv::object_block_bytes(0) == 32 && rv::object_block_bytes(1) == 32 && rv::object_block_bytes(32) == 32);
+  static_assert(rv::object_block_bytes(33) == 64 && rv::object_block_bytes(64) == 64 && rv::object_block_bytes(65) == 128);
+  static_assert(rv::object_block_bytes(256) == 256 && rv::object_block_bytes(257) == 512);
+  static_assert(rv::object_block_bytes(512) == 512 && rv::object_block_bytes(513) == 0);
+  rv::set_object_memory(object_memory);
+  {
+    // Without threads share() marks the object (its count is never atomic), not what it holds.
+    static float data[6] = {};
+    const rv::shape s = rv::shape::try_make(std::array<std::int64_t, 2>{2, 3}).value();
+    const rv::tensor t = rv::tensor::try_view(data, s, rv::dtype::float32(), rv::device::cpu(), {}, false).value();
+    t.share();
+    CHECK(t.get()->is_shared());
+    CHECK_FALSE(s.get()->is_shared());
+    const rv::tensor copy = t;
+    CHECK(t.get()->use_count() == 2);
+    // Shapes compare by their dimensions: the same object, an equal one, the empty shape.
+    const rv::shape same = rv::shape::try_make(std::array<std::int64_t, 2>{2, 3}).value();
+    const rv::shape other = rv::shape::try_make(std::array<std::int64_t, 2>{2, 4}).value();
+    const rv::shape shorter = rv::shape::try_make(std::array<std::int64_t, 1>{2}).value();
+    CHECK(t.shape() == s);
+    CHECK(same == s);
+    CHECK(s != other);
+    CHECK(s != shorter);
+    CHECK(rv::shape() == rv::shape());
+    CHECK(rv::shape() != shorter);
+    CHECK(shorter != rv::shape());
+    CHECK(s[1] == 3);
+  }
+}

@@ -42,7 +42,10 @@ struct dtype {
   static constexpr dtype handle() { return {kDLOpaqueHandle, 64}; }
   static constexpr dtype void_() { return {}; }
 
-  friend constexpr bool operator==(const dtype&, const dtype&) = default;
+  // One 32-bit comparison, not three (the fields fill the four bytes: no padding).
+  friend constexpr bool operator==(const dtype& a, const dtype& b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  }
 
   constexpr bool is_void() const { return code == kDLOpaqueHandle && bits == 0 && lanes == 0; }
   constexpr bool is_bool() const { return code == kDLUInt && bits == 1 && lanes == 1; }

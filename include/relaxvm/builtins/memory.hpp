@@ -462,13 +462,12 @@ struct alloc_tensor_site {
       err.emplace(relaxvm::detail::null_storage_data(nbytes));
       return false;
     }
-    result<tensor> made =
-        tensor::try_view_checked(so.data, s.get(), t, so.dev, object_ref<object>(st.get()), false, numel);
+    result<tensor> made = tensor::try_view_checked(so.data, s.get(), t, so.dev, st.get().get(), false, numel,
+                                                   static_cast<std::uint64_t>(offset));
     if (RELAXVM_UNLIKELY(!made.ok())) {
       err.emplace(std::move(made).error());
       return false;
     }
-    made.checked_value().get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
     ret = value(std::move(made).checked_value());
     return true;
   }

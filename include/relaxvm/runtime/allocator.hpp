@@ -502,9 +502,7 @@ inline error null_storage_data(std::int64_t nbytes) {
 inline result<tensor> view_checked_storage(const object_ref<storage_object>& st, std::int64_t offset, const shape& s,
                                            dtype t, std::int64_t numel, std::int64_t nbytes) {
   if (st->data == nullptr && nbytes > 0) return null_storage_data(nbytes);
-  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_view_checked(st->data, s, t, st->dev, object_ref<object>(st), false, numel));
-  out.get()->dl.byte_offset = static_cast<std::uint64_t>(offset);
-  return out;
+  return tensor::try_view_checked(st->data, s, t, st->dev, st.get(), false, numel, static_cast<std::uint64_t>(offset));
 }
 }  // namespace detail
 

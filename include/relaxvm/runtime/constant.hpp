@@ -64,37 +64,49 @@ struct constant_traits<value> {
   }
 };
 
-/// Constant `c` of a verified layout, of kind K, as a value (try_materialize_constant; a program
-/// linked at compile time makes each constant with the code for its kind only).
+/// Constant `c` of a verified layout, of kind K, written to `out`, which owns no reference (null,
+/// as a new static_vm's slots are: it writes each constant into its slot, with no result<value> in
+/// between). A program linked at compile time makes each constant with the code for its kind
+/// only. `owner` (may be null) gains a reference for a tensor constant, whose bytes it keeps.
 template <const_kind K>
-result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+status try_materialize_constant_into(value& out, const exec_view& v, const const_info& c, object* owner) {
+  const auto put = [&out](value made) RELAXVM_LAMBDA_INLINE { value::move_into(out, std::move(made)); };
   if constexpr (K == const_kind::int64) {
-    return value(c.scalar);
+    put(c.scalar);
   } else if constexpr (K == const_kind::float64) {
-    return value(std::bit_cast<double>(c.scalar));
+    put(std::bit_cast<double>(c.scalar));
   } else if constexpr (K == const_kind::boolean) {
-    return value(c.scalar != 0);
+    put(c.scalar != 0);
   } else if constexpr (K == const_kind::dtype) {
-    return value(dtype::unpack(c.scalar));
+    put(dtype::unpack(c.scalar));
   } else if constexpr (K == const_kind::device) {
-    return value(device::unpack(c.scalar));
+    put(device::unpack(c.scalar));
   } else if constexpr (K == const_kind::string) {
     RELAXVM_TRY_ASSIGN(string s, string::try_make(v.str({c.data_offset, c.data_size})));
-    return value(std::move(s));
+    put(std::move(s));
   } else {
-    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(v.i64s.subspan(static_cast<std::size_t>(c.dims_offset),
-                                                                static_cast<std::size_t>(c.ndim))));
+    const std::span<const std::int64_t> dims(v.i64s.data() + c.dims_offset, static_cast<std::size_t>(c.ndim));
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(dims));
     if constexpr (K == const_kind::shape) {
-      return value(std::move(s));
+      put(std::move(s));
     } else {
       void* data = const_cast<std::uint8_t*>(v.bytes.data() + c.data_offset);
       std::int64_t numel = 1;  // the verifier checked the layout: no overflow, data for every element
-      for (std::int64_t d : s.dims()) numel *= d;
+      for (std::int64_t d : dims) numel *= d;
       RELAXVM_TRY_ASSIGN(tensor t,
                          tensor::try_view_checked(data, s, dtype::unpack(c.scalar), device::cpu(), owner, true, numel));
-      return value(std::move(t));
+      put(std::move(t));
     }
   }
+  return {};
+}
+
+/// Constant `c` of a verified layout, of kind K, as a value.
+template <const_kind K>
+result<value> try_materialize_constant_of(const exec_view& v, const const_info& c, const object_ref<object>& owner) {
+  value out;
+  RELAXVM_TRY(try_materialize_constant_into<K>(out, v, c, owner.get()));
+  return out;
 }
 
 /// Constant `c` of a verified layout as a value. Tensor constants view the layout's bytes without

@@ -80,9 +80,14 @@ class object {
   /// Makes this object's reference count (and those of the objects it holds) atomic, so that
   /// handles to it may be copied and dropped on several threads at once. Call it before the
   /// object is visible to a second thread. Values nested however deep are shared without deep
-  /// recursion (see detail::share_object).
+  /// recursion (see detail::share_object). Without threads (RELAXVM_THREADS=0) no count is
+  /// atomic (see atomic_rc), so only this object is marked, and what it holds is not walked.
   void share() noexcept {
+#if RELAXVM_THREADS
     if (!is_shared()) detail::share_object(this);
+#else
+    flags_ |= flag_shared;
+#endif
   }
 
   // Named inc_ref/dec_ref, not retain/release, so that no object type's own methods can hide them.
@@ -144,7 +149,11 @@ class object {
     }
     return reinterpret_cast<object*>(bits);
   }
-  bool atomic_rc() const noexcept { return RELAXVM_ATOMIC_REFCOUNT || (flags_ & flag_shared) != 0; }
+  // Without threads (RELAXVM_THREADS=0: the library is used from one thread or one interrupt
+  // priority, docs/threads.md) a shared object's count needs no atomics either.
+  bool atomic_rc() const noexcept {
+    return RELAXVM_ATOMIC_REFCOUNT || (RELAXVM_THREADS && (flags_ & flag_shared) != 0);
+  }
 
   alignas(4) std::uint32_t refcount_ = 1;
   std::uint32_t flags_ = 0;
@@ -152,6 +161,11 @@ class object {
 };
 
 namespace detail {
+#if !RELAXVM_HEAP
+/// The infallible forms' failure (make_raw_object_with_tail), raised from one place.
+[[noreturn]] RELAXVM_NOINLINE inline void raise_object_memory_error(std::size_t n) { raise(object_memory_error(n)); }
+#endif
+
 /// try_make_raw_object_with_tail without the result: null when the object memory has no room
 /// (firmware mode; object_memory_error(sizeof(T) + tail_bytes) says why), so that callers that
 /// return their own result make the error once.
@@ -198,7 +212,11 @@ result<T*> try_make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args)
 /// memory (firmware mode) is raised like any error (RELAXVM_ON_ERROR without exceptions).
 template <class T, class... Args>
 T* make_raw_object_with_tail(std::size_t tail_bytes, Args&&... args) {
-  return try_make_raw_object_with_tail<T>(tail_bytes, std::forward<Args>(args)...).value();
+  T* p = detail::make_raw_object_or_null<T>(tail_bytes, std::forward<Args>(args)...);
+#if !RELAXVM_HEAP
+  if (p == nullptr) detail::raise_object_memory_error(sizeof(T) + tail_bytes);
+#endif
+  return p;
 }
 
 /// Creates a T (derived from object) with one reference, owned by the caller.
@@ -308,7 +326,7 @@ void share_children_of(object* o) noexcept {
 }
 template <class T>
 constexpr void (*share_children_fn())(object*) noexcept {
-  if constexpr (has_share_children<T>) return &share_children_of<T>;
+  if constexpr (has_share_children<T> && RELAXVM_THREADS) return &share_children_of<T>;
   else return nullptr;
 }
 template <class T>

@@ -8,6 +8,8 @@
 #ifndef RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -31,9 +33,9 @@ inline constexpr std::uint32_t uncached_class = 0xFF;
 inline constexpr std::size_t max_cached_blocks = 256;
 
 constexpr std::uint32_t size_class_of(std::size_t n) {
-  for (std::uint32_t c = 0; c < size_classes; ++c)
-    if (n <= (std::size_t{32} << c)) return c;
-  return uncached_class;
+  // The c with 32 << (c - 1) < n <= 32 << c, from n - 1's highest bit (no loop of tests).
+  const std::uint32_t c = n <= 32 ? 0 : static_cast<std::uint32_t>(std::bit_width(n - 1)) - 5;
+  return c < size_classes ? c : uncached_class;
 }
 
 }  // namespace detail
@@ -214,10 +216,12 @@ inline void set_object_memory(std::span<std::byte> buffer) {
                                            " objects still live in the previous buffer"));
   // Blocks are handed out at multiples of 32 bytes from an aligned start.
   const auto start = (reinterpret_cast<std::uintptr_t>(buffer.data()) + 31) & ~std::uintptr_t{31};
-  const std::size_t skip = start - reinterpret_cast<std::uintptr_t>(buffer.data());
+  // No aligned byte in the buffer: an empty object memory.
+  const std::size_t skip = std::min(static_cast<std::size_t>(start - reinterpret_cast<std::uintptr_t>(buffer.data())),
+                                    buffer.size());
   m = {};
-  m.size = buffer.size() > skip ? buffer.size() - skip : 0;
-  m.next = buffer.data() + (buffer.size() > skip ? skip : buffer.size());
+  m.size = buffer.size() - skip;
+  m.next = buffer.data() + skip;
   m.end = m.next + m.size;
 }
 inline std::size_t object_memory_peak() noexcept { return detail::object_memory().peak; }

@@ -36,8 +36,11 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// The non-throwing form: in firmware mode, an error when the object memory has no room.
   static result<shape> try_make(std::span<const std::int64_t> dims) {
     std::int64_t* out = nullptr;
-    RELAXVM_TRY_ASSIGN(shape s, try_uninitialized(dims.size(), out));
-    for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
+    // Returned as made (no second result to copy an error into): `out` is null unless there
+    // are dimensions to write.
+    result<shape> s = try_uninitialized(dims.size(), out);
+    if (out != nullptr)
+      for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
     return s;
   }
 #if RELAXVM_HEAP
@@ -52,6 +55,7 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   explicit shape(std::span<const std::int64_t> dims) : shape(try_make(dims).value()) {}
 #endif
   shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
+  explicit shape(object_ref<shape_object>&& o) noexcept : object_handle_base(std::move(o)) {}
 
   /// A shape of `n` dimensions, the i-th being `dim(i)` (a result<std::int64_t>), built in place
   /// without a scratch buffer; the first error of `dim` is returned.
@@ -68,20 +72,22 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// A shape of `n` dimensions whose values the caller writes through `dims` (null for n = 0)
   /// before anyone else sees the shape: for builtins that have checked every dimension already.
   static result<shape> try_uninitialized(std::size_t n, std::int64_t*& dims) {
-    shape s;
     dims = nullptr;
-    if (n == 0) return s;
-    RELAXVM_TRY_ASSIGN(shape_object * o, try_make_raw_object_with_tail<shape_object>(n * sizeof(std::int64_t),
-                                                                                  static_cast<std::int64_t>(n)));
-    s.obj_ = object_ref<shape_object>::adopt(o);
+    if (n == 0) return shape();
+    const std::size_t tail = n * sizeof(std::int64_t);
+    shape_object* o = detail::make_raw_object_or_null<shape_object>(tail, static_cast<std::int64_t>(n));
+#if !RELAXVM_HEAP
+    if (o == nullptr) return detail::object_memory_error(sizeof(shape_object) + tail);
+#endif
     dims = o->dims();
-    return s;
+    return shape(object_ref<shape_object>::adopt(o));
   }
 
   std::int64_t size() const noexcept { return obj_ ? obj_->size : 0; }
   bool empty() const noexcept { return size() == 0; }
   const std::int64_t* data() const noexcept { return obj_ ? obj_->dims() : nullptr; }
-  std::int64_t operator[](std::int64_t i) const noexcept { return data()[i]; }
+  /// Dimension i (0 <= i < size(): a shape with dimensions has its object).
+  std::int64_t operator[](std::int64_t i) const noexcept { return obj_->dims()[i]; }
   const std::int64_t* begin() const noexcept { return data(); }
   const std::int64_t* end() const noexcept { return data() + size(); }
   std::span<const std::int64_t> dims() const noexcept {
@@ -91,10 +97,21 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
   /// The product of the dimensions; false when it overflows int64 or a dimension is negative.
   bool numel(std::int64_t& out) const noexcept { return detail::checked_numel(dims(), out); }
 
-  friend bool operator==(const shape& a, const shape& b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::int64_t i = 0; i < a.size(); ++i)
-      if (a[i] != b[i]) return false;
+  friend bool operator==(const shape& a, const shape& b) noexcept { return same_dims(a.get(), b.get()); }
+
+ private:
+  // operator=='s loop: inline with a heap, one copy in firmware mode (kernels compare shapes).
+#if RELAXVM_HEAP
+  RELAXVM_ALWAYS_INLINE
+#else
+  RELAXVM_NOINLINE
+#endif
+  static bool same_dims(const shape_object* a, const shape_object* b) noexcept {
+    if (a == b) return true;  // the same object, or both the empty shape
+    // Only the empty shape has no object (a shape object has dimensions).
+    if (a == nullptr || b == nullptr || a->size != b->size) return false;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(a->size); ++i)  // it fits: the dimensions are in memory
+      if (a->dims()[i] != b->dims()[i]) return false;
     return true;
   }
 

@@ -36,6 +36,20 @@ inline constexpr std::size_t tensor_alignment = 64;
 struct tensor_object : object {
   static constexpr std::string_view type_name = "relaxvm.tensor";
   tensor_object() = default;
+  /// A tensor of shape `s` over `data`, which `keep` (may be null; it gains a reference) keeps
+  /// alive: every member set where it is made (zeroing them first, then assigning, costs code).
+  tensor_object(void* data, const shape& s, dtype t, device d, object* keep, bool ro, std::int64_t n,
+                std::uint64_t byte_offset) noexcept
+      : dl{data, d, 0, t, nullptr, nullptr, byte_offset},
+        dims(s),
+        numel(n),
+        owner(object_ref<object>::retain(keep)),
+        read_only(ro) {
+    if (shape_object* o = dims.get()) {  // the empty shape has no object: ndim 0, no dimensions
+      dl.ndim = static_cast<int>(o->size);
+      dl.shape = o->dims();
+    }
+  }
   ~tensor_object() {
     if (own_data) detail::heap_free(own_data, tensor_alignment);
   }
@@ -179,21 +193,20 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), t, numel, nbytes, detail::literal("tensor::view")));
     if (data == nullptr && nbytes > 0) return detail::value_error("tensor::view: null data for ", nbytes, " bytes");
-    return try_view_checked(data, s, t, d, std::move(owner), read_only, numel);
+    return try_view_checked(data, s, t, d, owner.get(), read_only, numel);
   }
   /// try_view of a layout its caller has checked already (check_tensor_layout gave `numel`, and
-  /// data is not null unless there are no bytes): only makes the object.
+  /// data is not null unless there are no bytes): only makes the object. `owner` (may be null)
+  /// gains a reference; the first element is `byte_offset` bytes after `data`.
   static result<tensor> try_view_checked(void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
-                                         object_ref<object> owner, bool read_only, std::int64_t numel) {
-    tensor_object* made = detail::make_raw_object_or_null<tensor_object>(0);
+                                         object* owner, bool read_only, std::int64_t numel,
+                                         std::uint64_t byte_offset = 0) {
+    tensor_object* made =
+        detail::make_raw_object_or_null<tensor_object>(0, data, s, t, d, owner, read_only, numel, byte_offset);
 #if !RELAXVM_HEAP
     if (made == nullptr) return detail::object_memory_error(sizeof(tensor_object));
 #endif
-    object_ref<tensor_object> o = object_ref<tensor_object>::adopt(made);
-    init(*o, data, s, t, d, numel);
-    o->owner = std::move(owner);
-    o->read_only = read_only;
-    return tensor(std::move(o));
+    return tensor(object_ref<tensor_object>::adopt(made));
   }
 
   /// Takes ownership of a DLPack tensor without copying its data; its deleter is called once, when

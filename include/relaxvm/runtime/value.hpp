@@ -236,6 +236,14 @@ class value {
     slot.kind_ = o.kind_;
     slot.borrowed_ = holds_object(o.kind_);
   }
+  /// Moves `v` into `slot`, which owns no reference (null, a scalar or borrowed), without the
+  /// check a move assignment makes (a static_vm's constants, made into null slots).
+  RELAXVM_ALWAYS_INLINE static void move_into(value& slot, value&& v) noexcept {
+    slot.p_ = v.p_;
+    slot.kind_ = v.kind_;
+    slot.borrowed_ = v.borrowed_;
+    forget(v);
+  }
   /// Makes `slot`, which owns no reference (null, a scalar or borrowed), null without the check
   /// reset() makes (the interpreters clear their argument scratch with it).
   RELAXVM_ALWAYS_INLINE static void forget(value& slot) noexcept {

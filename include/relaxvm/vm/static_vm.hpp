@@ -287,12 +287,12 @@ class static_vm final : public vm_context {
 
   // The constants running code reads, and the functions the program passes as values, as
   // values: in firmware mode an error when the object memory has no room for them. Each constant
-  // is made by the code for its kind alone; a constant that only specialized call sites use
-  // (Linked::constants_read) is not made.
+  // is made by the code for its kind alone, straight into its slot (null: create() runs this
+  // once); a constant that only specialized call sites use (Linked::constants_read) is not made.
   status make_values() {
     for (std::size_t i = 0; i < Linked::num_constants; ++i) {
       if (!Linked::constants_read[i]) continue;
-      RELAXVM_TRY_ASSIGN(consts_[i], make_constant(view.constants[i]));
+      RELAXVM_TRY(make_constant(consts_[i], view.constants[i]));
     }
     if constexpr (any_used_as_value()) return make_funcs(std::make_index_sequence<Linked::num_funcs>());
     else return {};
@@ -303,19 +303,19 @@ class static_vm final : public vm_context {
       if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
     return false;
   }
-  // Constant c by the code of its kind (K, then the kinds after it); only the kinds the program
-  // makes are compiled.
+  // Constant c by the code of its kind (K, then the kinds after it), into `out`; only the kinds
+  // the program makes are compiled.
   template <const_kind K, const_kind... Rest>
-  static result<value> make_constant(const const_info& c) {
+  static status make_constant(value& out, const const_info& c) {
     if constexpr (makes(K)) {
-      if (c.kind == K) return try_materialize_constant_of<K>(view, c, object_ref<object>());
+      if (c.kind == K) return try_materialize_constant_into<K>(out, view, c, nullptr);
     }
-    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(c);
-    else return value();
+    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, c);
+    else return {};
   }
-  static result<value> make_constant(const const_info& c) {
+  static status make_constant(value& out, const const_info& c) {
     return make_constant<const_kind::int64, const_kind::float64, const_kind::boolean, const_kind::dtype,
-                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(c);
+                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, c);
   }
 
   static constexpr bool any_used_as_value() {
