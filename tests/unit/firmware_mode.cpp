@@ -215,6 +215,27 @@ constexpr auto checked = rv::build([](rv::exec_builder& b) {
 });
 using checked_special = decltype(rv::link<checked, table>());
 using checked_general = decltype(rv::link<checked, table, rv::link_options{.specialize = false}>());
+}  // namespace
+
+TEST_CASE("firmware mode: no room for the constants create() makes is an error, with nothing left live") {
+  // Room for the arena's object alone: the first constant made as an object (a shape; linked
+  // generally, the program's shapes and strings are values) does not fit.
+  alignas(32) static std::byte small[rv::arena_object_bytes];
+  rv::set_object_memory(small);
+  {
+    const rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+    const rv::result<rv::static_vm<checked_general>> made = rv::static_vm<checked_general>::create(vm_memory, host);
+    REQUIRE_FALSE(made.ok());
+    CHECK(made.error().kind() == rv::error_kind::runtime);
+    CHECK(std::string(made.error().message()).starts_with("relaxvm: the object memory ("));
+  }
+  // Nothing is live any more (set_object_memory would raise otherwise), and with room it works.
+  rv::set_object_memory(object_memory);
+  const rv::device_allocator host[] = {{rv::device::cpu(), rv::allocator::arena(arena)}};
+  CHECK(rv::static_vm<checked_general>::create(vm_memory, host).ok());
+}
+
+namespace {
 
 template <class Linked>
 std::vector<std::string> run_checked() {
