@@ -5801,17 +5801,8 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
       for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
     return s;
   }
-#if RELAXVM_HEAP
-  explicit shape(std::span<const std::int64_t> dims) {
-    if (dims.empty()) return;
-    shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
-                                                              static_cast<std::int64_t>(dims.size()));
-    for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
-    obj_ = object_ref<shape_object>::adopt(o);
-  }
-#else  // firmware mode: try_make's code (its error raised: RELAXVM_ON_ERROR), not a second copy
+  /// try_make's shape, its error (firmware mode: no room in the object memory) raised.
   explicit shape(std::span<const std::int64_t> dims) : shape(try_make(dims).value()) {}
-#endif
   shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
   explicit shape(object_ref<shape_object>&& o) noexcept : object_handle_base(std::move(o)) {}
 
@@ -6095,14 +6086,14 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
     if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
-    result<object_ref<tensor_object>> made = try_make_object<tensor_object>();
+    result<object_ref<tensor_object>> made =
+        try_make_object<tensor_object>(data, s, t, d, nullptr, false, numel, std::uint64_t{0});
     if (!made.ok()) {
       detail::heap_free(data, tensor_alignment);
       return std::move(made).error();
     }
     object_ref<tensor_object> o = std::move(*made);
     o->own_data = data;
-    init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
   }
   static tensor empty(const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d = relaxvm::device::cpu()) {
@@ -6178,9 +6169,8 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), dl.dtype, numel, nbytes, "from_dlpack"));
     if (dl.data == nullptr && nbytes > 0) return detail::value_error("from_dlpack: data is null for ", nbytes, " bytes");
-    auto o = make_object<tensor_object>();
-    init(*o, dl.data, s, dl.dtype, dl.device, numel);
-    o->dl.byte_offset = dl.byte_offset;
+    auto o = make_object<tensor_object>(dl.data, s, relaxvm::dtype(dl.dtype), relaxvm::device(dl.device), nullptr, false,
+                                        numel, dl.byte_offset);
     if (dl.strides != nullptr) {
       o->strides = relaxvm::shape(std::span<const std::int64_t>(dl.strides, static_cast<std::size_t>(dl.ndim)));
       o->dl.strides = const_cast<std::int64_t*>(o->strides.data());
@@ -6271,15 +6261,15 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   // try_data's checks, and (out of line, one for every T) why they failed.
   template <class T>
   bool data_ok() const noexcept {
-    return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
-           (std::is_const_v<T> || !obj_->read_only);
+    return data_ok(dtype_of<std::remove_const_t<T>>(), !std::is_const_v<T>);
+  }
+  bool data_ok(relaxvm::dtype want, bool writable) const noexcept {
+    return obj_ && dtype() == want && device().device_type == kDLCPU && (!writable || !obj_->read_only);
   }
 #if !RELAXVM_HEAP
   // data<T>()'s checks for a T of dtype `want`, writable or const.
   RELAXVM_NOINLINE void* checked_data(relaxvm::dtype want, bool writable) const {
-    const tensor_object* o = obj_.get();
-    if (RELAXVM_UNLIKELY(!o || o->dl.dtype != want || o->dl.device.device_type != kDLCPU || (writable && o->read_only)))
-      detail::raise(data_error(o, want));
+    if (RELAXVM_UNLIKELY(!data_ok(want, writable))) detail::raise(data_error(obj_.get(), want));
     return raw_data();
   }
 #endif
@@ -6294,18 +6284,6 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     return detail::value_error("tensor::data<", want,
                                ">: the tensor is read-only (a constant of an executable); read it through data<const ",
                                want, ">()");
-  }
-  static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
-                   std::int64_t numel) {
-    o.dims = s;
-    o.numel = numel;
-    o.dl.data = data;
-    o.dl.device = d;
-    o.dl.ndim = static_cast<int>(s.size());
-    o.dl.dtype = t;
-    o.dl.shape = const_cast<std::int64_t*>(o.dims.data());
-    o.dl.strides = nullptr;
-    o.dl.byte_offset = 0;
   }
 };
 
@@ -6942,8 +6920,10 @@ RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::
 }
 /// The error a packed function reported through `err` (the packed calling convention), taken out
 /// of it; an internal error when the function failed without reporting one.
+/// The error of a packed function that failed without reporting one (terse: the first part).
+inline error unreported_failure() { return internal_error("a packed function failed", " without reporting an error"); }
 RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
-  if (!err) return internal_error("a packed function failed", " without reporting an error");  // terse: the first part
+  if (!err) return unreported_failure();
   error e = std::move(*err);
   err.reset();
   return e;
@@ -11862,10 +11842,7 @@ class static_vm final : public vm_context {
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
     // Made in place (no move), its constants and function values made after it.
-    const auto make_values = [](static_vm& vm) {
-      if constexpr (any_constant_read() || any_used_as_value()) return vm.make_values();
-      else return status();  // nothing to make: no error path to carry
-    };
+    const auto make_values = [](static_vm& vm) { return vm.make_values(); };
     return result<static_vm>(std::in_place, make_values, made_by_create(), memory, devices);
   }
 
@@ -12040,7 +12017,6 @@ class static_vm final : public vm_context {
   }
 
  private:
-
   static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
                                                   std::size_t need, std::string_view figure) {
     detail::diagnostic d;
@@ -12250,8 +12226,7 @@ class static_vm final : public vm_context {
   // The instruction at pc failed with the error in `err` (none: a packed function that failed
   // without saying why): the invocation's result.
   RELAXVM_NOINLINE result<value> fail(std::optional<error>& err, std::int32_t pc, static_frame* base) {
-    // As detail::take_error says it (terse errors keep the first part).
-    if (!err) err.emplace(detail::internal_error("a packed function failed", " without reporting an error"));
+    if (!err) err.emplace(detail::unreported_failure());
     unwind(*err, pc, base);
     return *err;
   }

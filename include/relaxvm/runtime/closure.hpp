@@ -108,8 +108,10 @@ RELAXVM_NOINLINE inline bool invoke_packed_bound(const closure_object& fn, std::
 }
 /// The error a packed function reported through `err` (the packed calling convention), taken out
 /// of it; an internal error when the function failed without reporting one.
+/// The error of a packed function that failed without reporting one (terse: the first part).
+inline error unreported_failure() { return internal_error("a packed function failed", " without reporting an error"); }
 RELAXVM_NOINLINE inline error take_error(std::optional<error>& err) {
-  if (!err) return internal_error("a packed function failed", " without reporting an error");  // terse: the first part
+  if (!err) return unreported_failure();
   error e = std::move(*err);
   err.reset();
   return e;

@@ -43,17 +43,8 @@ class shape : public object_handle_base<shape_object, value_kind::shape> {
       for (std::size_t i = 0; i < dims.size(); ++i) out[i] = dims[i];
     return s;
   }
-#if RELAXVM_HEAP
-  explicit shape(std::span<const std::int64_t> dims) {
-    if (dims.empty()) return;
-    shape_object* o = make_raw_object_with_tail<shape_object>(dims.size() * sizeof(std::int64_t),
-                                                              static_cast<std::int64_t>(dims.size()));
-    for (std::size_t i = 0; i < dims.size(); ++i) o->dims()[i] = dims[i];
-    obj_ = object_ref<shape_object>::adopt(o);
-  }
-#else  // firmware mode: try_make's code (its error raised: RELAXVM_ON_ERROR), not a second copy
+  /// try_make's shape, its error (firmware mode: no room in the object memory) raised.
   explicit shape(std::span<const std::int64_t> dims) : shape(try_make(dims).value()) {}
-#endif
   shape(detail::borrow_t b, shape_object* o) noexcept : object_handle_base(b, o) {}
   explicit shape(object_ref<shape_object>&& o) noexcept : object_handle_base(std::move(o)) {}
 

@@ -147,14 +147,14 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     // exceptions, termination).
     void* data = detail::heap_allocate(static_cast<std::size_t>(nbytes), tensor_alignment);
     if (data == nullptr) return detail::runtime_error("tensor::empty: cannot allocate ", nbytes, " bytes", detail::no_heap_note);
-    result<object_ref<tensor_object>> made = try_make_object<tensor_object>();
+    result<object_ref<tensor_object>> made =
+        try_make_object<tensor_object>(data, s, t, d, nullptr, false, numel, std::uint64_t{0});
     if (!made.ok()) {
       detail::heap_free(data, tensor_alignment);
       return std::move(made).error();
     }
     object_ref<tensor_object> o = std::move(*made);
     o->own_data = data;
-    init(*o, o->own_data, s, t, d, numel);
     return tensor(std::move(o));
   }
   static tensor empty(const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d = relaxvm::device::cpu()) {
@@ -230,9 +230,8 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     std::int64_t numel = 0, nbytes = 0;
     RELAXVM_TRY(detail::check_tensor_layout(s.dims(), dl.dtype, numel, nbytes, "from_dlpack"));
     if (dl.data == nullptr && nbytes > 0) return detail::value_error("from_dlpack: data is null for ", nbytes, " bytes");
-    auto o = make_object<tensor_object>();
-    init(*o, dl.data, s, dl.dtype, dl.device, numel);
-    o->dl.byte_offset = dl.byte_offset;
+    auto o = make_object<tensor_object>(dl.data, s, relaxvm::dtype(dl.dtype), relaxvm::device(dl.device), nullptr, false,
+                                        numel, dl.byte_offset);
     if (dl.strides != nullptr) {
       o->strides = relaxvm::shape(std::span<const std::int64_t>(dl.strides, static_cast<std::size_t>(dl.ndim)));
       o->dl.strides = const_cast<std::int64_t*>(o->strides.data());
@@ -323,15 +322,15 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
   // try_data's checks, and (out of line, one for every T) why they failed.
   template <class T>
   bool data_ok() const noexcept {
-    return obj_ && dtype() == dtype_of<std::remove_const_t<T>>() && device().device_type == kDLCPU &&
-           (std::is_const_v<T> || !obj_->read_only);
+    return data_ok(dtype_of<std::remove_const_t<T>>(), !std::is_const_v<T>);
+  }
+  bool data_ok(relaxvm::dtype want, bool writable) const noexcept {
+    return obj_ && dtype() == want && device().device_type == kDLCPU && (!writable || !obj_->read_only);
   }
 #if !RELAXVM_HEAP
   // data<T>()'s checks for a T of dtype `want`, writable or const.
   RELAXVM_NOINLINE void* checked_data(relaxvm::dtype want, bool writable) const {
-    const tensor_object* o = obj_.get();
-    if (RELAXVM_UNLIKELY(!o || o->dl.dtype != want || o->dl.device.device_type != kDLCPU || (writable && o->read_only)))
-      detail::raise(data_error(o, want));
+    if (RELAXVM_UNLIKELY(!data_ok(want, writable))) detail::raise(data_error(obj_.get(), want));
     return raw_data();
   }
 #endif
@@ -346,18 +345,6 @@ class tensor : public object_handle_base<tensor_object, value_kind::tensor> {
     return detail::value_error("tensor::data<", want,
                                ">: the tensor is read-only (a constant of an executable); read it through data<const ",
                                want, ">()");
-  }
-  static void init(tensor_object& o, void* data, const relaxvm::shape& s, relaxvm::dtype t, relaxvm::device d,
-                   std::int64_t numel) {
-    o.dims = s;
-    o.numel = numel;
-    o.dl.data = data;
-    o.dl.device = d;
-    o.dl.ndim = static_cast<int>(s.size());
-    o.dl.dtype = t;
-    o.dl.shape = const_cast<std::int64_t*>(o.dims.data());
-    o.dl.strides = nullptr;
-    o.dl.byte_offset = 0;
   }
 };
 

@@ -96,10 +96,7 @@ class static_vm final : public vm_context {
       return detail::value_error("static_vm: the program needs ", memory_bytes, " bytes of memory, but got ",
                                  memory.size());
     // Made in place (no move), its constants and function values made after it.
-    const auto make_values = [](static_vm& vm) {
-      if constexpr (any_constant_read() || any_used_as_value()) return vm.make_values();
-      else return status();  // nothing to make: no error path to carry
-    };
+    const auto make_values = [](static_vm& vm) { return vm.make_values(); };
     return result<static_vm>(std::in_place, make_values, made_by_create(), memory, devices);
   }
 
@@ -274,7 +271,6 @@ class static_vm final : public vm_context {
   }
 
  private:
-
   static constexpr detail::diagnostic buffer_check(std::string_view fn, std::string_view what, std::size_t have,
                                                   std::size_t need, std::string_view figure) {
     detail::diagnostic d;
@@ -484,8 +480,7 @@ class static_vm final : public vm_context {
   // The instruction at pc failed with the error in `err` (none: a packed function that failed
   // without saying why): the invocation's result.
   RELAXVM_NOINLINE result<value> fail(std::optional<error>& err, std::int32_t pc, static_frame* base) {
-    // As detail::take_error says it (terse errors keep the first part).
-    if (!err) err.emplace(detail::internal_error("a packed function failed", " without reporting an error"));
+    if (!err) err.emplace(detail::unreported_failure());
     unwind(*err, pc, base);
     return *err;
   }
