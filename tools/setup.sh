@@ -10,6 +10,7 @@ packages=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   valgrind
   libcli11-dev pybind11-dev python3-dev python3-numpy cmake
+  libonnx-testdata
 )
 missing=()
 for p in "${packages[@]}"; do
