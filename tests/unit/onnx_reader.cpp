@@ -49,7 +49,7 @@ struct pb {
   }
   pb& str(std::uint32_t field, std::string_view s) {
     std::vector<std::byte> b(s.size());
-    std::memcpy(b.data(), s.data(), s.size());
+    if (!s.empty()) std::memcpy(b.data(), s.data(), s.size());
     return bytes(field, b);
   }
   pb& msg(std::uint32_t field, const pb& m) { return bytes(field, m.out); }
