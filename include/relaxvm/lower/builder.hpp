@@ -87,7 +87,7 @@ constexpr operand prim(const sym& e, relaxvm::dtype t = relaxvm::dtype::int64())
 }
 constexpr operand str(std::string_view s) { return operand(leaf::of_string(s)); }
 constexpr operand dtype_arg(relaxvm::dtype t) { return operand(leaf::of_dtype(t)); }
-constexpr operand shape_arg(std::initializer_list<sym> dims) {
+constexpr operand shape_arg(std::span<const sym> dims) {
   std::vector<sym_ref> d;
   bool bad = false;
   const sym_arena* arena = nullptr;
@@ -98,6 +98,7 @@ constexpr operand shape_arg(std::initializer_list<sym> dims) {
   }
   return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad, arena);
 }
+constexpr operand shape_arg(std::initializer_list<sym> dims) { return shape_arg(std::span<const sym>(dims.begin(), dims.size())); }
 
 /// The builder's result: the module, or the first problem.
 struct module_output {
@@ -120,6 +121,10 @@ class block_builder {
   /// the call becomes a view of the argument (rewrite_dataflow_reshape).
   constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out,
                          call_attrs attrs = {}) {
+    return call_dps(kernel, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out), attrs);
+  }
+  /// The same with arguments counted at run time (an importer's).
+  constexpr var call_dps(std::string_view kernel, std::span<const operand> args, struct_info out, call_attrs attrs = {}) {
     if (!dps_outputs_ok(out)) {
       relaxvm::detail::text t;
       print_info(t, arena(), out);
@@ -133,6 +138,9 @@ class block_builder {
   }
   /// A packed function returning a value of `out`; without `out` it returns nothing (void).
   constexpr var call_packed(std::string_view fn, std::initializer_list<operand> args, struct_info out = void_info()) {
+    return emit_call(expr_kind::call_packed, fn, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
+  }
+  constexpr var call_packed(std::string_view fn, std::span<const operand> args, struct_info out = void_info()) {
     return emit_call(expr_kind::call_packed, fn, args, static_cast<struct_info&&>(out));
   }
   /// A packed function that takes the VM context first (call_builtin_with_ctx).
@@ -182,7 +190,8 @@ class block_builder {
     return bind(static_cast<binding&&>(b), static_cast<struct_info&&>(info));
   }
   /// A view of `x` with another shape (vm.builtin.reshape, no copy).
-  constexpr var reshape(var x, std::initializer_list<sym> dims) {
+  constexpr var reshape(var x, std::initializer_list<sym> dims) { return reshape(x, std::span<const sym>(dims.begin(), dims.size())); }
+  constexpr var reshape(var x, std::span<const sym> dims) {
     const operand s = shape_arg(dims);
     const struct_info& xi = info_of(x);
     struct_info out = tensor_info(relaxvm::dtype::void_(), static_cast<std::int32_t>(dims.size()));
@@ -224,9 +233,12 @@ class block_builder {
     return emit(expr_kind::leaf, {}, {prim(e)}, prim_info(relaxvm::dtype::int64(), e));
   }
   constexpr var tuple(std::initializer_list<operand> fields) {
+    return tuple(std::span<const operand>(fields.begin(), fields.size()));
+  }
+  constexpr var tuple(std::span<const operand> fields) {
     std::vector<struct_info> infos;
     for (const operand& o : fields) infos.push_back(info_of(o));
-    return emit(expr_kind::tuple, {}, fields, tuple_info(static_cast<std::vector<struct_info>&&>(infos)));
+    return emit_list(expr_kind::tuple, {}, fields, tuple_info(static_cast<std::vector<struct_info>&&>(infos)));
   }
   constexpr var get_item(var t, std::int64_t i) {
     const struct_info& ti = info_of(t);
@@ -326,11 +338,14 @@ class block_builder {
   }
 
   constexpr var emit_call(expr_kind k, std::string_view callee, std::initializer_list<operand> args, struct_info out) {
+    return emit_call(k, callee, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
+  }
+  constexpr var emit_call(expr_kind k, std::string_view callee, std::span<const operand> args, struct_info out) {
     if (callee.empty()) {
       fail() << "a call needs a non-empty function name";
       return {};
     }
-    return emit(k, callee, args, static_cast<struct_info&&>(out));
+    return emit_list(k, callee, args, static_cast<struct_info&&>(out));
   }
   constexpr var emit(expr_kind k, std::string_view callee, std::initializer_list<operand> args, struct_info out) {
     return emit_list(k, callee, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
@@ -443,7 +458,7 @@ class [[nodiscard]] function_builder : public block_builder {
  private:
   friend class module_builder;
   constexpr function_builder(module_builder* m, std::int32_t fi, std::string_view n,
-                             std::initializer_list<module_builder_param> params);
+                             std::span<const module_builder_param> params);
   function own_;
   scope_state state_;
 };
@@ -460,6 +475,10 @@ class module_builder {
   using param = module_builder_param;
   /// Opens function `name`; it ends (and joins the module) when the returned scope does.
   constexpr function_builder function(std::string_view n, std::initializer_list<param> params) {
+    return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n,
+                            std::span<const param>(params.begin(), params.size()));
+  }
+  constexpr function_builder function(std::string_view n, std::span<const param> params) {
     return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n, params);
   }
 
@@ -651,7 +670,7 @@ constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
 }
 
 constexpr function_builder::function_builder(module_builder* m, std::int32_t fi, std::string_view n,
-                                             std::initializer_list<module_builder_param> params)
+                                             std::span<const module_builder_param> params)
     : block_builder(m, nullptr, fi, nullptr) {
   f_ = &own_;  // own_ and state_ are constructed after the base: point at them here
   s_ = &own_.body;

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX models into relaxvm (optional; hosted; needs xtensor for the kernels): read an .onnx file,
+// import its graph into the IR, lower and plan it into an executable, and run it on the VM with
+// the kernels register_kernels() adds. docs/onnx.md has what is supported.
+//
+//   namespace onnx = relaxvm::onnx;
+//   rv::result<rv::executable> exe = onnx::load(bytes);           // std::span<const std::byte>
+//   rv::registry reg; onnx::register_kernels(reg);
+//   rv::virtual_machine vm(exe.value(), reg);
+//   rv::value y = vm["main"](x);
+#ifndef RELAXVM_ONNX_HPP
+#define RELAXVM_ONNX_HPP
+
+#include "relaxvm.hpp"
+#include "relaxvm/lower.hpp"
+#include "relaxvm/ops/ops.hpp"
+#include "relaxvm/onnx/model.hpp"
+#include "relaxvm/onnx/tensor.hpp"
+#include "relaxvm/onnx/import.hpp"
+#include "relaxvm/onnx/convert.hpp"
+
+#include <string>
+#include <unordered_map>
+
+namespace relaxvm::RELAXVM_ABI::onnx {
+
+namespace detail {
+
+// The (domain, op_type, opset) of every node without a converter, with the nodes' names; "" when
+// every op is supported.
+inline std::string unsupported_ops(const model_info& m) {
+  struct missing {
+    std::string_view domain, op;
+    std::vector<std::size_t> nodes;
+  };
+  std::vector<missing> list;
+  for (std::size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    const node_info& n = m.graph.nodes[i];
+    if (find_converter(n.domain, n.op_type) != nullptr) continue;
+    missing* found = nullptr;
+    for (missing& x : list)
+      if (x.domain == n.domain && x.op == n.op_type) found = &x;
+    if (found == nullptr) {
+      list.push_back({n.domain, n.op_type, {}});
+      found = &list.back();
+    }
+    found->nodes.push_back(i);
+  }
+  relaxvm::detail::text t;
+  for (const missing& x : list) {
+    t << "\n  " << (x.domain.empty() ? std::string_view("ai.onnx") : x.domain) << " " << x.op << " (opset "
+      << m.opset(x.domain) << "): " << x.nodes.size() << (x.nodes.size() == 1 ? " node" : " nodes");
+    for (std::size_t k = 0; k < x.nodes.size() && k < 5; ++k)
+      t << (k == 0 ? ": " : ", ") << node_text(m.graph.nodes[x.nodes[k]], x.nodes[k]).view();
+    if (x.nodes.size() > 5) t << ", and " << (x.nodes.size() - 5) << " more";
+  }
+  return std::string(t.view());
+}
+
+}  // namespace detail
+
+/// Imports a parsed model into an IR module with one function, "main".
+inline result<ir::module> import(const model_info& m, const options& opt = {}) {
+  const graph_info& g = m.graph;
+  if (g.sparse_initializers > 0) return value_error("onnx: sparse initializers are not supported");
+  if (const std::string missing = detail::unsupported_ops(m); !missing.empty())
+    return value_error("onnx: the model uses operators relaxvm does not support:", missing);
+
+  detail::import_state st(m, opt);
+  st.opset_ = m.opset("");
+  if (st.opset_ == 0) st.opset_ = 1;  // no opset_import for the default domain: the first
+
+  // The graph's inputs that are not initializers are the function's parameters; their named
+  // dims are symbolic variables (one name, one variable), unnamed ones fresh variables.
+  std::unordered_map<std::string_view, const tensor_info*> inits;
+  for (const tensor_info& t : g.initializers) inits.emplace(t.name, &t);
+  ir::module_builder& mb = st.module();
+  std::unordered_map<std::string_view, ir::sym> named;
+  std::vector<ir::module_builder::param> params;
+  std::vector<std::vector<ir::sym>> param_dims;
+  std::vector<relaxvm::dtype> param_dtypes;
+  std::vector<std::string> fresh_names;
+  std::int64_t unnamed = 0;
+  for (const value_info& in : g.inputs) {
+    if (inits.count(in.name) != 0) continue;  // a default overridable by the caller (IR < 4): a constant
+    if (in.type.what != type_info::kind::tensor)
+      return value_error("onnx: input '", in.name, "' is not a tensor; relaxvm imports tensor inputs only");
+    if (!in.type.has_shape) return value_error("onnx: input '", in.name, "' has no shape; relaxvm needs each input's rank");
+    RELAXVM_TRY_ASSIGN(relaxvm::dtype dt, to_dtype(in.type.elem_type));
+    std::vector<ir::sym> dims;
+    for (const dimension& d : in.type.shape) {
+      if (d.known()) {
+        dims.push_back(ir::sym(d.value));
+      } else if (!d.param.empty()) {
+        auto it = named.find(d.param);
+        if (it == named.end()) it = named.emplace(d.param, mb.sym(d.param)).first;
+        dims.push_back(it->second);
+      } else {
+        relaxvm::detail::text n;
+        n << "dim" << unnamed++;
+        dims.push_back(mb.sym(n.view()));
+      }
+    }
+    params.push_back({in.name, detail::tensor_struct(dims, dt)});
+    param_dims.push_back(std::move(dims));
+    param_dtypes.push_back(dt);
+  }
+  for (const auto& [name, bound] : opt.upper_bounds)
+    if (named.find(name) == named.end())
+      return value_error("onnx: an upper bound is given for '", name, "', but no input has a dimension of that name");
+
+  {
+    ir::function_builder f = mb.function("main", std::span<const ir::module_builder::param>(params));
+    st.fn_ = &f;
+    for (const auto& [name, bound] : opt.upper_bounds) f.upper_bound(named.find(name)->second, bound);
+    std::size_t p = 0;
+    for (const value_info& in : g.inputs) {
+      if (inits.count(in.name) != 0) continue;
+      detail::entry e;
+      e.v = f.param(p);
+      e.dt = param_dtypes[p];
+      e.dims = param_dims[p];
+      st.bind(in.name, std::move(e));
+      ++p;
+    }
+    for (const tensor_info& t : g.initializers) {
+      detail::entry e;
+      e.what = detail::entry::kind::constant;
+      e.data = &t;
+      RELAXVM_TRY_ASSIGN(e.dt, to_dtype(t.data_type));
+      for (std::int64_t d : t.dims) e.dims.push_back(ir::sym(d));
+      st.bind(t.name, std::move(e));
+    }
+    auto df = f.dataflow();
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+      detail::node_ctx c{st, g.nodes[i], i};
+      RELAXVM_TRY(detail::find_converter(g.nodes[i].domain, g.nodes[i].op_type)(c));
+      if (!mb.ok()) return st.builder_error();
+    }
+    if (g.outputs.empty()) return value_error("onnx: the graph has no outputs");
+    std::vector<ir::operand> outs;
+    for (const value_info& o : g.outputs) {
+      detail::entry* e = st.find(o.name);
+      if (e == nullptr) return value_error("onnx: output '", o.name, "' is not computed by any node");
+      RELAXVM_TRY_ASSIGN(ir::var v, st.operand_of(*e));
+      df.output(v);
+      outs.push_back(v);
+    }
+    df.end();
+    if (outs.size() == 1) {
+      f.ret(outs[0]);
+    } else {
+      const ir::var t = f.tuple(std::span<const ir::operand>(outs));
+      f.ret(t);
+    }
+    st.fn_ = nullptr;
+  }
+  return mb.try_get();
+}
+
+/// Reads and imports an .onnx file's bytes (kept alive by the caller during the call only).
+inline result<ir::module> import(std::span<const std::byte> bytes, const options& opt = {}) {
+  RELAXVM_TRY_ASSIGN(model_info m, parse_model(bytes));
+  return import(m, opt);
+}
+
+/// Imports, lowers and plans a model into a verified executable.
+inline result<executable> load(std::span<const std::byte> bytes, const options& opt = {}) {
+  RELAXVM_TRY_ASSIGN(ir::module m, import(bytes, opt));
+  return ir::try_build(m, ir::plan_options{.reuse_shapes = true, .elide_proven_return_check = true});
+}
+
+/// Registers every kernel an imported program may call.
+inline void register_kernels(basic_registry& reg) { ops::register_all(reg); }
+
+}  // namespace relaxvm::onnx
+
+#endif  // RELAXVM_ONNX_HPP

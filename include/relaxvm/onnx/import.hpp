@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// An ONNX graph imported into relaxvm's IR: one function "main" whose parameters are the graph's
+// inputs that are not initializers, its named dimensions (dim_param) symbolic variables (one name,
+// one variable), each node a destination-passing call of a kernel with its output's shape worked
+// out here (the importer's own symbolic shape inference), views for the ops that only reshape, and
+// initializers as constants. Ops that are not supported are all listed at once, with their nodes.
+// The converters live in onnx/convert.hpp; this file holds what they share.
+#ifndef RELAXVM_ONNX_IMPORT_HPP
+#define RELAXVM_ONNX_IMPORT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/error.hpp"
+#include "../lower/builder.hpp"
+#include "../runtime/tensor.hpp"
+#include "model.hpp"
+#include "tensor.hpp"
+
+namespace relaxvm::RELAXVM_ABI::onnx {
+
+/// How a model is imported.
+struct options {
+  /// Upper bounds of named dimensions ({"batch", 8}): with one for every dim_param, the planned
+  /// memory of the imported program is finite (ir::planned_bytes), and an input past its bound
+  /// is an error when the program runs.
+  std::vector<std::pair<std::string, std::int64_t>> upper_bounds;
+};
+
+namespace detail {
+
+/// What the importer knows of an ONNX value: a tensor variable of the function (with its dtype
+/// and symbolic shape), or a constant (an initializer or a Constant node's tensor, kept in the
+/// file until a kernel needs it as an IR constant or a converter reads its values).
+struct entry {
+  enum class kind : std::uint8_t { tensor, constant };
+  kind what = kind::tensor;
+  ir::var v;                    // the tensor variable (a constant's once it is emitted)
+  relaxvm::dtype dt;            // element type
+  std::vector<ir::sym> dims;    // shape
+  const tensor_info* data = nullptr;  // a constant's data, in the file
+  bool emitted = false;         // a constant made into an IR constant
+};
+
+inline ir::struct_info tensor_struct(const std::vector<ir::sym>& dims, relaxvm::dtype dt) {
+  ir::struct_info s = ir::tensor_info(dt, static_cast<std::int32_t>(dims.size()));
+  s.known = true;
+  for (const ir::sym& d : dims) {
+    if (d.is_invalid()) s.invalid = true;
+    ir::detail::note_arena(s, d.arena());
+    s.dims.push_back(d.ref());
+  }
+  return s;
+}
+
+/// Shared state of one import: the model, the builder, and the values by name.
+class import_state {
+ public:
+  import_state(const model_info& m, const options& opt) : model_(m), opt_(opt) {}
+
+  const model_info& model() const { return model_; }
+  std::int64_t opset() const { return opset_; }
+  ir::module_builder& module() { return mb_; }
+  ir::function_builder& fn() { return *fn_; }
+
+  /// The value named `name`, or null (an omitted optional input is "").
+  entry* find(std::string_view name) {
+    if (name.empty()) return nullptr;
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  void bind(std::string_view name, entry e) { values_.insert_or_assign(name, std::move(e)); }
+
+  /// The operand a kernel takes for `e`: its variable (a constant becomes an IR constant the
+  /// first time a kernel takes it).
+  result<ir::var> operand_of(entry& e) {
+    if (e.what == entry::kind::constant && !e.emitted) {
+      RELAXVM_TRY_ASSIGN(tensor t, make_tensor(*e.data));
+      e.v = fn().constant(t);
+      e.emitted = true;
+    }
+    return e.v;
+  }
+
+  /// The integer values of a constant 1-D (or scalar) tensor: a Reshape's shape, Unsqueeze's
+  /// axes, Slice's starts. An error when the value is computed at run time.
+  result<std::vector<std::int64_t>> int_values(const entry& e, std::string_view op, std::string_view what) {
+    if (e.what != entry::kind::constant)
+      return value_error("onnx: ", op, ": ", what, " is computed at run time; relaxvm needs it constant (an initializer or a Constant)");
+    RELAXVM_TRY_ASSIGN(tensor t, make_tensor(*e.data));
+    std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (t.dtype() == relaxvm::dtype::int64()) out[i] = t.data<std::int64_t>()[i];
+      else if (t.dtype() == relaxvm::dtype::int32()) out[i] = t.data<std::int32_t>()[i];
+      else return type_error("onnx: ", op, ": ", what, " must be int64 or int32, but is ", t.dtype());
+    }
+    return out;
+  }
+
+  /// A new tensor value made by a destination-passing kernel.
+  result<entry> call(std::string_view kernel, std::span<const ir::operand> args, std::vector<ir::sym> dims, relaxvm::dtype dt) {
+    entry out;
+    out.dt = dt;
+    out.dims = std::move(dims);
+    out.v = fn().call_dps(kernel, args, tensor_struct(out.dims, dt));
+    if (!out.v.valid()) return builder_error();
+    return out;
+  }
+  /// A view of `x` with other dims (no copy).
+  result<entry> view(entry& x, std::vector<ir::sym> dims) {
+    RELAXVM_TRY_ASSIGN(ir::var xv, operand_of(x));
+    entry out;
+    out.dt = x.dt;
+    out.dims = std::move(dims);
+    out.v = fn().reshape(xv, std::span<const ir::sym>(out.dims));
+    if (!out.v.valid()) return builder_error();
+    return out;
+  }
+
+  error builder_error() {
+    ir::module_output o = mb_.finish();
+    return value_error("onnx: building the program failed: ", o.message.view());
+  }
+
+  // Set by import(): the graph's opset for the default domain, and the function under construction.
+  std::int64_t opset_ = 0;
+  ir::function_builder* fn_ = nullptr;
+
+ private:
+  const model_info& model_;
+  const options& opt_;
+  ir::module_builder mb_;
+  std::unordered_map<std::string_view, entry> values_;
+};
+
+}  // namespace detail
+}  // namespace relaxvm::onnx
+
+#endif  // RELAXVM_ONNX_IMPORT_HPP
