@@ -84,8 +84,8 @@ inline result<ir::module> import(const model_info& m, const options& opt = {}) {
   for (const value_info& in : g.inputs) {
     if (inits.count(in.name) != 0) continue;  // a default overridable by the caller (IR < 4): a constant
     if (in.type.what != type_info::kind::tensor)
-      return value_error("onnx: input '", in.name, "' is not a tensor; relaxvm imports tensor inputs only");
-    if (!in.type.has_shape) return value_error("onnx: input '", in.name, "' has no shape; relaxvm needs each input's rank");
+      return value_error("onnx: input '", in.name, "' is not a tensor: sequences, maps and optionals are not supported");
+    if (!in.type.has_shape) return value_error("onnx: input '", in.name, "' without a declared rank is not supported");
     RELAXVM_TRY_ASSIGN(relaxvm::dtype dt, to_dtype(in.type.elem_type));
     std::vector<ir::sym> dims;
     for (const dimension& d : in.type.shape) {

@@ -93,7 +93,7 @@ class import_state {
   /// axes, Slice's starts. An error when the value is computed at run time.
   result<std::vector<std::int64_t>> int_values(const entry& e, std::string_view op, std::string_view what) {
     if (e.what != entry::kind::constant)
-      return value_error("onnx: ", op, ": ", what, " is computed at run time; relaxvm needs it constant (an initializer or a Constant)");
+      return value_error("onnx: ", op, ": ", what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
     RELAXVM_TRY_ASSIGN(tensor t, make_tensor(*e.data));
     std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
     for (std::size_t i = 0; i < out.size(); ++i) {
