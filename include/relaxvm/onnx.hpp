@@ -13,6 +13,7 @@
 
 #include "relaxvm.hpp"
 #include "relaxvm/lower.hpp"
+#include "relaxvm/kernels/register.hpp"
 #include "relaxvm/ops/ops.hpp"
 #include "relaxvm/onnx/model.hpp"
 #include "relaxvm/onnx/tensor.hpp"
@@ -171,7 +172,10 @@ inline result<executable> load(std::span<const std::byte> bytes, const options& 
 }
 
 /// Registers every kernel an imported program may call.
-inline void register_kernels(basic_registry& reg) { ops::register_all(reg); }
+inline void register_kernels(basic_registry& reg) {
+  kernels::register_all(reg);
+  ops::register_all(reg);
+}
 
 }  // namespace relaxvm::onnx
 

@@ -85,6 +85,8 @@ class operand {
 constexpr operand prim(const sym& e, relaxvm::dtype t = relaxvm::dtype::int64()) {
   return operand(leaf::of_prim(e.ref(), t), e.is_invalid(), e.arena());
 }
+/// A float64 constant argument (a kernel's attribute).
+constexpr operand prim_float(double v) { return operand(leaf::of_float(v)); }
 constexpr operand str(std::string_view s) { return operand(leaf::of_string(s)); }
 constexpr operand dtype_arg(relaxvm::dtype t) { return operand(leaf::of_dtype(t)); }
 constexpr operand shape_arg(std::span<const sym> dims) {
@@ -543,7 +545,7 @@ constexpr struct_info block_builder::info_of(const operand& o) const {
   const leaf& l = o.get();
   switch (l.kind) {
     case leaf_kind::var: return info_of(var(o.var_owner(), o.var_func(), l.index));
-    case leaf_kind::prim: return prim_info(l.dt, sym(nullptr, l.value));
+    case leaf_kind::prim: return l.dt.is_float() ? prim_info(l.dt) : prim_info(l.dt, sym(nullptr, l.value));
     case leaf_kind::shape: {
       struct_info s = shape_info(static_cast<std::int32_t>(l.dims.size()));
       s.known = true;

@@ -232,8 +232,12 @@ class checker {
           fail_here(b) << "constant " << l.index << " does not exist";
         return;
       case leaf_kind::prim:
+        if (l.dt == relaxvm::dtype::float64()) {
+          if (!l.value.is_const()) fail_here(b) << "a float64 prim value must be a constant";
+          return;
+        }
         if (!(l.dt.is_int() || l.dt.is_uint()))
-          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers or bool";
+          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers, bool or float64 constants";
         else need_sym(l.value, "a prim value", "");
         return;
       case leaf_kind::shape:

@@ -82,6 +82,7 @@ class codegen {
           return b_.void_arg();
         }
         if (l.dt.is_bool()) return b_.c(b_.add_bool(l.value.value != 0));
+        if (l.dt.is_float()) return b_.c(b_.add_float(l.float_value()));
         if (l.value.value < arg_value_min || l.value.value > arg_value_max) return b_.c(b_.add_int(l.value.value));
         return b_.imm(l.value.value);
       case leaf_kind::shape: {

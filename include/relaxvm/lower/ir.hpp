@@ -7,6 +7,7 @@
 #ifndef RELAXVM_LOWER_IR_HPP
 #define RELAXVM_LOWER_IR_HPP
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,13 @@ struct leaf {
     return l;
   }
   static constexpr leaf of_int(std::int64_t v) { return of_prim(sym_ref::constant(v)); }
+  /// A float64 value (a kernel's attribute: alpha, epsilon): always a constant, its bits held in
+  /// the prim's constant, never symbolic.
+  static constexpr leaf of_float(double v) {
+    return of_prim(sym_ref::constant(std::bit_cast<std::int64_t>(v)), relaxvm::dtype::float64());
+  }
+  /// The double a float prim holds.
+  constexpr double float_value() const { return std::bit_cast<double>(value.value); }
   static constexpr leaf of_shape(std::vector<sym_ref> dims) {
     leaf l;
     l.kind = leaf_kind::shape;

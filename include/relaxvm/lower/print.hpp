@@ -231,6 +231,14 @@ class printer {
             return;
           }
         }
+        if (l.dt.is_float()) {
+          // Printed as the reference prints a float PrimValue; at compile time (no to_chars) as its bits.
+          out_ << "R.prim_value(T.float64(";
+          if (std::is_constant_evaluated()) out_ << "bits:" << l.value.value;
+          else relaxvm::detail::append_double(out_, l.float_value());
+          out_ << "))";
+          return;
+        }
         out_ << "R.prim_value(";
         sym(l.value);
         out_ << ')';

@@ -46,7 +46,23 @@ struct entry {
   relaxvm::dtype dt;            // element type
   std::vector<ir::sym> dims;    // shape
   const tensor_info* data = nullptr;  // a constant's data, in the file
+  tensor host;                  // or made by the importer (folded, or from an attribute)
   bool emitted = false;         // a constant made into an IR constant
+
+  /// A constant made by the importer.
+  static entry of(tensor t) {
+    entry e;
+    e.what = kind::constant;
+    e.dt = t.dtype();
+    for (std::int64_t d : t.shape().dims()) e.dims.push_back(ir::sym(d));
+    e.host = std::move(t);
+    return e;
+  }
+  /// The constant's data as a host tensor.
+  result<tensor> value() const {
+    if (host.defined()) return host;
+    return make_tensor(*data);
+  }
 };
 
 inline ir::struct_info tensor_struct(const std::vector<ir::sym>& dims, relaxvm::dtype dt) {
@@ -82,7 +98,7 @@ class import_state {
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
     if (e.what == entry::kind::constant && !e.emitted) {
-      RELAXVM_TRY_ASSIGN(tensor t, make_tensor(*e.data));
+      RELAXVM_TRY_ASSIGN(tensor t, e.value());
       e.v = fn().constant(t);
       e.emitted = true;
     }
@@ -94,7 +110,7 @@ class import_state {
   result<std::vector<std::int64_t>> int_values(const entry& e, std::string_view op, std::string_view what) {
     if (e.what != entry::kind::constant)
       return value_error("onnx: ", op, ": ", what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
-    RELAXVM_TRY_ASSIGN(tensor t, make_tensor(*e.data));
+    RELAXVM_TRY_ASSIGN(tensor t, e.value());
     std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (t.dtype() == relaxvm::dtype::int64()) out[i] = t.data<std::int64_t>()[i];
