@@ -196,17 +196,18 @@ RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& 
 RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
   return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
 }
-/// A new 1-d int64 host tensor of `n` elements (not initialized): from VM `ctx`'s host allocator
-/// (its last device), or from the system outside a VM. alloc_shape_heap's and shape_to_tensor's.
-RELAXVM_NOINLINE inline result<tensor> host_int64_vector(vm_context* ctx, std::int64_t n) {
+/// A new 1-d host tensor of `n` elements of type `t` (not initialized): from VM `ctx`'s host
+/// allocator (its last device), or from the system outside a VM. alloc_shape_heap's,
+/// shape_to_tensor's and get_tag_tensor's.
+RELAXVM_NOINLINE inline result<tensor> host_vector(vm_context* ctx, std::int64_t n, dtype t) {
   std::int64_t* d = nullptr;
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_uninitialized(1, d));
   d[0] = n;
   if (ctx) {
     const device_allocator& host = ctx->devices().back();
-    return empty_tensor(dims, dtype::int64(), host.allocator, host.device);
+    return empty_tensor(dims, t, host.allocator, host.device);
   }
-  return tensor::try_empty(dims, dtype::int64());
+  return tensor::try_empty(dims, t);
 }
 /// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
 RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
@@ -239,7 +240,7 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   value* kept = detail::heap_slot(ctx);
   if (detail::reuse_kept_heap(kept, size)) return *kept;
   if (kept != nullptr) kept->reset();
-  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_int64_vector(ctx, size));
+  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_vector(ctx, size, dtype::int64()));
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   value made(heap);
   if (kept != nullptr) *kept = made;
@@ -712,7 +713,7 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
   // From the running VM's host allocator, as its memory is.
-  RELAXVM_TRY_ASSIGN(tensor t, detail::host_int64_vector(running_context(), s.size()));
+  RELAXVM_TRY_ASSIGN(tensor t, detail::host_vector(running_context(), s.size(), dtype::int64()));
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }

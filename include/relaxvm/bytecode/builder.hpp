@@ -575,7 +575,9 @@ class exec_builder {
     }
     layout_.constants.push_back(c);
     const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
-    constants_.insert(h, i);
+    // Indexed only when shared: without dedup, equal constants (a Relay file's LoadConsti 1, again
+    // and again) would pile up under one hash, and each insert would probe past all of them.
+    if (dedup_) constants_.insert(h, i);
     return i;
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {

@@ -11,9 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <set>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -94,7 +92,6 @@ struct relay_program {
   std::vector<relay_constant> constants;
   exec_layout pool;  // the inline constants' dimensions and bytes
   std::vector<std::string_view> primitives;
-  std::unordered_set<std::string_view> primitive_names;
   std::vector<relay_function> funcs;  // in global index order
 };
 
@@ -231,7 +228,6 @@ inline status read_relay_tables(reader& r, relay_program& p) {
       append_quoted(r.fail_text() << "has the name of a Relay function, ", s);
       return r.error();
     }
-    p.primitive_names.insert(s);
     p.primitives.push_back(s);
   }
   // Op attributes (map<u64, map<string, string>>): read, then unused; relaxvm keeps no op attributes.
@@ -377,7 +373,7 @@ inline status read_relay_code(reader& r, relay_program& p) {
 /// Translates one Relay program into relaxvm bytecode.
 class relay_translator {
  public:
-  relay_translator(const relay_program& p, std::span<const graph::named_tensor> params) : p_(p), params_(params) {
+  relay_translator(relay_program& p, std::span<const graph::named_tensor> params) : p_(p), params_(params) {
     // One constant per LoadConsti / AllocTensor: comparing each with all before it would make
     // loading quadratic in the file.
     b_.set_constant_dedup(false);
@@ -386,7 +382,12 @@ class relay_translator {
   result<executable> run() {
     RELAXVM_TRY(add_constants());
     for (std::size_t i = 0; i < p_.funcs.size(); ++i) RELAXVM_TRY(function(p_.funcs[i]));
-    for (const auto& [fi, k] : trampolines_) RELAXVM_TRY(trampoline(fi, k));
+    // Building the executable is when loading takes the most memory: the program read from the
+    // file is no longer needed then.
+    p_ = relay_program();
+    f_ = nullptr;
+    consts_ = std::vector<std::int64_t>();
+    jumps_ = std::vector<jump_fix>();
     result<executable> exe = b_.try_get<executable>();
     if (!exe.ok()) return relaxvm::detail::value_error(relay_loader, ": ", exe.error().message());
     return exe;
@@ -394,6 +395,13 @@ class relay_translator {
 
  private:
   status add_constants() {
+    // Late-bound constants by name through a hash table (the last of a repeated name, as before),
+    // and each parameter added once however many constants name it: a scan of the params per
+    // constant was quadratic, and a copy per constant multiplied a large parameter's bytes.
+    std::unordered_map<std::string_view, std::size_t> by_name;
+    by_name.reserve(params_.size());
+    for (std::size_t k = 0; k < params_.size(); ++k) by_name.insert_or_assign(std::string_view(params_[k].name), k);
+    std::vector<std::int64_t> added(params_.size(), -1);  // the constant made for each parameter
     for (std::size_t i = 0; i < p_.constants.size(); ++i) {
       const relay_constant& c = p_.constants[i];
       if (!c.late_bound) {
@@ -403,16 +411,16 @@ class relay_translator {
         consts_.push_back(b_.add_tensor(dtype::unpack(c.info.scalar), dims, data));
         continue;
       }
-      const graph::named_tensor* found = nullptr;
-      for (const graph::named_tensor& t : params_)
-        if (t.name == c.name) found = &t;
-      if (!found)
+      const auto found = by_name.find(c.name);
+      if (found == by_name.end())
         return relaxvm::detail::value_error(relay_loader, ": constant ", i, " is late-bound as '", c.name.substr(0, 64), "', and ",
                                             params_.empty() ? "no params file was given"
                                                             : "the params file given does not hold it",
                                             " (load_relay(bytes, params_bytes) with the file TVM's "
                                             "MoveLateBoundConstantsToFile wrote)");
-      consts_.push_back(constant_traits<tensor>::add(b_, found->value));
+      std::int64_t& made = added[found->second];
+      if (made < 0) made = constant_traits<tensor>::add(b_, params_[found->second].value);
+      consts_.push_back(made);
     }
     return {};
   }
@@ -525,7 +533,10 @@ class relay_translator {
         RELAXVM_TRY_ASSIGN(std::int64_t pi, index(x[0], p_.primitives.size(), "primitive"));
         if (x[2] < 0 || x[2] > x[1]) return fail("output count ", x[2], " is not within its arity ", x[1]);
         RELAXVM_TRY_ASSIGN(std::vector<arg> args, regs(rest(3), "an argument"));
-        b_.emit_call(p_.primitives[static_cast<std::size_t>(pi)], args, b_.void_arg());
+        // Through vm.builtin.invoke_packed, which passes a tuple's fields in its place, as TVM's VM
+        // does: the arity counts registers, and whether one holds a tuple is known only when run.
+        args.insert(args.begin(), {b_.vm_state(), b_.f(p_.primitives[static_cast<std::size_t>(pi)]), b_.imm(x[2])});
+        b_.emit_call("vm.builtin.invoke_packed", args, b_.void_arg());
         break;
       }
       case relay_opcode::alloc_tensor: {  // storage, offset, code, bits, lanes, ndim, dst, shape...
@@ -565,11 +576,17 @@ class relay_translator {
         if (args.size() > callee.params.size())
           return fail("captures ", args.size(), " values for '", callee.name.substr(0, 64), "', which has ",
                       callee.params.size(), " parameters");
-        std::string target(callee.name);
-        if (!args.empty()) {  // Relay passes captured values first, relaxvm last: a trampoline reorders
-          RELAXVM_TRY_ASSIGN(target, trampoline_name(fi, static_cast<std::int64_t>(args.size())));
+        if (args.empty()) {
+          b_.emit_call("vm.builtin.make_closure", {b_.f(callee.name)}, dst);
+          break;
         }
-        args.insert(args.begin(), b_.f(target));
+        // Relay passes captured values first, make_closure's closures last: the closure calls
+        // vm.builtin.call_captured_first, which puts them first. (A function per callee and
+        // captured count did this before: as large as the callee's parameters, for each count.)
+        const std::int64_t k = static_cast<std::int64_t>(args.size());
+        args.insert(args.begin(), b_.f("vm.builtin.call_captured_first"));
+        args.push_back(b_.f(callee.name));
+        args.push_back(b_.imm(k));
         b_.emit_call("vm.builtin.make_closure", args, dst);
         break;
       }
@@ -609,7 +626,7 @@ class relay_translator {
       case relay_opcode::get_tag: {  // object, dst
         RELAXVM_TRY_ASSIGN(arg obj, reg(x[0], "the object"));
         RELAXVM_TRY_ASSIGN(arg dst, reg(x[1], "the destination"));
-        b_.emit_call("vm.builtin.get_tag", {obj}, dst);
+        b_.emit_call("vm.builtin.get_tag_tensor", {obj}, dst);  // an int32 tensor [1], as TVM's
         break;
       }
       case relay_opcode::load_consti: {  // value, dst: an int64 tensor of one element, as TVM's is a tensor
@@ -677,39 +694,13 @@ class relay_translator {
     return off > -n - 1 && off < n + 1;  // then pc + off cannot overflow; range is checked when patching
   }
 
-  result<std::string> trampoline_name(std::int64_t fi, std::int64_t k) {
-    std::string name(relaxvm::detail::cat(p_.funcs[static_cast<std::size_t>(fi)].name, "$closure", k).view());
-    if (p_.global_index.contains(name) || p_.primitive_names.contains(name))
-      return fail("the closure trampoline's name '", name.substr(0, 80), "' is a Relay function's or a primitive's");
-    trampolines_.emplace(fi, k);
-    return name;
-  }
-
-  /// f$closureK(args..., captured...) = f(captured..., args...): make_closure binds captured values
-  /// after the call's own, where Relay's closures pass them first.
-  status trampoline(std::int64_t fi, std::int64_t k) {
-    const relay_function& f = p_.funcs[static_cast<std::size_t>(fi)];
-    const auto n = static_cast<std::int64_t>(f.params.size());
-    const std::string name(relaxvm::detail::cat(f.name, "$closure", k).view());
-    b_.begin_function(name, n);
-    std::vector<arg> args;
-    for (std::int64_t i = 0; i < k; ++i) args.push_back(b_.r(n - k + i));
-    for (std::int64_t i = 0; i < n - k; ++i) args.push_back(b_.r(i));
-    b_.emit_call(f.name, args, b_.r(n));
-    b_.emit_ret(b_.r(n));
-    b_.end_function();
-    if (!b_.ok()) return relaxvm::detail::value_error(relay_loader, ": ", b_.finish().message.view());
-    return {};
-  }
-
   struct jump_fix {
     std::int64_t instr, word, target, relay_pc = 0;
   };
-  const relay_program& p_;
+  relay_program& p_;  // emptied once translated
   std::span<const graph::named_tensor> params_;
   exec_builder b_;
   std::vector<std::int64_t> consts_;
-  std::set<std::pair<std::int64_t, std::int64_t>> trampolines_;  // (function, captured count), ordered
   std::vector<jump_fix> jumps_;
   const relay_function* f_ = nullptr;
   std::int64_t pc_ = 0, op_ = 0;
