@@ -27,12 +27,13 @@
 #include <fstream>
 #include <iterator>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <relaxvm.hpp>
 #include <relaxvm/graph.hpp>
-#include <relaxvm/ops/ops.hpp>
+#include <relaxvm/onnx.hpp>
 #include <relaxvm/profiler.hpp>
 #include <relaxvm/tvm.hpp>
 
@@ -62,6 +63,7 @@ struct limits {
   std::uint64_t max_file_size = 0;    // bytes of any file read
   std::int64_t max_instructions = 0;  // per invocation; 0: none
   std::uint64_t max_memory = 0;       // bytes a VM may allocate; 0: none
+  std::vector<std::string> upper_bounds;  // an ONNX model's named dims: NAME=N
 };
 
 // The whole file, refused past `limit` bytes: what a file holds is what is allocated for it, and
@@ -101,13 +103,14 @@ void write_file(const std::string& path, std::span<const std::byte> bytes) {
 
 // ---- executables in any format ------------------------------------------------------------
 
-enum class format { relaxvm, tvm_relax, tvm_relay };
+enum class format { relaxvm, tvm_relax, tvm_relay, onnx };
 
 std::string_view format_name(format f) {
   switch (f) {
     case format::relaxvm: return "relaxvm executable";
     case format::tvm_relax: return "TVM Relax VM executable (v0.19.0)";
     case format::tvm_relay: return "TVM Relay VM executable (v0.19.0)";
+    case format::onnx: return "ONNX model";
   }
   return "?";
 }
@@ -125,27 +128,51 @@ format detect(std::span<const std::byte> bytes, const std::string& path) {
     return format::relaxvm;
   if (bytes.size() >= 8 && u64_at(bytes, 0) == rv::tvm::vm_bytecode_magic) return format::tvm_relay;
   if (bytes.size() >= 16 && u64_at(bytes, 8) == rv::tvm::vm_bytecode_magic) return format::tvm_relax;
-  fail("'" + path + "' is not an executable relaxvm reads (neither relaxvm's magic bytes nor TVM's VM bytecode magic)");
+  // ONNX files have no magic number: a ModelProto that reads, with a graph, is one.
+  if (const rv::result<rv::onnx::model_info> m = rv::onnx::parse_model(bytes); m.ok()) return format::onnx;
+  fail("'" + path + "' is not a file relaxvm reads (neither relaxvm's magic bytes, nor TVM's VM bytecode magic, nor an ONNX model)");
 }
 
 struct loaded {
   rv::executable exe;
   format kind;
   std::size_t bytes;
+  std::optional<rv::ir::module> ir;  // an ONNX model's imported program
 };
+
+// --upper-bound NAME=N, for an ONNX model's named dimensions.
+rv::onnx::options onnx_options(const limits& lim) {
+  rv::onnx::options opt;
+  for (const std::string& b : lim.upper_bounds) {
+    const std::size_t eq = b.find('=');
+    std::int64_t n = -1;
+    const char* end = b.data() + b.size();
+    if (eq == std::string::npos || eq == 0 || std::from_chars(b.data() + eq + 1, end, n).ptr != end || n < 0)
+      fail("--upper-bound '" + b + "' must be NAME=N with N a non-negative integer");
+    opt.upper_bounds.emplace_back(b.substr(0, eq), n);
+  }
+  return opt;
+}
 
 loaded load(const std::string& path, const std::string& params_path, const limits& lim) {
   const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
   const format f = detect(bytes, path);
   if (!params_path.empty() && f != format::tvm_relay)
     fail("--params is for TVM Relay executables; '" + path + "' is a " + std::string(format_name(f)));
+  if (!lim.upper_bounds.empty() && f != format::onnx)
+    fail("--upper-bound is for ONNX models; '" + path + "' is a " + std::string(format_name(f)));
   switch (f) {
-    case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size()};
-    case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size()};
+    case format::onnx: {
+      rv::ir::module m = check(rv::onnx::import(bytes, onnx_options(lim)), path);
+      rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);
+      return {std::move(exe), f, bytes.size(), std::move(m)};
+    }
+    case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size(), {}};
+    case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size(), {}};
     case format::tvm_relay: {
-      if (params_path.empty()) return {check(rv::tvm::load_relay(bytes), path), f, bytes.size()};
+      if (params_path.empty()) return {check(rv::tvm::load_relay(bytes), path), f, bytes.size(), {}};
       const std::vector<std::byte> params = read_file(params_path, lim.max_file_size);
-      return {check(rv::tvm::load_relay(bytes, params), path), f, bytes.size()};
+      return {check(rv::tvm::load_relay(bytes, params), path), f, bytes.size(), {}};
     }
   }
   fail("unreachable");
@@ -368,13 +395,72 @@ rv::vm_options vm_options_of(const limits& lim) {
 
 rv::registry kernels() {
   rv::registry reg;  // the builtins are there already
-  rv::ops::register_all(reg);
+  rv::onnx::register_kernels(reg);  // the portable kernels and relaxvm/ops'
   return reg;
 }
 
 // ---- commands -------------------------------------------------------------------------------
 
+// An ONNX model's inputs, outputs, named dimensions, operators and planned memory.
+void onnx_info(const std::string& path, const limits& lim) {
+  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+  const rv::onnx::model_info m = check(rv::onnx::parse_model(bytes), path);
+  std::printf("%s: ONNX model, %zu bytes, IR version %lld, producer '%.*s %.*s'\n", path.c_str(), bytes.size(),
+              static_cast<long long>(m.ir_version), static_cast<int>(m.producer_name.size()), m.producer_name.data(),
+              static_cast<int>(m.producer_version.size()), m.producer_version.data());
+  std::printf("opsets:");
+  for (const rv::onnx::opset_id& o : m.opset_import)
+    std::printf(" %.*s %lld", static_cast<int>(o.domain.empty() ? 7 : o.domain.size()), o.domain.empty() ? "ai.onnx" : o.domain.data(),
+                static_cast<long long>(o.version));
+  std::printf("\n");
+  std::vector<std::string_view> names;
+  auto describe = [&](const char* what, const std::vector<rv::onnx::value_info>& list, bool skip_initializers) {
+    for (const rv::onnx::value_info& v : list) {
+      if (skip_initializers && std::any_of(m.graph.initializers.begin(), m.graph.initializers.end(),
+                                           [&](const rv::onnx::tensor_info& t) { return t.name == v.name; }))
+        continue;
+      std::string dims;
+      for (const rv::onnx::dimension& d : v.type.shape) {
+        if (!dims.empty()) dims += ", ";
+        if (d.known()) dims += std::to_string(d.value);
+        else if (!d.param.empty()) {
+          dims += std::string(d.param);
+          if (std::find(names.begin(), names.end(), d.param) == names.end()) names.push_back(d.param);
+        } else dims += "?";
+      }
+      const std::string_view dt = rv::onnx::data_type_name(v.type.elem_type);
+      std::printf("%s %.*s: %.*s [%s]\n", what, static_cast<int>(v.name.size()), v.name.data(), static_cast<int>(dt.size()), dt.data(),
+                  dims.c_str());
+    }
+  };
+  describe("input", m.graph.inputs, true);
+  describe("output", m.graph.outputs, false);
+  std::printf("symbolic dims:");
+  for (std::string_view n : names) std::printf(" %.*s", static_cast<int>(n.size()), n.data());
+  std::printf(names.empty() ? " none\n" : "\n");
+  std::vector<std::pair<std::string_view, int>> ops;
+  for (const rv::onnx::node_info& n : m.graph.nodes) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == n.op_type; });
+    if (it == ops.end()) ops.emplace_back(n.op_type, 1);
+    else ++it->second;
+  }
+  std::printf("%zu nodes, %zu initializers; ops:", m.graph.nodes.size(), m.graph.initializers.size());
+  for (const auto& [op, n] : ops) std::printf(" %.*s x%d", static_cast<int>(op.size()), op.data(), n);
+  std::printf("\n");
+  const rv::ir::module ir = check(rv::onnx::import(m, onnx_options(lim)), path);
+  const std::int64_t planned = rv::ir::planned_bytes(ir, "main", rv::onnx::plan);
+  if (planned >= 0) std::printf("planned memory: %lld bytes per call (at the upper bounds)\n", static_cast<long long>(planned));
+  else std::printf("planned memory: not bounded (give --upper-bound NAME=N for each symbolic dim)\n");
+  const rv::executable exe = check(rv::ir::try_build(ir, rv::onnx::plan), path);
+  std::printf("%s", exe.stats().c_str());
+}
+
 void info(const std::string& path, const std::string& params, const limits& lim) {
+  if (detect(read_file(path, lim.max_file_size), path) == format::onnx) {
+    if (!params.empty()) fail("--params is for TVM Relay executables; '" + path + "' is an ONNX model");
+    onnx_info(path, lim);
+    return;
+  }
   const loaded l = load(path, params, lim);
   std::printf("%s: %s, %zu bytes\n", path.c_str(), std::string(format_name(l.kind)).c_str(), l.bytes);
   std::printf("%s", l.exe.stats().c_str());
@@ -476,7 +562,7 @@ int main(int argc, char** argv) {
   bool strict = false, profile = false;
   int runs = 100, warmup = 5;
   // Finite by default: the files and programs the tool is given may be hostile (docs/security.md).
-  limits lim{.max_file_size = std::uint64_t{256} << 20, .max_instructions = 10'000'000, .max_memory = std::uint64_t{2} << 30};
+  limits lim{.max_file_size = std::uint64_t{256} << 20, .max_instructions = 10'000'000, .max_memory = std::uint64_t{2} << 30, .upper_bounds = {}};
 
   auto add_file_limit = [&](CLI::App* c) {
     c->add_option("--max-file-size", lim.max_file_size, "refuse files larger than this (bytes, or 64MiB, 2GiB, ...)")
@@ -484,8 +570,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
   };
   auto add_file = [&](CLI::App* c) {
-    c->add_option("FILE", file, "the executable (relaxvm, or TVM Relax .rxe / Relay .ro)")->required();
+    c->add_option("FILE", file, "the executable (relaxvm, or TVM Relax .rxe / Relay .ro) or an ONNX model (.onnx)")->required();
     c->add_option("--params", params, "a TVM params file with a Relay executable's late-bound constants");
+    c->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
     add_file_limit(c);
   };
   auto add_vm_limits = [&](CLI::App* c) {
@@ -542,6 +629,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"relaxvm", "tvm-relax"}))
       ->capture_default_str();
   convert_cmd->add_option("--params", params, "a params file with a Relay executable's late-bound constants");
+  convert_cmd->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
   add_file_limit(convert_cmd);
 
   try {
@@ -554,7 +642,11 @@ int main(int argc, char** argv) {
     if (*c) inputs = c->remaining();
   try {
     if (*info_cmd) info(file, params, lim);
-    else if (*text_cmd) std::printf("%s", load(file, params, lim).exe.as_text().c_str());
+    else if (*text_cmd) {
+      const loaded l = load(file, params, lim);
+      if (l.ir) std::printf("%s\n", rv::ir::to_text(*l.ir).c_str());  // an ONNX model: its IR, then its bytecode
+      std::printf("%s", l.exe.as_text().c_str());
+    }
     else if (*cpp_cmd) std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
     else if (*verify_cmd) return verify(file, params, strict, lim);
     else if (*run_cmd) run(file, params, function, inputs, outputs, lim);

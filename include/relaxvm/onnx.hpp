@@ -269,10 +269,14 @@ inline result<ir::module> import(std::span<const std::byte> bytes, const options
   return import(m, opt);
 }
 
+/// How load() lowers and plans an imported module (each symbolic shape made once; no check of a
+/// result the function allocated itself).
+inline constexpr ir::plan_options plan{.reuse_shapes = true, .elide_proven_return_check = true};
+
 /// Imports, lowers and plans a model into a verified executable.
 inline result<executable> load(std::span<const std::byte> bytes, const options& opt = {}) {
   RELAXVM_TRY_ASSIGN(ir::module m, import(bytes, opt));
-  return ir::try_build(m, ir::plan_options{.reuse_shapes = true, .elide_proven_return_check = true});
+  return ir::try_build(m, plan);
 }
 
 }  // namespace relaxvm::onnx
