@@ -493,3 +493,54 @@ TEST_CASE("strided tensors from DLPack are refused where a compact one is needed
   CHECK(dev.fails({strided, kDLCPU, 1}, rv::error_kind::value) == "copy_to: strided tensors are not supported");
   CHECK(strided.data<const double>()[1] == 3.0);  // untouched
 }
+
+TEST_CASE("the arena takes its memory back after a zero-byte block, in any order") {
+  // Issue 33, point 4: a zero-byte block at the top stayed live once the block below it was
+  // freed (its offset was then above the lowered top), so the arena never emptied again.
+  alignas(64) static std::byte buffer[8192];
+  rv::allocator a = rv::allocator::arena(buffer);
+  void* p = *a.try_allocate(64, 64);
+  void* z = *a.try_allocate(0, 64);
+  a.deallocate(p, 64, 64);
+  a.deallocate(z, 0, 64);
+  CHECK(a.stats().bytes_in_use == 0);
+  // Then blocks freed out of order are reclaimed once none is live, run after run: two 1 KiB
+  // storages per run in an 8 KiB arena.
+  for (int run = 0; run < 20; ++run) {
+    CAPTURE(run);
+    void* x = *a.try_allocate(1024, 64);
+    void* y = *a.try_allocate(1024, 64);
+    void* e = *a.try_allocate(0, 64);
+    a.deallocate(x, 1024, 64);
+    a.deallocate(e, 0, 64);
+    a.deallocate(y, 1024, 64);
+    CHECK(a.stats().bytes_in_use == 0);
+  }
+  // Zero-byte blocks in a VM's arena, run after run.
+  rv::vm_options o;
+  o.devices = {{rv::device::cpu(), a}};
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    const auto u8 = b.c(b.add_dtype(rv::dtype::uint8()));
+    const auto alloc = [&](std::int64_t n, std::int64_t r) {
+      b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({n})), b.imm(0), u8}, b.r(r));
+    };
+    const auto kill = [&](std::int64_t r) { b.emit_call("vm.builtin.kill_object", {b.r(r)}, b.r(r)); };
+    alloc(1024, 0);
+    alloc(0, 1);
+    kill(0);  // the top block, with the zero-byte block above it
+    kill(1);
+    alloc(1024, 2);
+    alloc(1024, 3);
+    kill(2);  // not the top: reclaimed once nothing is live
+    b.emit_ret(b.r(3));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(b.get(), reg, o);
+  for (int run = 0; run < 20; ++run) {
+    CAPTURE(run);
+    REQUIRE(vm.try_invoke("main", {}).ok());
+    CHECK(a.stats().bytes_in_use == 0);
+  }
+}

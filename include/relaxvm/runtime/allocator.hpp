@@ -277,20 +277,23 @@ class arena_allocator final : public allocator_object {
                            static_cast<std::uint64_t>(buffer_.size() - std::min(top_, buffer_.size())),
                            " bytes left of ", static_cast<std::uint64_t>(buffer_.size()),
                            "; give the arena a larger buffer (its peak use is in stats())");
+    ++allocations_;
+    // A zero-byte block holds no memory: it is neither live nor part of the top, so that every
+    // live block lies below the top (the test deallocate relies on) and its free has nothing to
+    // give back.
+    if (nbytes == 0) return reinterpret_cast<void*>(start);
     top_ = offset + nbytes;
     ++live_;
-    ++allocations_;
     peak_ = std::max(peak_, top_);
     return reinterpret_cast<void*>(start);
   }
   /// The last block given out can be taken back at once; the rest is reclaimed when nothing
   /// allocated from the arena is live any more.
-  /// A block this arena did not give out (or with nothing live) is ignored.
+  /// A block this arena did not give out (or with nothing live), or of zero bytes, is ignored.
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     detail::lock_guard lock(mutex_);
-    // A zero-byte block may sit exactly at the top (offset == top_): it is still live.
-    if (live_ == 0 || addr < base || addr - base > top_ || nbytes > top_ - (addr - base)) return;
+    if (nbytes == 0 || live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
