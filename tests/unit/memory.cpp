@@ -494,6 +494,35 @@ TEST_CASE("strided tensors from DLPack are refused where a compact one is needed
   CHECK(strided.data<const double>()[1] == 3.0);  // untouched
 }
 
+TEST_CASE("a kernel that calls alloc_tensor and then make_shape leaves no view listed in the kept storage") {
+  // Issue 33, point 3: both builtins keep what they make in the slot of the Call running them
+  // (the kernel's). make_shape used to overwrite the kept view without taking it off its
+  // storage's list, so the next run read the freed view in kept_free_storage.
+  rv::allocator pool = rv::allocator::pooled();
+  rv::vm_options o;
+  o.devices = {{rv::device::cpu(), pool}};
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({64})), b.imm(0), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(0));
+    b.emit_call("test.view_then_shape", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  rv::registry reg;
+  reg.def("test.view_then_shape", [](const rv::object_ref<rv::storage_object>& st) {
+    const rv::tensor view = *rv::builtins::alloc_tensor(st, 0, rv::shape{4}, rv::dtype::float32(), {});
+    CHECK(st->num_kept_views == 1);  // the kernel's slot keeps the view, listed in the kept storage
+    const rv::value args[] = {rv::value(), rv::value(std::int64_t{1}), rv::value(std::int64_t{0}), rv::value(std::int64_t{4})};
+    CHECK(*rv::builtins::make_shape(args) == rv::shape{4});  // the same slot now keeps the shape
+    return static_cast<std::int64_t>(st->num_kept_views);
+  });
+  rv::virtual_machine vm(b.get(), reg, o);
+  for (int run = 0; run < 3; ++run) CHECK(vm.invoke("main", {}).as<std::int64_t>() == 0);
+  vm.release_kept();
+  CHECK(pool.stats().bytes_in_use == 0);
+}
+
 TEST_CASE("the arena takes its memory back after a zero-byte block, in any order") {
   // Issue 33, point 4: a zero-byte block at the top stayed live once the block below it was
   // freed (its offset was then above the lowered top), so the arena never emptied again.

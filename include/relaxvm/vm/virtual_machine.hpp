@@ -459,7 +459,7 @@ class basic_vm_impl final : public vm_context {
   }
 
   // What instruction_slot() gives while `o` runs.
-  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
+  kept_slot* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
 
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
