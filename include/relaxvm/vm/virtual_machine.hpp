@@ -100,8 +100,14 @@ class basic_vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
-  // Kept views leave their storages' lists before the slots go (see drop_kept).
-  ~basic_vm_impl() { release_kept(); }
+  // Kept views leave their storages' lists before the slots go (see drop_kept); handles learn
+  // that the VM is gone.
+  ~basic_vm_impl() {
+    *handle_ = nullptr;
+    release_kept();
+  }
+  /// What vm_function handles hold: this VM while it lives, null once it is destroyed.
+  const std::shared_ptr<basic_vm_impl*>& handle() const { return handle_; }
   void release_kept() noexcept { prog_.release_kept(); }
 
   // ---- entry points ----
@@ -527,6 +533,9 @@ class basic_vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
+  // One cell per VM, made with it: a handle reads the VM through it, so a call costs one more
+  // load, and copying a handle one reference count.
+  const std::shared_ptr<basic_vm_impl*> handle_ = std::make_shared<basic_vm_impl*>(this);
 };
 
 }  // namespace detail
@@ -534,28 +543,42 @@ class basic_vm_impl final : public vm_context {
 template <class Unused = void>
 class basic_virtual_machine;
 
-/// A function of a virtual_machine, found once by name: vm["main"](x, y).
+/// A function of a virtual_machine, found once by name: vm["main"](x, y). It follows its VM
+/// when the VM is moved; once the VM is destroyed every use is an error (from try_call a result,
+/// from the others a throw or RELAXVM_ON_ERROR), never a use of freed memory. It does not keep
+/// the VM alive: the VM's devices and buffers are its owner's to free.
 template <class Unused = void>
 class basic_vm_function {
   using impl = detail::basic_vm_impl<Unused>;
 
  public:
-  basic_vm_function(impl* vm, std::int64_t index, std::shared_ptr<const typename impl::saved_function> saved = nullptr)
-      : vm_(vm), index_(index), saved_(std::move(saved)) {}
+  basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
+                    std::shared_ptr<const typename impl::saved_function> saved = nullptr)
+      : vm_(std::move(vm)), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
-    return saved_ ? vm_->invoke_saved(saved_, args) : vm_->invoke_index(index_, args);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    return saved_ ? vm->invoke_saved(saved_, args) : vm->invoke_index(index_, args);
   }
   template <class... Args>
   value operator()(Args&&... args) const {
     std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
     return try_call(a).value();
   }
-  std::string_view name() const { return vm_->entry(index_).name; }
+  std::string_view name() const { return try_vm().value()->entry(index_).name; }
   std::int64_t index() const { return index_; }
 
  private:
-  impl* vm_;
+  result<impl*> try_vm() const {
+    impl* vm = vm_ ? *vm_ : nullptr;
+    if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
+    return vm;
+  }
+  RELAXVM_NOINLINE static error destroyed() {
+    return detail::value_error("vm_function: its virtual_machine was destroyed");
+  }
+
+  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle)
   std::int64_t index_;
   std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
   friend class basic_virtual_machine<Unused>;
@@ -582,8 +605,11 @@ class basic_virtual_machine {
   /// Calls function `name` (a vm function, or a packed function of the executable).
   result<value> try_invoke(std::string_view name, std::span<const value> args) {
 
-    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    return f.try_call(args);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    // The VM itself, not a handle (whose copy would cost a reference count per call).
+    if (const auto* saved = saved_.find(name)) return vm->invoke_saved(*saved, args);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm->invoke_index(i, args);
   }
   value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
   value invoke(std::string_view name, std::initializer_list<value> args) {
@@ -594,10 +620,9 @@ class basic_virtual_machine {
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    if (const auto* saved = saved_.find(name)) return vm_function(vm, (*saved)->index, *saved);
-    const std::int64_t i = vm->find(name);
-    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
-    return vm_function(vm, i);
+    if (const auto* saved = saved_.find(name)) return vm_function(vm->handle(), (*saved)->index, *saved);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm_function(vm->handle(), i);
   }
   vm_function function(std::string_view name) const { return try_function(name).value(); }
   vm_function operator[](std::string_view name) const { return function(name); }
@@ -742,6 +767,12 @@ class basic_virtual_machine {
     return impl_.get();
   }
   impl& vm() const { return *try_vm().value(); }
+  /// The index of the executable's function `name` in `vm`.
+  static result<std::int64_t> find(const impl& vm, std::string_view name) {
+    const std::int64_t i = vm.find(name);
+    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
+    return i;
+  }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
