@@ -73,6 +73,7 @@ class basic_vm_impl final : public vm_context {
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
+    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
     std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
     return vm;
@@ -148,6 +149,14 @@ class basic_vm_impl final : public vm_context {
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
+  status set_memory_budget(std::int64_t bytes) {
+    if (!meter_ || bytes <= 0)
+      return value_error("set_memory_budget: ", !meter_ ? "this VM was made without a memory budget (vm_options::max_memory 0), so "
+                                                         "nothing counts its memory; give it one when it is made"
+                                                       : "the budget must be positive");
+    opts_.max_memory = meter_->limit = bytes;
+    return {};
+  }
   instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
@@ -216,9 +225,49 @@ class basic_vm_impl final : public vm_context {
   }
 
   basic_vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), meter_(make_meter(opts_)), devices_(metered(opts_, meter_)) {
     joins_on_heap_ = true;  // a packed closure's captured values are joined on the heap
   }
+  // A VM made with a memory budget counts what its devices and its invocations take in a meter
+  // (vm_options::max_memory); one made without has none and pays nothing for it.
+  static std::shared_ptr<memory_meter> make_meter(const vm_options& o) {
+    if (o.max_memory == 0) return nullptr;
+    auto m = std::make_shared<memory_meter>();
+    m->limit = o.max_memory;
+    return m;
+  }
+  static std::vector<device_allocator> metered(const vm_options& o, const std::shared_ptr<memory_meter>& m) {
+    std::vector<device_allocator> out = o.devices;
+    if (m)
+      for (device_allocator& d : out) d.allocator = allocator(make_object<metered_allocator>(d.allocator.get(), m));
+    return out;
+  }
+  // While an invocation of a metered VM runs, the objects made on its thread count against its
+  // budget; an object past it zeroes the instruction budget, so the loop stops at its next
+  // instruction and budget_error reports the memory budget instead.
+  class meter_scope {
+   public:
+    meter_scope(memory_meter* m, std::int64_t* budget_left) noexcept : m_(m), saved_(object_meter) {
+      if (!m_) return;
+      saved_stop_ = m_->stop;
+      m_->stop = budget_left;
+      m_->object_base = thread_object_bytes;
+      m_->over_request = 0;
+      object_meter = m_;
+    }
+    meter_scope(const meter_scope&) = delete;
+    meter_scope& operator=(const meter_scope&) = delete;
+    ~meter_scope() {
+      if (!m_) return;
+      object_meter = saved_;
+      m_->stop = saved_stop_;
+    }
+
+   private:
+    memory_meter* m_;
+    memory_meter* saved_;
+    std::int64_t* saved_stop_ = nullptr;
+  };
 
   // ---- frames ----
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
@@ -270,13 +319,14 @@ class basic_vm_impl final : public vm_context {
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
-    if (base == 0) {  // a new invocation (re-entrant ones share its budget and its C++ stack)
+    if (base == 0) {  // a new invocation (re-entrant ones share its budget, memory and C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
       stack_base_ = native_stack_position();
     } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
       return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
+    const meter_scope metering(base == 0 ? meter_.get() : nullptr, &budget_left_);
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
     const running_scope scope(this);
     result<value> r = run(base);
@@ -287,6 +337,8 @@ class basic_vm_impl final : public vm_context {
 
   RELAXVM_NOINLINE error budget_error() {
     budget_left_ = 0;  // stays spent until the next invocation
+    if (meter_ && meter_->over_request != 0)
+      return memory_budget_error(meter_->over_request, "for an object", meter_->over_total, meter_->limit);
     return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
                          " instructions (vm_options::max_instructions; a call also costs one per 8 register slots it "
                          "sets up); the program may loop forever");
@@ -523,7 +575,8 @@ class basic_vm_impl final : public vm_context {
   executable exe_;
   exec_view view_;
   vm_options opts_;
-  const std::vector<device_allocator> devices_;  // checked in create(); never changes
+  const std::shared_ptr<memory_meter> meter_;    // with vm_options::max_memory, else null
+  const std::vector<device_allocator> devices_;  // checked in create(); never changes (metered with meter_)
   program prog_;
   std::vector<frame> frames_;
   value_stack<Unused> stack_;
@@ -746,6 +799,14 @@ class basic_virtual_machine {
   instrument_fn instrument() const { return vm().instrument(); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
+  /// The bytes the VM's allocations may hold at once from now on (vm_options::max_memory), for
+  /// a VM made with a budget; an error for one made without (nothing counts its memory) or for
+  /// a budget that is not positive.
+  status try_set_memory_budget(std::int64_t bytes) {
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    return vm->set_memory_budget(bytes);
+  }
+  void set_memory_budget(std::int64_t bytes) { try_set_memory_budget(bytes).value(); }
   /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
   /// storages the program no longer uses go back to their allocators.
   void release_kept() { vm().release_kept(); }
