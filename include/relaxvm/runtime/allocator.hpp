@@ -331,7 +331,6 @@ class arena_allocator final : public allocator_object {
 
 }  // namespace detail
 
-#if RELAXVM_HEAP
 namespace detail {
 /// The error of a request of `nbytes` (`what`: where from) that would take a VM past its memory
 /// budget (vm_options::max_memory), to `total` bytes.
@@ -375,7 +374,6 @@ class metered_allocator final : public allocator_object {
   std::shared_ptr<memory_meter> meter_;
 };
 }  // namespace detail
-#endif
 
 /// What an arena allocator (allocator::arena) takes of firmware mode's object memory.
 inline constexpr std::size_t arena_object_bytes = object_block_bytes(sizeof(detail::arena_allocator));

@@ -158,7 +158,6 @@ RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
 }
 #endif
 
-#if RELAXVM_HEAP
 /// A VM's memory budget (vm_options::max_memory) as the memory it counts sees it: what storages
 /// made through the VM's devices hold, and, while the VM runs on this thread, the objects made
 /// since its invocation began. Shared by the VM and its devices' allocators (which storages
@@ -171,8 +170,9 @@ struct memory_meter {
   std::size_t over_request = 0;                ///< the object that went over the limit (0: none)
   std::int64_t over_total = 0;                 ///< and what the VM held with it
 };
-/// Object memory this thread has taken and not given back (blocks, headers included). An object
-/// freed on another thread than the one that made it moves bytes between the threads' counts.
+/// Object memory this thread has taken and not given back (blocks, headers included), with a
+/// heap (firmware mode's object memory is its own cap). An object freed on another thread than
+/// the one that made it moves bytes between the threads' counts.
 inline RELAXVM_THREAD_LOCAL std::int64_t thread_object_bytes = 0;
 /// The meter of the VM running on this thread, when it has a budget; else null.
 inline RELAXVM_THREAD_LOCAL memory_meter* object_meter = nullptr;
@@ -203,7 +203,6 @@ RELAXVM_ALWAYS_INLINE void count_object_bytes(std::size_t bytes) noexcept {
   thread_object_bytes += static_cast<std::int64_t>(bytes);
   if (RELAXVM_UNLIKELY(object_meter != nullptr)) meter_object(bytes);
 }
-#endif
 
 /// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
 /// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
@@ -228,27 +227,28 @@ inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class
   return p;
 #endif
 #if RELAXVM_HEAP
-  if (size_class == uncached_class) {
-    const std::size_t bytes = n + large_object_header;
-    auto* raw = static_cast<std::byte*>(::operator new(bytes));
-    std::memcpy(raw, &bytes, sizeof bytes);
-    count_object_bytes(bytes);
-    return raw + large_object_header;
-  }
-  count_object_bytes(std::size_t{32} << size_class);
-#endif
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    count_object_bytes(std::size_t{32} << size_class);
 #if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (object_cache::block* b = cache.heads[size_class]) {
-      unpoison_block(b, size_class);
-      cache.heads[size_class] = b->next;
-      --cache.counts[size_class];
-      return b;
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (object_cache::block* b = cache.heads[size_class]) {
+        unpoison_block(b, size_class);
+        cache.heads[size_class] = b->next;
+        --cache.counts[size_class];
+        return b;
+      }
     }
-  }
 #endif
-  return ::operator new(std::size_t{32} << size_class);
+    return ::operator new(std::size_t{32} << size_class);
+  }
+  // Larger than every size class: its size goes in a header, for free_object_memory to count.
+  const std::size_t bytes = n + large_object_header;
+  auto* raw = static_cast<std::byte*>(::operator new(bytes));
+  std::memcpy(raw, &bytes, sizeof bytes);
+  count_object_bytes(bytes);
+  return raw + large_object_header;
+#endif
 }
 
 inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
@@ -261,30 +261,30 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   --m.live;
   return;
 #else
-  if (size_class == uncached_class) {
-    std::byte* raw = static_cast<std::byte*>(p) - large_object_header;
-    std::size_t bytes = 0;
-    std::memcpy(&bytes, raw, sizeof bytes);
-    thread_object_bytes -= static_cast<std::int64_t>(bytes);
-    ::operator delete(raw);
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    thread_object_bytes -= std::int64_t{32} << size_class;
+#if RELAXVM_OBJECT_CACHE
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (cache.counts[size_class] < max_cached_blocks) {
+        auto* b = static_cast<object_cache::block*>(p);
+        b->next = cache.heads[size_class];
+        cache.heads[size_class] = b;
+        ++cache.counts[size_class];
+        poison_block(b, size_class);
+        return;
+      }
+    }
+#endif
+    ::operator delete(p);
     return;
   }
-  thread_object_bytes -= std::int64_t{32} << size_class;
+  std::byte* raw = static_cast<std::byte*>(p) - large_object_header;
+  std::size_t bytes = 0;
+  std::memcpy(&bytes, raw, sizeof bytes);
+  thread_object_bytes -= static_cast<std::int64_t>(bytes);
+  ::operator delete(raw);
 #endif
-#if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (cache.counts[size_class] < max_cached_blocks) {
-      auto* b = static_cast<object_cache::block*>(p);
-      b->next = cache.heads[size_class];
-      cache.heads[size_class] = b;
-      ++cache.counts[size_class];
-      poison_block(b, size_class);
-      return;
-    }
-  }
-#endif
-  ::operator delete(p);
 }
 
 }  // namespace detail

@@ -247,9 +247,8 @@ class basic_vm_impl final : public vm_context {
   // instruction and budget_error reports the memory budget instead.
   class meter_scope {
    public:
-    meter_scope(memory_meter* m, std::int64_t* budget_left) noexcept : m_(m), saved_(object_meter) {
-      if (!m_) return;
-      saved_stop_ = m_->stop;
+    meter_scope(memory_meter* m, std::int64_t* budget_left) noexcept
+        : m_(m), saved_(object_meter), saved_stop_(m->stop) {
       m_->stop = budget_left;
       m_->object_base = thread_object_bytes;
       m_->over_request = 0;
@@ -258,7 +257,6 @@ class basic_vm_impl final : public vm_context {
     meter_scope(const meter_scope&) = delete;
     meter_scope& operator=(const meter_scope&) = delete;
     ~meter_scope() {
-      if (!m_) return;
       object_meter = saved_;
       m_->stop = saved_stop_;
     }
@@ -266,7 +264,7 @@ class basic_vm_impl final : public vm_context {
    private:
     memory_meter* m_;
     memory_meter* saved_;
-    std::int64_t* saved_stop_ = nullptr;
+    std::int64_t* saved_stop_;
   };
 
   // ---- frames ----
@@ -318,6 +316,14 @@ class basic_vm_impl final : public vm_context {
   }
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
+    // A metered VM's outermost invocation counts the objects it makes; the others pay one test.
+    if (RELAXVM_UNLIKELY(meter_ != nullptr) && frames_.empty()) {
+      const meter_scope metering(meter_.get(), &budget_left_);
+      return run_invocation(fi, args, bound);
+    }
+    return run_invocation(fi, args, bound);
+  }
+  result<value> run_invocation(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
     if (base == 0) {  // a new invocation (re-entrant ones share its budget, memory and C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
@@ -326,7 +332,6 @@ class basic_vm_impl final : public vm_context {
       return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
-    const meter_scope metering(base == 0 ? meter_.get() : nullptr, &budget_left_);
     RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
     const running_scope scope(this);
     result<value> r = run(base);
@@ -607,10 +612,11 @@ class basic_vm_function {
  public:
   basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
                     std::shared_ptr<const typename impl::saved_function> saved = nullptr)
-      : vm_(std::move(vm)), index_(index), saved_(std::move(saved)) {}
+      : vm_(vm ? std::move(vm) : no_vm()), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
-    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    impl* const vm = *vm_;
+    if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
     return saved_ ? vm->invoke_saved(saved_, args) : vm->invoke_index(index_, args);
   }
   template <class... Args>
@@ -623,15 +629,19 @@ class basic_vm_function {
 
  private:
   result<impl*> try_vm() const {
-    impl* vm = vm_ ? *vm_ : nullptr;
-    if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
-    return vm;
+    if (*vm_ == nullptr) return destroyed();
+    return *vm_;
+  }
+  // The cell of a handle made without a VM: never set, so that try_call reads a cell always.
+  static const std::shared_ptr<impl*>& no_vm() {
+    static const std::shared_ptr<impl*> none = std::make_shared<impl*>(nullptr);
+    return none;
   }
   RELAXVM_NOINLINE static error destroyed() {
     return detail::value_error("vm_function: its virtual_machine was destroyed");
   }
 
-  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle)
+  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle), never null
   std::int64_t index_;
   std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
   friend class basic_virtual_machine<Unused>;
