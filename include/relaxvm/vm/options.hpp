@@ -58,7 +58,8 @@ struct vm_options {
   /// the objects (tuples, closures, shapes, tensor records) its running invocation has made
   /// and not freed; 0: no limit. A storage that would go past it is an error naming the request
   /// before the device's allocator is asked; an object that goes past it stops the invocation at
-  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it.
+  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it
+  /// for a VM made with one (a VM made without has nothing counting its memory, and costs nothing).
   std::int64_t max_memory = 0;
   /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
   /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
