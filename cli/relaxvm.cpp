@@ -320,10 +320,11 @@ rv::tensor parse_tensor(std::string_view text, rv::dtype t, const std::string& i
 
 constexpr std::string_view input_help =
     "INPUT: 3 (int64), 2.5 (float64), true/false, \"text\" (a string), shape:2,3 (a shape), "
-    "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), or a .npy file";
+    "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), a .npy file, or an ONNX TensorProto (.pb)";
 
 rv::value parse_input(const std::string& s, const limits& lim) {
   if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s, lim.max_file_size), s));
+  if (s.size() > 3 && s.ends_with(".pb")) return check(rv::onnx::read_tensor(read_file(s, lim.max_file_size)), s);  // an ONNX TensorProto
   std::int64_t i = 0;
   double d = 0;
   if (parse_int(s, i)) return i;

@@ -92,8 +92,10 @@ def calibrate(model, shape):
 
 
 def save_pb(array, path):
+    """Writes `array` as a TensorProto (.pb) and, beside it, as .npy (what the command-line tool reads)."""
     with open(path, "wb") as f:
         f.write(numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
+    np.save(path[: -len(".pb")] + ".npy", np.ascontiguousarray(array))
 
 
 def export(name, model, shape, out_dir, opset=13, dynamic_batch=False, grad=False, suffix=""):

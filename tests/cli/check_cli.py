@@ -260,6 +260,47 @@ def main():
                      os.path.join(fixtures, 'graph_mlp3.params'), status=1)
         expect('fx.' in err, "TVM's graph names kernels the tool lacks", err)
 
+        # ONNX models (tests/fixtures/onnx, exported from torch): detected by content, imported,
+        # run on .npy and TensorProto (.pb) inputs, equal to torch's outputs.
+        onnx_dir = os.path.join(os.path.dirname(fixtures), 'onnx')
+        mlp, dyn = os.path.join(onnx_dir, 'mlp.onnx'), os.path.join(onnx_dir, 'mlp.dynbatch.onnx')
+        _, want = read_npy_floats(os.path.join(onnx_dir, 'mlp.output.npy'))
+
+        def close_to_torch(path):
+            shape, got = read_npy_floats(path)
+            scale = max(abs(v) for v in want)
+            return shape == (1, 10) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-4 * scale
+
+        out, _ = run(tool, 'info', mlp)
+        expect('ONNX model' in out and 'Gemm x3' in out and 'symbolic dims: none' in out and 'planned memory:' in out,
+               'info on an ONNX model', out)
+        out, _ = run(tool, 'info', dyn)
+        expect('symbolic dims: batch' in out and 'not bounded' in out, 'info: a dynamic batch', out)
+        out, _ = run(tool, 'info', dyn, '--upper-bound', 'batch=8')
+        expect('bytes per call' in out, 'info: a bounded dynamic batch', out)
+        for given in ('mlp.input.npy', 'mlp.input.pb'):
+            y = os.path.join(tmp, 'y_' + given + '.npy')
+            out, _ = run(tool, 'run', mlp, os.path.join(onnx_dir, given), '-o', y)
+            expect(os.path.exists(y) and close_to_torch(y), 'run an ONNX model on ' + given, out)
+        out, _ = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.dynbatch.batch5.input.npy'), '--upper-bound', 'batch=8')
+        expect('shape=[5, 10]' in out, 'run a dynamic batch of 5', out)
+        _, err = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.dynbatch.batch5.input.npy'), '--upper-bound', 'batch=4',
+                     status=1)
+        expect('batch' in err, 'past an upper bound', err)
+        _, err = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.input.npy'), '--upper-bound', 'width=8', status=1)
+        expect("no input has a dimension of that name" in err, 'an upper bound for an unknown name', err)
+        _, err = run(tool, 'run', prog, '1', '--upper-bound', 'batch=8', status=1)
+        expect('--upper-bound is for ONNX models' in err, '--upper-bound on an executable', err)
+        out, _ = run(tool, 'text', mlp)
+        expect('@main' in out and 'onnx.Relu' in out, 'text: an ONNX model as IR, then bytecode', out)
+        out, _ = run(tool, 'time', mlp, os.path.join(onnx_dir, 'mlp.input.npy'), '--runs', '3', '--warmup', '1')
+        expect('median' in out, 'time an ONNX model', out)
+        rvx = os.path.join(tmp, 'mlp.rvx')
+        run(tool, 'convert', mlp, rvx)
+        y = os.path.join(tmp, 'y_rvx.npy')
+        run(tool, 'run', rvx, os.path.join(onnx_dir, 'mlp.input.npy'), '-o', y)
+        expect(os.path.exists(y) and close_to_torch(y), 'an ONNX model converted to .rvx runs the same', '')
+
     if failures:
         print('\n\n'.join(failures))
         return 1
