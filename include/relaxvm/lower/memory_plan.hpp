@@ -44,6 +44,12 @@
 
 namespace relaxvm::RELAXVM_ABI::ir {
 
+/// The most work the planner's size proofs (can_prove_equal) do for one function, in all: each
+/// proof takes at most ir::max_proof_steps of it, and once it is spent a symbolic size that is
+/// not the same expression gets a storage of its own, so planning time stays linear in the
+/// function however many symbolic sizes it compares.
+inline constexpr std::int64_t max_plan_proof_steps = 64 * max_proof_steps;
+
 struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
   /// tensor. Off by default, so that dumps match the reference's.
@@ -289,7 +295,7 @@ class memory_planner {
     } else if (t.uses > 0) {
       for (std::size_t i = 0; i < pool_.size() && chosen < 0; ++i) {
         const storage& s = storages_[static_cast<std::size_t>(pool_[i])];
-        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes))
+        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes, proof_steps_))
           chosen = static_cast<std::int64_t>(i);
       }
     }
@@ -341,6 +347,7 @@ class memory_planner {
   std::vector<storage> storages_;
   std::vector<std::int32_t> pool_;
   std::int32_t next_block_ = 0;
+  std::int64_t proof_steps_ = max_plan_proof_steps;  // what the function's size proofs have left
   tree none_;
 };
 
