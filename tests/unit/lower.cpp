@@ -707,20 +707,28 @@ TEST_CASE("memory planning, symbolic: upper bounds give constant storages, and a
   }
 }
 
-TEST_CASE("memory planning: an alias made by match_cast or vm.builtin.reshape keeps its storage (apache/tvm#20190, #20134)") {
-  // a = exp(x); alias = a by match_cast (or a reshape view); c = twice(a); d = add(c);
-  // result = sum2(alias, d). In the reference's plan d took a's storage after a's last direct use,
-  // so alias read d's values: exp(x) + 2 exp(x) + 1 became 2 (2 exp(x) + 1).
+TEST_CASE("memory planning: an alias made by match_cast, a view or an opaque call keeps its storage (apache/tvm#20190, #20134)") {
+  // a = exp(x); alias = a by match_cast (or a reshape view, or a packed call that may return its
+  // argument or a tuple's field: issue 33); c = twice(a); d = add(c); result = sum2(alias, d).
+  // In the reference's plan d took a's storage after a's last direct use, so alias read d's
+  // values: exp(x) + 2 exp(x) + 1 became 2 (2 exp(x) + 1).
   rv::registry reg = chain_kernels();
+  reg.add("first_of", rv::make_typed("first_of", [](const rv::tensor& a, const rv::tensor&) { return a; }));
   const auto t4 = ir::tensor_info({4}, f32);
-  for (int alias_kind = 0; alias_kind < 2; ++alias_kind) {
+  for (int alias_kind = 0; alias_kind < 5; ++alias_kind) {
     CAPTURE(alias_kind);
     ir::module_builder m;
     {
       auto f = m.function("main", {{"x", t4}});
       const ir::var a = f.call_dps("exp", {f.param(0)}, t4);
-      const ir::var alias = alias_kind == 0 ? f.match_cast(a, t4)
-                                            : f.call_packed("vm.builtin.reshape", {a, ir::shape_arg({4})}, t4);
+      ir::var alias;
+      switch (alias_kind) {
+        case 0: alias = f.match_cast(a, t4); break;
+        case 1: alias = f.call_packed("vm.builtin.reshape", {a, ir::shape_arg({4})}, t4); break;
+        case 2: alias = f.call_packed("vm.builtin.copy", {a}, t4); break;
+        case 3: alias = f.call_packed("vm.builtin.tuple_getitem", {f.tuple({f.param(0), a}), ir::prim(1)}, t4); break;
+        default: alias = f.call_packed("first_of", {a, f.param(0)}, t4); break;
+      }
       const ir::var d = f.call_dps("add", {f.call_dps("twice", {a}, t4)}, t4);
       f.ret(f.call_dps("sum2", {alias, d}, t4));
     }

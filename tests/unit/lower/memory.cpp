@@ -387,3 +387,35 @@ TEST_CASE("size proofs past ir::max_proof_steps are not proved: planning and res
   CHECK(got[7] == "T2");  // w: not b's (the proof runs out), c's (the same expression)
   CHECK(got[8] == "U");   // y, returned
 }
+
+TEST_CASE("static_plan_block_memory: tuples nested 60 deep are followed as one set, not 2^60 leaves (issue 33)") {
+  // a = k(x); t0 = (a, a); t_i = (t_i-1, t_i-1); use(t_60); b = k(x); c = k(b). The tuples are
+  // put in by hand: the builder's struct info of such tuples doubles at each level.
+  const auto t4 = ir::tensor_info({4}, f32);
+  ir::module_builder mb;
+  {
+    auto f = mb.function("main", {{"x", t4}});
+    const ir::var a = f.call_dps("k", {f.param(0)}, t4);
+    f.call_packed("use", {f.tuple({a, a})});
+    const ir::var b = f.call_dps("k", {f.param(0)}, t4);
+    f.ret(f.call_dps("k", {b}, t4));
+  }
+  ir::module m = mb.get();
+  ir::function& fn = m.funcs[0];
+  std::vector<ir::binding>& bs = fn.body.blocks[0].bindings;
+  REQUIRE(bs[1].value.kind == ir::expr_kind::tuple);
+  std::int32_t prev = bs[1].var;
+  std::vector<ir::binding> nest;
+  for (int i = 0; i < 60; ++i) {
+    ir::binding t;
+    t.var = fn.add_var("t", ir::object_info());
+    t.value.kind = ir::expr_kind::tuple;
+    t.value.args = {ir::leaf::of_var(prev), ir::leaf::of_var(prev)};
+    nest.push_back(t);
+    prev = t.var;
+  }
+  bs[2].value.args[0] = ir::leaf::of_var(prev);
+  bs.insert(bs.begin() + 2, nest.begin(), nest.end());
+  // b takes a's storage once use() has run; c, returned, has its own.
+  CHECK(plan_of(planned(m)) == plan{"S16", "T0", "T0", "U"});
+}
