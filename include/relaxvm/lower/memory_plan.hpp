@@ -31,8 +31,9 @@
 //
 // Differences from the reference, on purpose: tokens follow match_cast (the reference reused a
 // storage while a match_cast alias was alive: apache/tvm#20190, #20207), direct calls of
-// vm.builtin.reshape (#20134) and the results of opaque calls (issue 33); an if branch starts with no free storage and keeps what it frees, so
-// no storage is used where its variable is not visible.
+// vm.builtin.reshape (#20134) and the results of opaque calls (issue 33); an if branch starts
+// with no free storage and keeps what it frees, so no storage is used where its variable is not
+// visible.
 #ifndef RELAXVM_LOWER_MEMORY_PLAN_HPP
 #define RELAXVM_LOWER_MEMORY_PLAN_HPP
 
@@ -52,8 +53,8 @@ namespace relaxvm::RELAXVM_ABI::ir {
 
 /// The most work the planner's size proofs (can_prove_equal) do for one function, in all: each
 /// proof takes at most ir::max_proof_steps of it, and once it is spent a symbolic size that is
-/// not the same expression gets a storage of its own, so planning time stays linear in the
-/// function however many symbolic sizes it compares.
+/// not the same expression gets a storage of its own, so however many symbolic sizes a function
+/// compares, its proofs cost at most this.
 inline constexpr std::int64_t max_plan_proof_steps = 64 * max_proof_steps;
 
 struct plan_options {
