@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Matrix products and Softmax (over the xtensor kernels of relaxvm/ops until their portable and
-// fast forms land).
+// Matrix products: MatMul (NumPy's rules: batch dims broadcast, 1-d operands) and Gemm (transposes,
+// alpha, beta, C broadcast to (M, N)); calls of the portable kernels (relaxvm/kernels/linalg.hpp).
 #ifndef RELAXVM_ONNX_CONVERT_LINALG_HPP
 #define RELAXVM_ONNX_CONVERT_LINALG_HPP
 
@@ -16,7 +16,7 @@ namespace relaxvm::RELAXVM_ABI::onnx::detail {
 inline status convert_matmul(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* a, c.input(0));
   RELAXVM_TRY_ASSIGN(entry* b, c.input(1));
-  RELAXVM_TRY(require_float(c, *a, 0));
+  RELAXVM_TRY(require_type(c, *a, 0, kernels::detail::floats | kernels::detail::ints));
   if (a->dt != b->dt) return c.fail("inputs 0 and 1 have different dtypes (", a->dt, " and ", b->dt, ")");
   if (a->dims.empty() || b->dims.empty()) return c.fail("MatMul's inputs must have at least one dimension");
   // NumPy's matmul: a 1-d operand is a row (a) or column (b) vector whose dim is dropped; the
@@ -35,54 +35,46 @@ inline status convert_matmul(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(ir::var av, c.st.operand_of(*a));
   RELAXVM_TRY_ASSIGN(ir::var bv, c.st.operand_of(*b));
   const ir::operand args[] = {av, bv};
-  RELAXVM_TRY_ASSIGN(entry y, c.st.call("ops.matmul_out", args, std::move(dims), a->dt));
+  RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.MatMul", args, std::move(dims), a->dt));
   return c.output(0, std::move(y));
 }
 
-// Gemm: Y = alpha * A' B' + beta * C. The form torch writes for nn.Linear (transB = 1, alpha =
-// beta = 1, C of shape (N) or absent) is ops.dense_out.
+// Gemm: Y = alpha * A' B' + beta * C, C (optional from opset 11) broadcast to (M, N).
 inline status convert_gemm(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* a, c.input(0));
   RELAXVM_TRY_ASSIGN(entry* b, c.input(1));
-  RELAXVM_TRY(require_float(c, *a, 0));
-  const std::int64_t trans_a = c.attr_int("transA", 0), trans_b = c.attr_int("transB", 0);
-  const float alpha = c.attr_float("alpha", 1.0f), beta = c.attr_float("beta", 1.0f);
+  RELAXVM_TRY(require_type(c, *a, 0, kernels::detail::floats | kernels::detail::ints));
+  if (a->dt != b->dt) return c.fail("inputs 0 and 1 have different dtypes (", a->dt, " and ", b->dt, ")");
   if (a->dims.size() != 2 || b->dims.size() != 2) return c.fail("Gemm's A and B must be 2-d");
-  if (trans_a != 0 || trans_b != 1 || alpha != 1.0f || (beta != 1.0f && c.has_input(2)))
-    return c.unsupported("only the nn.Linear form (transA = 0, transB = 1, alpha = beta = 1) has a kernel yet");
-  std::vector<ir::operand> args;
+  const std::int64_t trans_a = c.attr_int("transA", 0), trans_b = c.attr_int("transB", 0);
+  const ir::sym m = a->dims[trans_a ? 1 : 0], k = a->dims[trans_a ? 0 : 1];
+  const ir::sym kb = b->dims[trans_b ? 1 : 0], n = b->dims[trans_b ? 0 : 1];
+  if (k.is_const() && kb.is_const() && k.ref().value != kb.ref().value)
+    return c.fail("the inner dimensions differ (", k.ref().value, " and ", kb.ref().value, ")");
   RELAXVM_TRY_ASSIGN(ir::var av, c.st.operand_of(*a));
   RELAXVM_TRY_ASSIGN(ir::var bv, c.st.operand_of(*b));
-  args.push_back(av);
-  args.push_back(bv);
+  std::vector<ir::operand> args{av, bv};
   if (c.has_input(2)) {
     RELAXVM_TRY_ASSIGN(entry* bias, c.input(2));
-    if (bias->dims.size() != 1) return c.unsupported("only a bias C of shape (N) has a kernel yet");
+    if (bias->dt != a->dt) return c.fail("C is ", bias->dt, " but A is ", a->dt);
+    if (bias->dims.size() > 2) return c.fail("C must have at most 2 dims");
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> bc, broadcast(c, bias->dims, {m, n}));
+    if (bc.size() != 2 || !same_dim(bc[0], m) || !same_dim(bc[1], n)) return c.fail("C does not broadcast to (M, N)");
     RELAXVM_TRY_ASSIGN(ir::var cv, c.st.operand_of(*bias));
     args.push_back(cv);
+  } else {
+    args.push_back(absent());
   }
-  RELAXVM_TRY_ASSIGN(entry y, c.st.call("ops.dense_out", args, {a->dims[0], b->dims[0]}, a->dt));
-  return c.output(0, std::move(y));
-}
-
-/// `axis` in [-rank, rank) (or [-rank, rank] when `inclusive`: Flatten's, Unsqueeze's), made
-/// non-negative.
-inline status convert_softmax(node_ctx& c) {
-  RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
-  RELAXVM_TRY(require_float(c, *x, 0));
-  const bool v13 = c.st.opset() >= 13;
-  RELAXVM_TRY_ASSIGN(const std::int64_t axis, normalize_axis(c, c.attr_int("axis", v13 ? -1 : 1), x->dims.size()));
-  // Before opset 13 the input is flattened to 2-d at `axis`; along the last axis that is the same.
-  if (!v13 && axis != static_cast<std::int64_t>(x->dims.size()) - 1)
-    return c.unsupported("Softmax before opset 13 over axis ", axis, " of ", x->dims.size(), " (it flattens the axes after it)");
-  RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
-  const ir::operand args[] = {xv, ir::prim(axis)};
-  RELAXVM_TRY_ASSIGN(entry y, c.st.call("ops.softmax_out", args, x->dims, x->dt));
+  args.push_back(ir::prim_float(c.attr_float("alpha", 1.0f)));
+  args.push_back(ir::prim_float(c.attr_float("beta", 1.0f)));
+  args.push_back(ir::prim(trans_a != 0 ? 1 : 0));
+  args.push_back(ir::prim(trans_b != 0 ? 1 : 0));
+  RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Gemm", args, {m, n}, a->dt));
   return c.output(0, std::move(y));
 }
 
 inline constexpr op_converter linalg_converters[] = {
-    {"MatMul", &convert_matmul}, {"Gemm", &convert_gemm}, {"Softmax", &convert_softmax},
+    {"MatMul", &convert_matmul}, {"Gemm", &convert_gemm},
 };
 
 }  // namespace relaxvm::onnx::detail
