@@ -208,7 +208,7 @@ inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double
     RELAXVM_TRY(detail::same_type(fn, a, 0, c, 2));
     detail::dims bc;
     if (c.ndim() > 2 || !detail::broadcast_dims(c.shape().dims(), od, bc) || bc[0] != m || bc[1] != n)
-      return detail::value_error(fn, ": C ", detail::dims_text{c.shape().dims()}, " does not broadcast to (", m, ", ", n, ")");
+      return detail::value_error(fn, ": C ", detail::dims_text{c.shape().dims()}, " does not broadcast to [", m, ", ", n, "]");
     cs = detail::broadcast_strides(c.shape().dims(), bc);
     RELAXVM_TRY(detail::check_alias(fn, c, 2, out, true));
   }

@@ -22,7 +22,7 @@ inline status check_channel(std::string_view fn, const tensor& x, const tensor& 
   RELAXVM_TRY(check_in(fn, p, i, floats));
   RELAXVM_TRY(same_type(fn, x, 0, p, i));
   if (p.ndim() != 1 || p.shape()[0] != c)
-    return value_error(fn, ": argument ", i, " has shape ", dims_text{p.shape().dims()}, " but must be (", c, ") (one per channel)");
+    return value_error(fn, ": argument ", i, " has shape ", dims_text{p.shape().dims()}, " but must be [", c, "] (one per channel)");
   return {};
 }
 /// x of rank >= 2, seen as (N, C, spatial).
