@@ -320,3 +320,23 @@ TEST_CASE("MatMul: 1-d operands, broadcast batches, empty dims") {
             .find("onnx.MatMul: the batch dims") == 0);
   CHECK(message(k::MatMul_out(m, m, m)).find("onnx.MatMul: the output overlaps argument 0") == 0);
 }
+
+TEST_CASE("Einsum: labels as numbers, diagonals, sums, one operand") {
+  const rv::tensor m = make<double>({2, 2}, {1, 2, 3, 4});
+  rv::tensor t = empty<double>({2, 2});
+  REQUIRE(k::Einsum_out(m, rv::tensor(), rv::shape{0, 1}, rv::shape{}, rv::shape{1, 0}, t).ok());  // ij->ji
+  CHECK(values<double>(t) == std::vector<double>{1, 3, 2, 4});
+  rv::tensor d = empty<double>({2});
+  REQUIRE(k::Einsum_out(m, rv::tensor(), rv::shape{0, 0}, rv::shape{}, rv::shape{0}, d).ok());  // ii->i
+  CHECK(values<double>(d) == std::vector<double>{1, 4});
+  rv::tensor s = empty<double>({});
+  REQUIRE(k::Einsum_out(m, m, rv::shape{0, 1}, rv::shape{0, 1}, rv::shape{}, s).ok());  // ij,ij->
+  CHECK(values<double>(s)[0] == 30);
+  rv::tensor p = empty<double>({2, 2});
+  REQUIRE(k::Einsum_out(m, m, rv::shape{0, 1}, rv::shape{1, 2}, rv::shape{0, 2}, p).ok());  // ij,jk->ik
+  CHECK(values<double>(p) == std::vector<double>{7, 10, 15, 22});
+  CHECK(message(k::Einsum_out(m, make<double>({3}, {1, 2, 3}), rv::shape{0, 1}, rv::shape{1}, rv::shape{0}, d)) ==
+        "onnx.Einsum: label 1 has dims 2 and 3");
+  CHECK(message(k::Einsum_out(m, rv::tensor(), rv::shape{0}, rv::shape{}, rv::shape{0}, d)) == "onnx.Einsum: operand 0 has 2 dims but 1 labels");
+  CHECK(message(k::Einsum_out(m, rv::tensor(), rv::shape{0, 1}, rv::shape{}, rv::shape{2}, d)) == "onnx.Einsum: output label 2 is in no operand");
+}

@@ -238,6 +238,70 @@ inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double
   return {};
 }
 
+/// Einsum(a, b | undefined, a_labels, b_labels, out_labels, out): the importer turns the equation
+/// into label numbers (0 .. L-1, L <= max_rank), one per dim of each operand and of the output;
+/// a label repeated within an operand takes its diagonal; labels not in the output are summed.
+/// A plain loop over every combination of label values.
+inline status Einsum_out(const tensor& a, const tensor& b, const shape& a_labels, const shape& b_labels, const shape& out_labels,
+                         const tensor& out) {
+  constexpr std::string_view fn = "onnx.Einsum";
+  const int n_in = b.defined() ? 2 : 1;
+  const tensor* in[2] = {&a, &b};
+  const shape* lab[2] = {&a_labels, &b_labels};
+  std::int64_t size[max_rank];
+  for (std::int64_t& d : size) d = -1;
+  int labels = 0;
+  for (int t = 0; t < n_in; ++t) {
+    RELAXVM_TRY(detail::check_in(fn, *in[t], static_cast<std::size_t>(t), detail::matmul_types));
+    if (t == 1) RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
+    if (lab[t]->size() != in[t]->ndim())
+      return detail::value_error(fn, ": operand ", t, " has ", in[t]->ndim(), " dims but ", lab[t]->size(), " labels");
+    for (std::int64_t k = 0; k < lab[t]->size(); ++k) {
+      const std::int64_t l = (*lab[t])[k], d = in[t]->shape()[k];
+      if (l < 0 || l >= max_rank) return detail::value_error(fn, ": label ", l, " is outside [0, ", max_rank, ")");
+      if (size[l] >= 0 && size[l] != d) return detail::value_error(fn, ": label ", l, " has dims ", size[l], " and ", d);
+      size[l] = d;
+      if (l + 1 > labels) labels = static_cast<int>(l + 1);
+    }
+  }
+  detail::dims od;
+  for (std::int64_t k = 0; k < out_labels.size(); ++k) {
+    const std::int64_t l = out_labels[k];
+    if (l < 0 || l >= labels || size[l] < 0) return detail::value_error(fn, ": output label ", l, " is in no operand");
+    od.push(size[l]);
+  }
+  RELAXVM_TRY(detail::check_out(fn, out, 5, od.span(), a.dtype()));
+  RELAXVM_TRY(detail::check_alias(fn, a, 0, out, false));
+  if (b.defined()) RELAXVM_TRY(detail::check_alias(fn, b, 1, out, false));
+  // Each label's stride in each operand and in the output (summed where a label repeats).
+  detail::dims shape_all, strides[3];
+  for (int l = 0; l < labels; ++l) shape_all.push(size[l] < 0 ? 1 : size[l]);
+  for (detail::dims& s : strides) s.rank = labels;
+  const shape* all[3] = {&a_labels, &b_labels, &out_labels};
+  for (int t = 0; t < 3; ++t) {
+    if (t == 1 && n_in == 1) continue;
+    const std::span<const std::int64_t> d = t == 2 ? od.span() : in[t]->shape().dims();
+    std::int64_t st = 1;
+    for (std::int64_t k = all[t]->size() - 1; k >= 0; --k) {
+      strides[t][static_cast<int>((*all[t])[k])] += st;
+      st *= d[static_cast<std::size_t>(k)];
+    }
+  }
+  detail::visit(a.dtype(), [&]<class T>() {
+    if constexpr (detail::gemm_type_v<T>) {
+      const T* pa = static_cast<const T*>(a.raw_data());
+      const T* pb = n_in == 2 ? static_cast<const T*>(b.raw_data()) : nullptr;
+      T* o = static_cast<T*>(out.raw_data());
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = T(0);
+      const detail::dims s3[3] = {strides[0], strides[1], strides[2]};
+      detail::for_each_index(shape_all, s3, [&](std::int64_t, const std::int64_t* off) {
+        o[off[2]] += pb ? static_cast<T>(pa[off[0]] * pb[off[1]]) : pa[off[0]];
+      });
+    }
+  });
+  return {};
+}
+
 }  // namespace relaxvm::kernels
 
 #endif  // RELAXVM_KERNELS_LINALG_HPP

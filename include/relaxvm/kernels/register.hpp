@@ -73,6 +73,11 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor ct, detail::optional_tensor("onnx.Gemm", c, 2));
     return Gemm_out(a, b, ct, alpha, beta, trans_a, trans_b, out);
   });
+  // Einsum(a, b | none, a_labels, b_labels, out_labels, out).
+  reg.def("onnx.Einsum", [](const tensor& a, const value& b, const shape& la, const shape& lb, const shape& lo, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor bt, detail::optional_tensor("onnx.Einsum", b, 1));
+    return Einsum_out(a, bt, la, lb, lo, out);
+  });
 }
 
 }  // namespace relaxvm::kernels
