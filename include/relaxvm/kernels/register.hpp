@@ -10,6 +10,9 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
 #include "elementwise.hpp"
+#include "reduce.hpp"
+#include "normalization.hpp"
+#include "linalg.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -48,6 +51,32 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor l, detail::optional_tensor("onnx.Clip", lo, 1));
     RELAXVM_TRY_ASSIGN(tensor h, detail::optional_tensor("onnx.Clip", hi, 2));
     return Clip_out(x, l, h, out);
+  });
+  // Reductions, softmax family, TopK, normalizations, matrix products.
+  reg.def("onnx.ReduceSum", &ReduceSum_out).def("onnx.ReduceMean", &ReduceMean_out).def("onnx.ReduceMax", &ReduceMax_out);
+  reg.def("onnx.ReduceMin", &ReduceMin_out).def("onnx.ReduceProd", &ReduceProd_out).def("onnx.ReduceL1", &ReduceL1_out);
+  reg.def("onnx.ReduceL2", &ReduceL2_out).def("onnx.ReduceLogSum", &ReduceLogSum_out).def("onnx.ReduceLogSumExp", &ReduceLogSumExp_out);
+  reg.def("onnx.ReduceSumSquare", &ReduceSumSquare_out).def("onnx.ArgMax", &ArgMax_out).def("onnx.ArgMin", &ArgMin_out);
+  reg.def("onnx.Softmax", &Softmax_out).def("onnx.LogSoftmax", &LogSoftmax_out).def("onnx.Hardmax", &Hardmax_out);
+  reg.def("onnx.TopK", &TopK_out).def("onnx.BatchNormalization", &BatchNormalization_out);
+  reg.def("onnx.InstanceNormalization", &InstanceNormalization_out).def("onnx.LRN", &LRN_out);
+  reg.def("onnx.MeanVarianceNormalization", &MeanVarianceNormalization_out).def("onnx.MatMul", &MatMul_out);
+  // LayerNormalization(x, scale, bias | none, axis, epsilon, y, mean, inv_std_dev).
+  reg.def("onnx.LayerNormalization", [](const tensor& x, const tensor& scale, const value& bias, std::int64_t axis, double epsilon,
+                                        const tensor& y, const tensor& mean, const tensor& inv_std_dev) -> status {
+    RELAXVM_TRY_ASSIGN(tensor b, detail::optional_tensor("onnx.LayerNormalization", bias, 2));
+    return LayerNormalization_out(x, scale, b, axis, epsilon, y, mean, inv_std_dev);
+  });
+  // Gemm(a, b, c | none, alpha, beta, trans_a, trans_b, out).
+  reg.def("onnx.Gemm", [](const tensor& a, const tensor& b, const value& c, double alpha, double beta, std::int64_t trans_a,
+                          std::int64_t trans_b, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor ct, detail::optional_tensor("onnx.Gemm", c, 2));
+    return Gemm_out(a, b, ct, alpha, beta, trans_a, trans_b, out);
+  });
+  // Einsum(a, b | none, a_labels, b_labels, out_labels, out).
+  reg.def("onnx.Einsum", [](const tensor& a, const value& b, const shape& la, const shape& lb, const shape& lo, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor bt, detail::optional_tensor("onnx.Einsum", b, 1));
+    return Einsum_out(a, bt, la, lb, lo, out);
   });
 }
 

@@ -13,11 +13,14 @@
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
 #include "convert_shape.hpp"
+#include "convert_reduce.hpp"
+#include "convert_normalization.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
 inline constexpr std::span<const op_converter> converter_tables[] = {
     elementwise_converters, linalg_converters, shape_converters,
+    reduce_converters, normalization_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
