@@ -14,7 +14,9 @@
 #define RELAXVM_KERNELS_CONV_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "base.hpp"
@@ -57,91 +59,196 @@ inline void valid_taps(std::int64_t o, std::int64_t s, std::int64_t p, std::int6
   if (lo > hi) lo = hi;
 }
 
-// One output column ow of OB channels, with bounds checks (the edges and the interior's tail).
+// The tiles' vectors: GCC's and clang's vector extension (plain element-wise code on targets
+// without SIMD), else an array with the same operators.
+inline constexpr int vector_bytes = RELAXVM_KERNEL_VECTOR_BYTES;
+#if defined(__GNUC__)
+template <class T>
+struct vec_of {
+  typedef T type __attribute__((vector_size(vector_bytes)));
+};
+template <class T>
+using vec = typename vec_of<T>::type;
+template <class T>
+inline vec<T> vsplat(T s) {
+  return vec<T>{} + s;
+}
+#else
+template <class T>
+struct vec {
+  T v[vector_bytes / sizeof(T)];
+  T& operator[](int i) { return v[i]; }
+  friend vec operator+(vec a, const vec& b) {
+    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  friend vec operator*(vec a, T s) {
+    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] *= s;
+    return a;
+  }
+};
+template <class T>
+inline vec<T> vsplat(T s) {
+  vec<T> r;
+  for (std::size_t i = 0; i < sizeof(r) / sizeof(T); ++i) r.v[i] = s;
+  return r;
+}
+#endif
+template <class T>
+inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));
+template <class T>
+inline vec<T> vload(const T* p) {
+  vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+inline void vstore(T* p, const vec<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+/// The longest stretch of an input row an edge tile copies (with zeros for the padding).
+inline constexpr int max_segment = 256;
+
+// A tile of OB output channels by NV vectors of output columns from ow0 of one output row, summed
+// over the input channels and the valid taps kd in [kd0, kd1), kh in [kh0, kh1). Edge: the
+// columns may reach past the input's edges: each input row's stretch is copied with zeros for
+// the padding first, and only the first `cnt` columns are stored.
+template <class T, int OB, int NV, bool Unit, bool Edge>
+inline void conv_tile(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow0,
+                      std::int64_t cnt, std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0,
+                      std::int64_t ih0, const T (&bias)[OB]) {
+  constexpr int L = lanes<T>, VW = L * NV;
+  const window& w = a.win;
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2], s2 = w.s[2], d2 = w.d[2];
+  const std::int64_t wstride = a.Cg * a.kk;
+  const std::int64_t iw0 = ow0 * s2 - w.pb[2];  // >= 0 unless Edge
+  const std::int64_t seg_len = (VW - 1) * s2 + (K2 - 1) * d2 + 1;
+  // An edge tile's stretch of row: the input's columns [t_lo, t_hi) of it, zeros around them.
+  T seg[Edge ? max_segment : 1];
+  std::int64_t t_lo = 0, t_hi = 0;
+  if constexpr (Edge) {
+    t_lo = iw0 < 0 ? -iw0 : 0;
+    t_hi = W - iw0 < seg_len ? W - iw0 : seg_len;
+    for (std::int64_t t = 0; t < seg_len; ++t) seg[t] = T(0);
+  }
+  vec<T> acc[OB][NV];
+  for (int j = 0; j < OB; ++j)
+    for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
+  for (std::int64_t ic = 0; ic < a.Cg; ++ic)
+    for (std::int64_t kd = kd0; kd < kd1; ++kd)
+      for (std::int64_t kh = kh0; kh < kh1; ++kh) {
+        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
+        const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
+        const T* xr;
+        if constexpr (Edge) {
+          if (t_hi > t_lo) std::memcpy(seg + t_lo, xg + row + iw0 + t_lo, static_cast<std::size_t>(t_hi - t_lo) * sizeof(T));
+          xr = seg;
+        } else {
+          xr = xg + row + iw0;
+        }
+        for (std::int64_t kw = 0; kw < K2; ++kw) {
+          const T* xp = xr + kw * d2;
+          vec<T> xv[NV];
+          for (int u = 0; u < NV; ++u) {
+            if constexpr (Unit) {
+              xv[u] = vload(xp + u * L);
+            } else {
+              T lane[L];
+              for (int l = 0; l < L; ++l) lane[l] = xp[(u * L + l) * s2];
+              xv[u] = vload(lane);
+            }
+          }
+          for (int j = 0; j < OB; ++j) {
+            const T wj = wr[j * wstride + kw];
+            for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
+          }
+        }
+      }
+  for (int j = 0; j < OB; ++j) {
+    T* yp = yrow + j * plane + ow0;
+    if (!Edge || cnt == VW) {
+      for (int u = 0; u < NV; ++u) vstore(yp + u * L, acc[j][u]);
+    } else {
+      for (std::int64_t v = 0; v < cnt; ++v) yp[v] = acc[j][v / L][v % L];
+    }
+  }
+}
+
+// One output column of OB channels with every tap checked: where an edge tile's stretch of row
+// would not fit max_segment (very wide dilations or strides).
 template <class T, int OB>
 inline void conv_point(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow,
                        std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0, std::int64_t ih0,
                        const T (&bias)[OB]) {
   const window& w = a.win;
-  const std::int64_t H = w.in[1], W = w.in[2], D = w.in[0], K1 = w.k[1], K2 = w.k[2];
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2];
   T acc[OB];
   for (int j = 0; j < OB; ++j) acc[j] = bias[j];
-  std::int64_t kw0 = 0, kw1 = 0;
-  valid_taps(ow, w.s[2], w.pb[2], w.d[2], K2, W, kw0, kw1);
   const std::int64_t iw0 = ow * w.s[2] - w.pb[2];
-  const std::int64_t wstride = a.Cg * a.kk;
   for (std::int64_t ic = 0; ic < a.Cg; ++ic)
     for (std::int64_t kd = kd0; kd < kd1; ++kd)
       for (std::int64_t kh = kh0; kh < kh1; ++kh) {
-        const std::int64_t xr = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W + iw0;  // may be < 0: an index
+        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
         const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
-        for (std::int64_t kw = kw0; kw < kw1; ++kw) {
-          const T xv = xg[xr + kw * w.d[2]];
-          for (int j = 0; j < OB; ++j) acc[j] += wr[j * wstride + kw] * xv;
+        for (std::int64_t kw = 0; kw < K2; ++kw) {
+          const std::int64_t iw = iw0 + kw * w.d[2];
+          if (iw < 0 || iw >= W) continue;
+          const T xv = xg[row + iw];
+          for (int j = 0; j < OB; ++j) acc[j] += wr[j * a.Cg * a.kk + kw] * xv;
         }
       }
   for (int j = 0; j < OB; ++j) yrow[j * plane + ow] = acc[j];
 }
 
-// OB output channels from oc0 (absolute) of batch n's group g: every output position.
-template <class T, int OB, int VW, bool Unit>
+// OB output channels from oc0 (absolute) of batch n's group g: every output position. A row is
+// covered by tiles of VW columns: unchecked ones where every tap lies inside the input, checked
+// ones at the edges (the last tile may overlap the one before; it writes the same values).
+template <class T, int OB, int NV, bool Unit>
 void conv_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
   const window& w = a.win;
   const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2];
   const std::int64_t OD = w.out[0], OH = w.out[1], OW = w.out[2];
-  const std::int64_t K1 = w.k[1], K2 = w.k[2], s2 = w.s[2], d2 = w.d[2];
   const std::int64_t plane = OD * OH * OW;
   const T* xg = a.x + (n * a.C + g * a.Cg) * D * H * W;
   const T* wb = a.w + oc0 * a.Cg * a.kk;
   T* yb = a.y + (n * a.M + oc0) * plane;
-  const std::int64_t wstride = a.Cg * a.kk;
   T bias[OB];
   for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
+  constexpr int VW = lanes<T> * NV;
   std::int64_t lo = 0, hi = 0;
   interior(w, 2, lo, hi);
+  const bool seg_fits = (VW - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1 <= max_segment;
   for (std::int64_t od = 0; od < OD; ++od) {
     std::int64_t kd0 = 0, kd1 = 0;
     valid_taps(od, w.s[0], w.pb[0], w.d[0], w.k[0], D, kd0, kd1);
     const std::int64_t id0 = od * w.s[0] - w.pb[0];
     for (std::int64_t oh = 0; oh < OH; ++oh) {
       std::int64_t kh0 = 0, kh1 = 0;
-      valid_taps(oh, w.s[1], w.pb[1], w.d[1], K1, H, kh0, kh1);
+      valid_taps(oh, w.s[1], w.pb[1], w.d[1], w.k[1], H, kh0, kh1);
       const std::int64_t ih0 = oh * w.s[1] - w.pb[1];
       T* yrow = yb + (od * OH + oh) * OW;
-      std::int64_t ow = 0;
-      for (; ow < lo; ++ow) conv_point<T, OB>(a, xg, wb, yrow, plane, ow, kd0, kd1, kh0, kh1, id0, ih0, bias);
-      for (; ow + VW <= hi; ow += VW) {
-        T acc[OB][VW];
-        for (int j = 0; j < OB; ++j)
-          for (int v = 0; v < VW; ++v) acc[j][v] = bias[j];
-        const std::int64_t iw0 = ow * s2 - w.pb[2];  // >= 0 in the interior
-        for (std::int64_t ic = 0; ic < a.Cg; ++ic)
-          for (std::int64_t kd = kd0; kd < kd1; ++kd)
-            for (std::int64_t kh = kh0; kh < kh1; ++kh) {
-              const T* xr = xg + ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W + iw0;
-              const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
-              for (std::int64_t kw = 0; kw < K2; ++kw) {
-                const T* xp = xr + kw * d2;
-                T xv[VW];
-                for (int v = 0; v < VW; ++v) xv[v] = Unit ? xp[v] : xp[v * s2];
-                for (int j = 0; j < OB; ++j) {
-                  const T wj = wr[j * wstride + kw];
-                  for (int v = 0; v < VW; ++v) acc[j][v] += wj * xv[v];
-                }
-              }
-            }
-        for (int j = 0; j < OB; ++j)
-          for (int v = 0; v < VW; ++v) yrow[j * plane + ow + v] = acc[j][v];
+      for (std::int64_t ow = 0; ow < OW; ow += VW) {
+        const std::int64_t cnt = OW - ow < VW ? OW - ow : VW;
+        std::int64_t start = ow;
+        if (cnt < VW && OW >= VW) start = OW - VW;  // the last tile, moved back to a full one
+        if (start >= lo && start + VW <= hi)
+          conv_tile<T, OB, NV, Unit, false>(a, xg, wb, yrow, plane, start, VW, kd0, kd1, kh0, kh1, id0, ih0, bias);
+        else if (seg_fits)
+          conv_tile<T, OB, NV, Unit, true>(a, xg, wb, yrow, plane, start, OW >= VW ? VW : cnt, kd0, kd1, kh0, kh1, id0, ih0, bias);
+        else
+          for (std::int64_t c = start; c < start + (OW >= VW ? VW : cnt); ++c)
+            conv_point<T, OB>(a, xg, wb, yrow, plane, c, kd0, kd1, kh0, kh1, id0, ih0, bias);
       }
-      for (; ow < OW; ++ow) conv_point<T, OB>(a, xg, wb, yrow, plane, ow, kd0, kd1, kh0, kh1, id0, ih0, bias);
     }
   }
 }
 
 // A 1x1 convolution at stride 1 without pads: per group, Y[Mg, P] = W[Mg, Cg] X[Cg, P] over the
 // P flattened positions.
-template <class T, int OB, int VW>
+template <class T, int OB, int NV>
 void conv_1x1_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
+  constexpr int L = lanes<T>, VW = L * NV;
   const std::int64_t P = a.win.in_size();
   const T* xg = a.x + (n * a.C + g * a.Cg) * P;
   const T* wb = a.w + oc0 * a.Cg;
@@ -150,20 +257,20 @@ void conv_1x1_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, st
   for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
   std::int64_t p = 0;
   for (; p + VW <= P; p += VW) {
-    T acc[OB][VW];
+    vec<T> acc[OB][NV];
     for (int j = 0; j < OB; ++j)
-      for (int v = 0; v < VW; ++v) acc[j][v] = bias[j];
+      for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
     for (std::int64_t ic = 0; ic < a.Cg; ++ic) {
       const T* xp = xg + ic * P + p;
-      T xv[VW];
-      for (int v = 0; v < VW; ++v) xv[v] = xp[v];
+      vec<T> xv[NV];
+      for (int u = 0; u < NV; ++u) xv[u] = vload(xp + u * L);
       for (int j = 0; j < OB; ++j) {
         const T wj = wb[j * a.Cg + ic];
-        for (int v = 0; v < VW; ++v) acc[j][v] += wj * xv[v];
+        for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
       }
     }
     for (int j = 0; j < OB; ++j)
-      for (int v = 0; v < VW; ++v) yb[j * P + p + v] = acc[j][v];
+      for (int u = 0; u < NV; ++u) vstore(yb + j * P + p + u * L, acc[j][u]);
   }
   for (; p < P; ++p) {
     T acc[OB];
@@ -176,16 +283,16 @@ void conv_1x1_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, st
   }
 }
 
-// The tile's width in elements for OB channels: about 8 vector accumulators in all.
-template <class T, int OB>
-inline constexpr int conv_tile_width = (RELAXVM_KERNEL_VECTOR_BYTES / static_cast<int>(sizeof(T))) * (OB >= 8 ? 1 : OB >= 4 ? 2 : 4);
+// The tile's width in vectors for OB channels: about 8 vector accumulators in all.
+template <int OB>
+inline constexpr int conv_tile_vectors = OB >= 8 ? 1 : OB >= 4 ? 2 : 4;
 
 template <class T, int OB>
 void conv_channels(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0, bool one_by_one) {
-  constexpr int VW = conv_tile_width<T, OB>;
-  if (one_by_one) conv_1x1_block<T, OB, VW>(a, n, g, oc0);
-  else if (a.win.s[2] == 1) conv_block<T, OB, VW, true>(a, n, g, oc0);
-  else conv_block<T, OB, VW, false>(a, n, g, oc0);
+  constexpr int NV = conv_tile_vectors<OB>;
+  if (one_by_one) conv_1x1_block<T, OB, NV>(a, n, g, oc0);
+  else if (a.win.s[2] == 1) conv_block<T, OB, NV, true>(a, n, g, oc0);
+  else conv_block<T, OB, NV, false>(a, n, g, oc0);
 }
 
 template <class T>
@@ -252,7 +359,7 @@ inline status Conv_out(const tensor& x, const tensor& w, const tensor& b, std::i
   RELAXVM_TRY(detail::check_out(fn, out, 8, detail::window_out_dims(N, M, win).span(), x.dtype()));
   RELAXVM_TRY(detail::conv_alias(fn, x, w, b, out));
   detail::visit(x.dtype(), [&]<class T>() {
-    if constexpr (detail::is_float_v<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
       const detail::conv_problem<T> a{static_cast<const T*>(x.raw_data()), static_cast<const T*>(w.raw_data()),
                                       b.defined() ? static_cast<const T*>(b.raw_data()) : nullptr, static_cast<T*>(out.raw_data()),
                                       C, M, C / group, M / group, win.k[0] * win.k[1] * win.k[2], win};
@@ -387,7 +494,7 @@ inline status ConvTranspose_out(const tensor& x, const tensor& w, const tensor& 
   RELAXVM_TRY(detail::check_out(fn, out, 10, detail::window_out_dims(N, M, win).span(), x.dtype()));
   RELAXVM_TRY(detail::conv_alias(fn, x, w, b, out));
   detail::visit(x.dtype(), [&]<class T>() {
-    if constexpr (detail::is_float_v<T>)
+    if constexpr (std::is_floating_point_v<T>)
       detail::conv_transpose_run(static_cast<const T*>(x.raw_data()), static_cast<const T*>(w.raw_data()),
                                  b.defined() ? static_cast<const T*>(b.raw_data()) : nullptr, static_cast<T*>(out.raw_data()), N, C,
                                  group, wd[1], win);

@@ -137,7 +137,7 @@ inline status AveragePool_out(const tensor& x, std::int64_t auto_pad, std::int64
   RELAXVM_TRY(detail::pool_setup(fn, x, detail::floats, auto_pad, ceil_mode, kernel_shape, strides, pads, dilations, out, 8, w));
   const std::int64_t plane = w.in_size(), planes = x.shape().dims()[0] * x.shape().dims()[1];
   detail::visit(x.dtype(), [&]<class T>() {
-    if constexpr (detail::is_float_v<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
       const T* in = static_cast<const T*>(x.raw_data());
       T* o = static_cast<T*>(out.raw_data());
       detail::pool_each(w, planes, [&](std::int64_t pl, std::int64_t oi, auto&& taps, std::int64_t padded) {
@@ -162,7 +162,7 @@ inline status LpPool_out(const tensor& x, std::int64_t auto_pad, std::int64_t ce
   RELAXVM_TRY(detail::pool_setup(fn, x, detail::floats, auto_pad, ceil_mode, kernel_shape, strides, pads, dilations, out, 8, w));
   const std::int64_t plane = w.in_size(), planes = x.shape().dims()[0] * x.shape().dims()[1];
   detail::visit(x.dtype(), [&]<class T>() {
-    if constexpr (detail::is_float_v<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
       const T* in = static_cast<const T*>(x.raw_data());
       T* o = static_cast<T*>(out.raw_data());
       detail::pool_each(w, planes, [&](std::int64_t pl, std::int64_t oi, auto&& taps, std::int64_t) {
