@@ -4,12 +4,15 @@
 // bias.
 //
 // Conv is a direct convolution without a copy of the input (the kernels allocate nothing): each
-// pass computes a register tile of OB output channels by VW output columns, summing over the input
-// channels and the kernel's taps, so each input vector loaded feeds OB multiply-adds and the tile is
-// stored once. Columns whose window crosses the input's edge take a checked path; the interior has
-// no bounds checks and, at stride 1, unit-stride loads the compiler vectorizes. A 1x1 convolution
-// (stride 1, no pads) is a matrix product over the flattened spatial dims; a depthwise one (one input
-// and one output channel per group) runs OB = 1 with a tile four vectors wide.
+// pass computes a register tile of OB output channels by NV vectors of output columns, summing
+// over the input channels and the kernel's taps, so each input vector loaded feeds OB
+// multiply-adds and the tile is stored once. Tiles whose columns reach past the input's edges copy
+// each row's stretch into a zero-padded stack buffer (max_segment elements) first; interior tiles
+// read the input directly, with unit-stride vector loads at stride 1. A 1x1 convolution (stride
+// 1, no pads) is a matrix product over the flattened spatial dims; a depthwise one (one input and
+// one output channel per group) runs OB = 1 with a tile four vectors wide. The vectors are GCC's
+// and clang's vector extension, sized by RELAXVM_KERNEL_VECTOR_BYTES (64 with AVX-512, 32 with
+// AVX, else 16); other compilers get arrays with the same operators.
 #ifndef RELAXVM_KERNELS_CONV_HPP
 #define RELAXVM_KERNELS_CONV_HPP
 
