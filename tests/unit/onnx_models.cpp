@@ -64,6 +64,10 @@ void check_model(const std::string& name, const onnx::options& opt = {}) {
 }  // namespace
 
 TEST_CASE("an MLP exported from torch gives torch's outputs") { check_model("mlp"); }
+TEST_CASE("LeNet-5 (Conv, MaxPool, Flatten, Gemm) gives torch's outputs") { check_model("lenet"); }
+TEST_CASE("a keyword-spotting DS-CNN (depthwise-separable convolutions, GlobalAveragePool) gives torch's outputs") {
+  check_model("dscnn");
+}
 
 TEST_CASE("a dynamic batch axis runs at batch 1 and 5 from one executable") {
   check_model("mlp.dynbatch");
