@@ -381,18 +381,8 @@ inline status resolve_transpose(std::string_view fn, std::span<const std::int64_
                                 std::int64_t auto_pad, const shape& strides, const shape& pads, const shape& dilations,
                                 const shape& output_padding, const shape& output_shape, window& w) {
   const int n = static_cast<int>(spatial.size());
-  if (n < 1 || n > max_spatial) return value_error(fn, ": ", n, " spatial dimensions; the kernel takes 1 to ", max_spatial);
-  if (auto_pad < notset || auto_pad > valid) return value_error(fn, ": auto_pad is ", auto_pad, "; it must be 0 to 3");
-  w = window{};
-  w.nd = n;
+  RELAXVM_TRY(begin_window(fn, spatial, kernel, auto_pad, strides, dilations, w));
   const int o = max_spatial - n;
-  for (int i = 0; i < n; ++i) {
-    w.in[o + i] = spatial[static_cast<std::size_t>(i)];
-    w.k[o + i] = kernel[static_cast<std::size_t>(i)];
-    if (w.k[o + i] < 1) return value_error(fn, ": the kernel's dimension ", i, " is ", w.k[o + i], "; it must be at least 1");
-  }
-  RELAXVM_TRY(read_list(fn, "strides", strides, n, 1, 1, w.s));
-  RELAXVM_TRY(read_list(fn, "dilations", dilations, n, 1, 1, w.d));
   std::int64_t op[max_spatial] = {};
   RELAXVM_TRY(read_list(fn, "output_padding", output_padding, n, 0, 0, op));
   std::span<const std::int64_t> os = output_shape.dims();

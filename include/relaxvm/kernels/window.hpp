@@ -50,11 +50,10 @@ inline status read_list(std::string_view fn, std::string_view what, const shape&
   return {};
 }
 
-/// Resolves a window over `spatial` input dims with kernel dims `kernel`: checks the attributes and
-/// computes the pads auto_pad asks for and the output dims (ONNX's formulas; ceil_mode rounds up).
-inline status resolve_window(std::string_view fn, std::span<const std::int64_t> spatial, std::span<const std::int64_t> kernel,
-                             std::int64_t auto_pad, std::int64_t ceil_mode, const shape& strides, const shape& pads,
-                             const shape& dilations, window& w) {
+/// The part of a window every op checks the same way: the input and kernel dims (right-aligned
+/// in max_spatial), auto_pad's value, the strides and the dilations.
+inline status begin_window(std::string_view fn, std::span<const std::int64_t> spatial, std::span<const std::int64_t> kernel,
+                           std::int64_t auto_pad, const shape& strides, const shape& dilations, window& w) {
   const int n = static_cast<int>(spatial.size());
   if (n < 1 || n > max_spatial) return value_error(fn, ": ", n, " spatial dimensions; the kernel takes 1 to ", max_spatial);
   if (kernel.size() != spatial.size()) return value_error(fn, ": the kernel has ", kernel.size(), " dimensions for ", n, " spatial ones");
@@ -68,7 +67,17 @@ inline status resolve_window(std::string_view fn, std::span<const std::int64_t> 
     if (w.k[o + i] < 1) return value_error(fn, ": the kernel's dimension ", i, " is ", w.k[o + i], "; it must be at least 1");
   }
   RELAXVM_TRY(read_list(fn, "strides", strides, n, 1, 1, w.s));
-  RELAXVM_TRY(read_list(fn, "dilations", dilations, n, 1, 1, w.d));
+  return read_list(fn, "dilations", dilations, n, 1, 1, w.d);
+}
+
+/// Resolves a window over `spatial` input dims with kernel dims `kernel`: checks the attributes and
+/// computes the pads auto_pad asks for and the output dims (ONNX's formulas; ceil_mode rounds up).
+inline status resolve_window(std::string_view fn, std::span<const std::int64_t> spatial, std::span<const std::int64_t> kernel,
+                             std::int64_t auto_pad, std::int64_t ceil_mode, const shape& strides, const shape& pads,
+                             const shape& dilations, window& w) {
+  const int n = static_cast<int>(spatial.size());
+  RELAXVM_TRY(begin_window(fn, spatial, kernel, auto_pad, strides, dilations, w));
+  const int o = max_spatial - n;
   const std::span<const std::int64_t> p = pads.dims();
   if (!p.empty() && p.size() != static_cast<std::size_t>(2 * n))
     return value_error(fn, ": pads has ", p.size(), " values for ", n, " spatial dimensions (it needs ", 2 * n, ")");
