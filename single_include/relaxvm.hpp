@@ -3441,7 +3441,9 @@ class exec_builder {
     }
     layout_.constants.push_back(c);
     const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
-    constants_.insert(h, i);
+    // Indexed only when shared: without dedup, equal constants (a Relay file's LoadConsti 1, again
+    // and again) would pile up under one hash, and each insert would probe past all of them.
+    if (dedup_) constants_.insert(h, i);
     return i;
   }
   constexpr std::int64_t add_dims(std::span<const std::int64_t> dims) {
@@ -5026,9 +5028,11 @@ using executable = basic_executable<>;
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string_view>
@@ -5107,10 +5111,26 @@ inline object_cache& thread_object_cache() {
 /// Ends the message of a failed heap allocation.
 inline constexpr std::string_view no_heap_note =
     RELAXVM_HEAP ? "" : " (firmware mode, RELAXVM_HEAP=0, has no heap: allocate from an arena allocator)";
-/// Tensor data and allocator blocks from the system heap: null when there is no room, and always
-/// in firmware mode (RELAXVM_HEAP=0), which has no heap and links no operator new.
+}  // namespace detail
+
+/// The largest single request for tensor data or an allocator block that goes to the system
+/// heap (RELAXVM_MAX_SYSTEM_REQUEST, default 2^40 bytes, 1 TiB, on 64-bit targets): a larger one
+/// is an error before the system is asked, so that a program cannot reach the system allocator
+/// with a 2^62-byte request (which some allocators, and AddressSanitizer's, treat as fatal).
+#ifdef RELAXVM_MAX_SYSTEM_REQUEST
+inline constexpr std::size_t max_system_request = RELAXVM_MAX_SYSTEM_REQUEST;
+#else
+inline constexpr std::size_t max_system_request =
+    sizeof(std::size_t) >= 8 ? static_cast<std::size_t>(std::uint64_t{1} << 40) : static_cast<std::size_t>(PTRDIFF_MAX);
+#endif
+
+namespace detail {
+/// Tensor data and allocator blocks from the system heap: null when there is no room or the
+/// request is over max_system_request, and always in firmware mode (RELAXVM_HEAP=0), which has
+/// no heap and links no operator new.
 inline void* heap_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
 #if RELAXVM_HEAP
+  if (nbytes > max_system_request) return nullptr;
   return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{alignment}, std::nothrow);
 #else
   (void)nbytes;
@@ -5155,6 +5175,52 @@ RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
 }
 #endif
 
+/// A VM's memory budget (vm_options::max_memory) as the memory it counts sees it: what storages
+/// made through the VM's devices hold, and, while the VM runs on this thread, the objects made
+/// since its invocation began. Shared by the VM and its devices' allocators (which storages
+/// keep alive), so it outlives the VM while its storages do.
+struct memory_meter {
+  std::int64_t limit = 0;                      ///< bytes; 0: no limit
+  std::atomic<std::int64_t> storage_bytes{0};  ///< held by storages of the VM's devices (any thread frees them)
+  std::int64_t object_base = 0;                ///< thread_object_bytes when the running invocation began
+  std::int64_t* stop = nullptr;                ///< the running invocation's instruction budget: zeroed to stop it
+  std::size_t over_request = 0;                ///< the object that went over the limit (0: none)
+  std::int64_t over_total = 0;                 ///< and what the VM held with it
+};
+/// Object memory this thread has taken and not given back (blocks, headers included), with a
+/// heap (firmware mode's object memory is its own cap). An object freed on another thread than
+/// the one that made it moves bytes between the threads' counts.
+inline RELAXVM_THREAD_LOCAL std::int64_t thread_object_bytes = 0;
+/// The meter of the VM running on this thread, when it has a budget; else null.
+inline RELAXVM_THREAD_LOCAL memory_meter* object_meter = nullptr;
+/// Objects large enough to bypass the size classes carry their block size in a header this long
+/// (the new-expression alignment, so the object after it stays aligned).
+inline constexpr std::size_t large_object_header = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+/// Bytes `m`'s VM holds with `more` bytes added: its storages, and its running invocation's
+/// objects when it runs on this thread.
+inline std::int64_t metered_total(const memory_meter& m, std::int64_t more) noexcept {
+  const std::int64_t objects = object_meter == &m ? std::max<std::int64_t>(thread_object_bytes - m.object_base, 0) : 0;
+  return m.storage_bytes.load(std::memory_order_relaxed) + objects + more;
+}
+/// An object of `bytes` was just made while a metered VM runs: past its limit, the running
+/// invocation stops at its next instruction (its instruction budget is zeroed; the VM reports
+/// the memory budget, see over_request). Objects are made where no error can be returned.
+RELAXVM_NOINLINE inline void meter_object(std::size_t bytes) noexcept {
+  memory_meter& m = *object_meter;
+  if (m.limit <= 0 || m.over_request != 0) return;
+  if (const std::int64_t total = metered_total(m, 0); total > m.limit) {
+    m.over_request = bytes;
+    m.over_total = total;
+    if (m.stop) *m.stop = 0;
+  }
+}
+/// Counts `bytes` of object memory taken on this thread.
+RELAXVM_ALWAYS_INLINE void count_object_bytes(std::size_t bytes) noexcept {
+  thread_object_bytes += static_cast<std::int64_t>(bytes);
+  if (RELAXVM_UNLIKELY(object_meter != nullptr)) meter_object(bytes);
+}
+
 /// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
 /// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
 /// that into an error); with a heap, operator new's behaviour.
@@ -5177,18 +5243,29 @@ inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class
   m.peak = used > m.peak ? used : m.peak;
   return p;
 #endif
+#if RELAXVM_HEAP
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    count_object_bytes(std::size_t{32} << size_class);
 #if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (object_cache::block* b = cache.heads[size_class]) {
-      unpoison_block(b, size_class);
-      cache.heads[size_class] = b->next;
-      --cache.counts[size_class];
-      return b;
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (object_cache::block* b = cache.heads[size_class]) {
+        unpoison_block(b, size_class);
+        cache.heads[size_class] = b->next;
+        --cache.counts[size_class];
+        return b;
+      }
     }
-  }
 #endif
-  return ::operator new(size_class != uncached_class ? std::size_t{32} << size_class : n);
+    return ::operator new(std::size_t{32} << size_class);
+  }
+  // Larger than every size class: its size goes in a header, for free_object_memory to count.
+  const std::size_t bytes = n + large_object_header;
+  auto* raw = static_cast<std::byte*>(::operator new(bytes));
+  std::memcpy(raw, &bytes, sizeof bytes);
+  count_object_bytes(bytes);
+  return raw + large_object_header;
+#endif
 }
 
 inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
@@ -5200,21 +5277,31 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   m.heads[size_class] = b;
   --m.live;
   return;
-#endif
+#else
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    thread_object_bytes -= std::int64_t{32} << size_class;
 #if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (cache.counts[size_class] < max_cached_blocks) {
-      auto* b = static_cast<object_cache::block*>(p);
-      b->next = cache.heads[size_class];
-      cache.heads[size_class] = b;
-      ++cache.counts[size_class];
-      poison_block(b, size_class);
-      return;
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (cache.counts[size_class] < max_cached_blocks) {
+        auto* b = static_cast<object_cache::block*>(p);
+        b->next = cache.heads[size_class];
+        cache.heads[size_class] = b;
+        ++cache.counts[size_class];
+        poison_block(b, size_class);
+        return;
+      }
     }
-  }
 #endif
-  ::operator delete(p);
+    ::operator delete(p);
+    return;
+  }
+  std::byte* raw = static_cast<std::byte*>(p) - large_object_header;
+  std::size_t bytes = 0;
+  std::memcpy(&bytes, raw, sizeof bytes);
+  thread_object_bytes -= static_cast<std::int64_t>(bytes);
+  ::operator delete(raw);
+#endif
 }
 
 }  // namespace detail
@@ -7479,6 +7566,7 @@ closure make_packed(std::string_view name, F f) {
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <span>
 #include <string_view>
@@ -7646,6 +7734,10 @@ inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noex
   s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
 }
 inline error out_of_memory(std::string_view who, std::size_t nbytes) {
+  if (RELAXVM_HEAP && nbytes > max_system_request)
+    return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes),
+                         " bytes: more than the largest request that goes to the system (",
+                         static_cast<std::uint64_t>(max_system_request), " bytes, RELAXVM_MAX_SYSTEM_REQUEST)");
   return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes", no_heap_note);
 }
 
@@ -7830,20 +7922,23 @@ class arena_allocator final : public allocator_object {
                            static_cast<std::uint64_t>(buffer_.size() - std::min(top_, buffer_.size())),
                            " bytes left of ", static_cast<std::uint64_t>(buffer_.size()),
                            "; give the arena a larger buffer (its peak use is in stats())");
+    ++allocations_;
+    // A zero-byte block holds no memory: it is neither live nor part of the top, so that every
+    // live block lies below the top (the test deallocate relies on) and its free has nothing to
+    // give back.
+    if (nbytes == 0) return reinterpret_cast<void*>(start);
     top_ = offset + nbytes;
     ++live_;
-    ++allocations_;
     peak_ = std::max(peak_, top_);
     return reinterpret_cast<void*>(start);
   }
   /// The last block given out can be taken back at once; the rest is reclaimed when nothing
   /// allocated from the arena is live any more.
-  /// A block this arena did not give out (or with nothing live) is ignored.
+  /// A block this arena did not give out (or with nothing live), or of zero bytes, is ignored.
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     detail::lock_guard lock(mutex_);
-    // A zero-byte block may sit exactly at the top (offset == top_): it is still live.
-    if (live_ == 0 || addr < base || addr - base > top_ || nbytes > top_ - (addr - base)) return;
+    if (nbytes == 0 || live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
@@ -7874,6 +7969,50 @@ class arena_allocator final : public allocator_object {
   std::int64_t allocations_ = 0;
 };
 
+}  // namespace detail
+
+namespace detail {
+/// The error of a request of `nbytes` (`what`: where from) that would take a VM past its memory
+/// budget (vm_options::max_memory), to `total` bytes.
+RELAXVM_NOINLINE inline error memory_budget_error(std::uint64_t nbytes, std::string_view what, std::int64_t total,
+                                                  std::int64_t limit) {
+  return runtime_error("memory budget exceeded: ", nbytes, " bytes ", what, " would bring what the VM holds to ",
+                       total, " bytes, over its limit of ", limit,
+                       " bytes (vm_options::max_memory: tensors, storages and objects, all devices)");
+}
+
+/// A VM's device allocator under its memory budget: what storages take is counted in the VM's
+/// meter, and a request that would take the VM past its limit is an error before the device's
+/// own allocator is asked. Everything else is the device allocator's.
+class metered_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.metered";
+  metered_allocator(allocator_object* inner, std::shared_ptr<memory_meter> meter)
+      : inner_(object_ref<allocator_object>::retain(inner)), meter_(std::move(meter)) {}
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    const auto n = static_cast<std::int64_t>(std::min<std::size_t>(nbytes, PTRDIFF_MAX));
+    if (const std::int64_t limit = meter_->limit; limit > 0) {
+      const std::int64_t total = metered_total(*meter_, n);
+      if (total > limit || total < 0) return memory_budget_error(nbytes, "for a storage", total, limit);
+    }
+    RELAXVM_TRY_ASSIGN(void* p, inner_->allocate(nbytes, alignment));
+    meter_->storage_bytes.fetch_add(n, std::memory_order_relaxed);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    inner_->deallocate(p, nbytes, alignment);
+    meter_->storage_bytes.fetch_sub(static_cast<std::int64_t>(nbytes), std::memory_order_relaxed);
+  }
+  void release() noexcept override { inner_->release(); }
+  allocator_stats stats() const override { return inner_->stats(); }
+  std::string_view kind_name() const override { return inner_->kind_name(); }
+  bool reuses_any_order() const override { return inner_->reuses_any_order(); }
+  void share_children() noexcept { inner_->share(); }
+
+ private:
+  object_ref<allocator_object> inner_;
+  std::shared_ptr<memory_meter> meter_;
+};
 }  // namespace detail
 
 /// What an arena allocator (allocator::arena) takes of firmware mode's object memory.
@@ -8096,6 +8235,23 @@ inline result<tensor> copy_to(const tensor& src, device dev, const allocator& al
 
 namespace relaxvm::RELAXVM_ABI {
 
+class kept_slot;
+void drop_kept(kept_slot& slot) noexcept;
+void keep(kept_slot& slot, value made) noexcept;
+
+/// What a Call instruction keeps from one run to the next (vm_context::instruction_slot). Anyone
+/// reads it; only keep() and drop_kept() write it, so that a storage's list of the views kept
+/// for it (see below) stays true whichever builtin wrote the slot before.
+class kept_slot {
+ public:
+  const value& get() const noexcept { return v_; }
+
+ private:
+  friend void drop_kept(kept_slot& slot) noexcept;
+  friend void keep(kept_slot& slot, value made) noexcept;
+  value v_;
+};
+
 // Every VM overrides the virtual functions; they are not pure so that no vtable refers to
 // __cxa_pure_virtual, which links the C++ runtime's exception support into firmware.
 class vm_context {
@@ -8120,7 +8276,7 @@ class vm_context {
   /// made in it and hand it out again on the next run when nothing else holds it any more (see
   /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
   /// calling anything that may run VM code.
-  value* instruction_slot() const noexcept { return slot_; }
+  kept_slot* instruction_slot() const noexcept { return slot_; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -8180,7 +8336,7 @@ class vm_context {
   ~vm_context() = default;
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
-  value* slot_ = nullptr;
+  kept_slot* slot_ = nullptr;
   /// The error of calling closure `name` over a vm function of another program.
   RELAXVM_NOINLINE static error foreign_closure(std::string_view name) {
     return detail::value_error("invoke_closure: closure '", name, "' belongs to another program than this VM's");
@@ -8198,24 +8354,27 @@ class vm_context {
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
 /// but the slot holds it, so that it may be changed and handed out again; else null.
 template <class T>
-T* kept_exclusive(const value* slot) noexcept {
+T* kept_exclusive(const kept_slot* slot) noexcept {
   if (slot == nullptr) return nullptr;
-  object* o = slot->get_object();
+  object* o = slot->get().get_object();
   return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
 }
 
-#if RELAXVM_HEAP
 // Kept tensors pin their storage: a view that alloc_tensor keeps for its next run holds a
 // reference to the storage that alloc_storage keeps, so the storage is never held by its slot
 // alone. The storage therefore lists the views that its own VM's slots keep (at most
 // storage_object::max_kept_views; one more is kept unlisted, which only stops reuse), and is free
 // when nothing holds it but its slot and those views, each held only by its slot. A slot that
-// keeps a listed view is dropped with drop_kept, which takes the view off the list first.
+// keeps a listed view is emptied (drop_kept) or overwritten (keep) only after the view is taken
+// off the list: a kernel may call several allocating builtins in one Call, each writing the same
+// slot.
 
 /// Empties an instruction slot (vm_context::instruction_slot).
-inline void drop_kept(value& slot) noexcept {
-  if (slot.kind() == value_kind::tensor && slot.raw_object() != nullptr) {
-    auto* t = static_cast<tensor_object*>(slot.raw_object());
+inline void drop_kept(kept_slot& slot) noexcept {
+#if RELAXVM_HEAP
+  value& v = slot.v_;
+  if (v.kind() == value_kind::tensor && v.raw_object() != nullptr) {
+    auto* t = static_cast<tensor_object*>(v.raw_object());
     if (storage_object* s = t->kept_in; s != nullptr) {
       for (std::uint8_t i = 0; i < s->num_kept_views; ++i) {
         if (s->kept_views[i] != t) continue;
@@ -8226,14 +8385,21 @@ inline void drop_kept(value& slot) noexcept {
       t->kept_in = nullptr;
     }
   }
-  slot.reset();
+#endif
+  slot.v_.reset();
 }
 
+/// Keeps `made` in an instruction slot, replacing what it kept: the one way a slot is written.
+inline void keep(kept_slot& slot, value made) noexcept {
+  drop_kept(slot);
+  slot.v_ = std::move(made);
+}
+
+#if RELAXVM_HEAP
 /// Keeps `view`, a tensor over `st` that the instruction of `slot` made, in that slot (replacing
 /// what it kept), listed in `st` when `ctx`'s slot keeps `st` too.
-inline void keep_view(value& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
-  drop_kept(slot);
-  slot = value(view);
+inline void keep_view(kept_slot& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
+  keep(slot, value(view));
   if (st.keeper == ctx && st.num_kept_views < storage_object::max_kept_views) {
     st.kept_views[st.num_kept_views++] = view.get();
     view.get()->kept_in = &st;
@@ -8241,9 +8407,9 @@ inline void keep_view(value& slot, const tensor& view, storage_object& st, const
 }
 
 /// The storage kept in `slot`, when the program no longer uses it (see above); else null.
-inline storage_object* kept_free_storage(const value* slot) noexcept {
+inline storage_object* kept_free_storage(const kept_slot* slot) noexcept {
   if (slot == nullptr) return nullptr;
-  object* o = slot->get_object();
+  object* o = slot->get().get_object();
   if (o == nullptr || !o->is<storage_object>()) return nullptr;
   auto* s = static_cast<storage_object*>(o);
   if (s->use_count() != 1u + s->num_kept_views) return nullptr;
@@ -9521,7 +9687,7 @@ class decoded_program {
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
     packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed
-    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    mutable kept_slot kept;  ///< call: what its callee keeps for its next run (instruction_slot)
     /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
     /// arguments (immediates, constants) written once when the VM is made, so that a run writes
     /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
@@ -9592,9 +9758,7 @@ class decoded_program {
   }
   /// Kept views leave their storages' lists before the slots go (see drop_kept).
   void release_kept() noexcept {
-#if RELAXVM_HEAP
     for (op& o : ops) drop_kept(o.kept);
-#endif
   }
 
   std::shared_ptr<const void> keep_alive;  ///< the executable's layout
@@ -9821,6 +9985,14 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
+  /// Bytes the VM's allocations may hold at once: tensors and storages from its devices (all of
+  /// them, kept allocations included; counted as requested, until freed, wherever they went) and
+  /// the objects (tuples, closures, shapes, tensor records) its running invocation has made
+  /// and not freed; 0: no limit. A storage that would go past it is an error naming the request
+  /// before the device's allocator is asked; an object that goes past it stops the invocation at
+  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it
+  /// for a VM made with one (a VM made without has nothing counting its memory, and costs nothing).
+  std::int64_t max_memory = 0;
   /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
   /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
@@ -9942,6 +10114,7 @@ class basic_vm_impl final : public vm_context {
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
+    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
     std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
     return vm;
@@ -9969,8 +10142,14 @@ class basic_vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
-  // Kept views leave their storages' lists before the slots go (see drop_kept).
-  ~basic_vm_impl() { release_kept(); }
+  // Kept views leave their storages' lists before the slots go (see drop_kept); handles learn
+  // that the VM is gone.
+  ~basic_vm_impl() {
+    *handle_ = nullptr;
+    release_kept();
+  }
+  /// What vm_function handles hold: this VM while it lives, null once it is destroyed.
+  const std::shared_ptr<basic_vm_impl*>& handle() const { return handle_; }
   void release_kept() noexcept { prog_.release_kept(); }
 
   // ---- entry points ----
@@ -10011,6 +10190,14 @@ class basic_vm_impl final : public vm_context {
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
+  status set_memory_budget(std::int64_t bytes) {
+    if (!meter_ || bytes <= 0)
+      return value_error("set_memory_budget: ", !meter_ ? "this VM was made without a memory budget (vm_options::max_memory 0), so "
+                                                         "nothing counts its memory; give it one when it is made"
+                                                       : "the budget must be positive");
+    opts_.max_memory = meter_->limit = bytes;
+    return {};
+  }
   instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
@@ -10079,9 +10266,47 @@ class basic_vm_impl final : public vm_context {
   }
 
   basic_vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), meter_(make_meter(opts_)), devices_(metered(opts_, meter_)) {
     joins_on_heap_ = true;  // a packed closure's captured values are joined on the heap
   }
+  // A VM made with a memory budget counts what its devices and its invocations take in a meter
+  // (vm_options::max_memory); one made without has none and pays nothing for it.
+  static std::shared_ptr<memory_meter> make_meter(const vm_options& o) {
+    if (o.max_memory == 0) return nullptr;
+    auto m = std::make_shared<memory_meter>();
+    m->limit = o.max_memory;
+    return m;
+  }
+  static std::vector<device_allocator> metered(const vm_options& o, const std::shared_ptr<memory_meter>& m) {
+    std::vector<device_allocator> out = o.devices;
+    if (m)
+      for (device_allocator& d : out) d.allocator = allocator(make_object<metered_allocator>(d.allocator.get(), m));
+    return out;
+  }
+  // While an invocation of a metered VM runs, the objects made on its thread count against its
+  // budget; an object past it zeroes the instruction budget, so the loop stops at its next
+  // instruction and budget_error reports the memory budget instead.
+  class meter_scope {
+   public:
+    meter_scope(memory_meter* m, std::int64_t* budget_left) noexcept
+        : m_(m), saved_(object_meter), saved_stop_(m->stop) {
+      m_->stop = budget_left;
+      m_->object_base = thread_object_bytes;
+      m_->over_request = 0;
+      object_meter = m_;
+    }
+    meter_scope(const meter_scope&) = delete;
+    meter_scope& operator=(const meter_scope&) = delete;
+    ~meter_scope() {
+      object_meter = saved_;
+      m_->stop = saved_stop_;
+    }
+
+   private:
+    memory_meter* m_;
+    memory_meter* saved_;
+    std::int64_t* saved_stop_;
+  };
 
   // ---- frames ----
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
@@ -10132,8 +10357,16 @@ class basic_vm_impl final : public vm_context {
   }
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
+    // A metered VM's outermost invocation counts the objects it makes; the others pay one test.
+    if (RELAXVM_UNLIKELY(meter_ != nullptr) && frames_.empty()) {
+      const meter_scope metering(meter_.get(), &budget_left_);
+      return run_invocation(fi, args, bound);
+    }
+    return run_invocation(fi, args, bound);
+  }
+  result<value> run_invocation(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
-    if (base == 0) {  // a new invocation (re-entrant ones share its budget and its C++ stack)
+    if (base == 0) {  // a new invocation (re-entrant ones share its budget, memory and C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
       stack_base_ = native_stack_position();
     } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
@@ -10150,6 +10383,8 @@ class basic_vm_impl final : public vm_context {
 
   RELAXVM_NOINLINE error budget_error() {
     budget_left_ = 0;  // stays spent until the next invocation
+    if (meter_ && meter_->over_request != 0)
+      return memory_budget_error(meter_->over_request, "for an object", meter_->over_total, meter_->limit);
     return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
                          " instructions (vm_options::max_instructions; a call also costs one per 8 register slots it "
                          "sets up); the program may loop forever");
@@ -10328,7 +10563,7 @@ class basic_vm_impl final : public vm_context {
   }
 
   // What instruction_slot() gives while `o` runs.
-  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
+  kept_slot* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
 
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
@@ -10386,7 +10621,8 @@ class basic_vm_impl final : public vm_context {
   executable exe_;
   exec_view view_;
   vm_options opts_;
-  const std::vector<device_allocator> devices_;  // checked in create(); never changes
+  const std::shared_ptr<memory_meter> meter_;    // with vm_options::max_memory, else null
+  const std::vector<device_allocator> devices_;  // checked in create(); never changes (metered with meter_)
   program prog_;
   std::vector<frame> frames_;
   value_stack<Unused> stack_;
@@ -10396,6 +10632,9 @@ class basic_vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
+  // One cell per VM, made with it: a handle reads the VM through it, so a call costs one more
+  // load, and copying a handle one reference count.
+  const std::shared_ptr<basic_vm_impl*> handle_ = std::make_shared<basic_vm_impl*>(this);
 };
 
 }  // namespace detail
@@ -10403,28 +10642,47 @@ class basic_vm_impl final : public vm_context {
 template <class Unused = void>
 class basic_virtual_machine;
 
-/// A function of a virtual_machine, found once by name: vm["main"](x, y).
+/// A function of a virtual_machine, found once by name: vm["main"](x, y). It follows its VM
+/// when the VM is moved; once the VM is destroyed every use is an error (from try_call a result,
+/// from the others a throw or RELAXVM_ON_ERROR), never a use of freed memory. It does not keep
+/// the VM alive: the VM's devices and buffers are its owner's to free.
 template <class Unused = void>
 class basic_vm_function {
   using impl = detail::basic_vm_impl<Unused>;
 
  public:
-  basic_vm_function(impl* vm, std::int64_t index, std::shared_ptr<const typename impl::saved_function> saved = nullptr)
-      : vm_(vm), index_(index), saved_(std::move(saved)) {}
+  basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
+                    std::shared_ptr<const typename impl::saved_function> saved = nullptr)
+      : vm_(vm ? std::move(vm) : no_vm()), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
-    return saved_ ? vm_->invoke_saved(saved_, args) : vm_->invoke_index(index_, args);
+    impl* const vm = *vm_;
+    if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
+    return saved_ ? vm->invoke_saved(saved_, args) : vm->invoke_index(index_, args);
   }
   template <class... Args>
   value operator()(Args&&... args) const {
     std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
     return try_call(a).value();
   }
-  std::string_view name() const { return vm_->entry(index_).name; }
+  std::string_view name() const { return try_vm().value()->entry(index_).name; }
   std::int64_t index() const { return index_; }
 
  private:
-  impl* vm_;
+  result<impl*> try_vm() const {
+    if (*vm_ == nullptr) return destroyed();
+    return *vm_;
+  }
+  // The cell of a handle made without a VM: never set, so that try_call reads a cell always.
+  static const std::shared_ptr<impl*>& no_vm() {
+    static const std::shared_ptr<impl*> none = std::make_shared<impl*>(nullptr);
+    return none;
+  }
+  RELAXVM_NOINLINE static error destroyed() {
+    return detail::value_error("vm_function: its virtual_machine was destroyed");
+  }
+
+  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle), never null
   std::int64_t index_;
   std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
   friend class basic_virtual_machine<Unused>;
@@ -10451,8 +10709,11 @@ class basic_virtual_machine {
   /// Calls function `name` (a vm function, or a packed function of the executable).
   result<value> try_invoke(std::string_view name, std::span<const value> args) {
 
-    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    return f.try_call(args);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    // The VM itself, not a handle (whose copy would cost a reference count per call).
+    if (const auto* saved = saved_.find(name)) return vm->invoke_saved(*saved, args);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm->invoke_index(i, args);
   }
   value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
   value invoke(std::string_view name, std::initializer_list<value> args) {
@@ -10463,10 +10724,9 @@ class basic_virtual_machine {
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    if (const auto* saved = saved_.find(name)) return vm_function(vm, (*saved)->index, *saved);
-    const std::int64_t i = vm->find(name);
-    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
-    return vm_function(vm, i);
+    if (const auto* saved = saved_.find(name)) return vm_function(vm->handle(), (*saved)->index, *saved);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm_function(vm->handle(), i);
   }
   vm_function function(std::string_view name) const { return try_function(name).value(); }
   vm_function operator[](std::string_view name) const { return function(name); }
@@ -10590,6 +10850,14 @@ class basic_virtual_machine {
   instrument_fn instrument() const { return vm().instrument(); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
+  /// The bytes the VM's allocations may hold at once from now on (vm_options::max_memory), for
+  /// a VM made with a budget; an error for one made without (nothing counts its memory) or for
+  /// a budget that is not positive.
+  status try_set_memory_budget(std::int64_t bytes) {
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    return vm->set_memory_budget(bytes);
+  }
+  void set_memory_budget(std::int64_t bytes) { try_set_memory_budget(bytes).value(); }
   /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
   /// storages the program no longer uses go back to their allocators.
   void release_kept() { vm().release_kept(); }
@@ -10611,6 +10879,12 @@ class basic_virtual_machine {
     return impl_.get();
   }
   impl& vm() const { return *try_vm().value(); }
+  /// The index of the executable's function `name` in `vm`.
+  static result<std::int64_t> find(const impl& vm, std::string_view name) {
+    const std::int64_t i = vm.find(name);
+    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
+    return i;
+  }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
@@ -12626,16 +12900,16 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 
 /// Where a make_shape instruction keeps its shape: its slot in the running VM, or null (outside
 /// a VM, and in static_vm, which keeps nothing).
-RELAXVM_HOT_INLINE value* make_shape_slot() noexcept {
+RELAXVM_HOT_INLINE kept_slot* make_shape_slot() noexcept {
   vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;
   return ctx != nullptr ? ctx->instruction_slot() : nullptr;
 }
 /// How many leading dimensions of the shape kept in `kept` equal dim(0), dim(1), ... (n when it
 /// is that shape), or -1 when no shape of n dimensions is kept there.
 template <class Dim>
-RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const value* kept, std::size_t n, const Dim& dim) {
-  if (kept == nullptr || kept->kind() != value_kind::shape || kept->raw_object() == nullptr) return -1;
-  const auto* k = static_cast<const shape_object*>(kept->raw_object());
+RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const kept_slot* kept, std::size_t n, const Dim& dim) {
+  if (kept == nullptr || kept->get().kind() != value_kind::shape || kept->get().raw_object() == nullptr) return -1;
+  const auto* k = static_cast<const shape_object*>(kept->get().raw_object());
   if (k->size != static_cast<std::int64_t>(n)) return -1;
   std::size_t i = 0;
   while (i < n && k->dims()[i] == dim(i)) ++i;
@@ -12649,23 +12923,24 @@ RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& 
 }
 
 /// Where an alloc_shape_heap instruction keeps its heap: its slot in VM `ctx`, or null.
-RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
+RELAXVM_HOT_INLINE kept_slot* heap_slot(vm_context* ctx) noexcept {
   return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
 }
-/// A new 1-d int64 host tensor of `n` elements (not initialized): from VM `ctx`'s host allocator
-/// (its last device), or from the system outside a VM. alloc_shape_heap's and shape_to_tensor's.
-RELAXVM_NOINLINE inline result<tensor> host_int64_vector(vm_context* ctx, std::int64_t n) {
+/// A new 1-d host tensor of `n` elements of type `t` (not initialized): from VM `ctx`'s host
+/// allocator (its last device), or from the system outside a VM. alloc_shape_heap's,
+/// shape_to_tensor's and get_tag_tensor's.
+RELAXVM_NOINLINE inline result<tensor> host_vector(vm_context* ctx, std::int64_t n, dtype t) {
   std::int64_t* d = nullptr;
   RELAXVM_TRY_ASSIGN(shape dims, shape::try_uninitialized(1, d));
   d[0] = n;
   if (ctx) {
     const device_allocator& host = ctx->devices().back();
-    return empty_tensor(dims, dtype::int64(), host.allocator, host.device);
+    return empty_tensor(dims, t, host.allocator, host.device);
   }
-  return tensor::try_empty(dims, dtype::int64());
+  return tensor::try_empty(dims, t);
 }
 /// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
-RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
+RELAXVM_HOT_INLINE bool reuse_kept_heap(const kept_slot* kept, std::int64_t size) noexcept {
   tensor_object* k = kept_exclusive<tensor_object>(kept);
   if (k == nullptr || k->dl.ndim != 1 || k->dims[0] != size || k->dl.dtype.code != kDLInt || k->dl.dtype.bits != 64 ||
       k->dl.device.device_type != kDLCPU || k->read_only || k->dl.byte_offset != 0 || !k->strides.empty() ||
@@ -12692,13 +12967,13 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = detail::heap_slot(ctx);
-  if (detail::reuse_kept_heap(kept, size)) return *kept;
-  if (kept != nullptr) kept->reset();
-  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_int64_vector(ctx, size));
+  kept_slot* kept = detail::heap_slot(ctx);
+  if (detail::reuse_kept_heap(kept, size)) return kept->get();
+  if (kept != nullptr) drop_kept(*kept);
+  RELAXVM_TRY_ASSIGN(tensor heap, detail::host_vector(ctx, size, dtype::int64()));
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   value made(heap);
-  if (kept != nullptr) *kept = made;
+  if (kept != nullptr) keep(*kept, made);
   return made;
 }
 
@@ -12827,19 +13102,19 @@ template <class Dim>
 RELAXVM_HOT_INLINE result<shape> make_dims(std::size_t n, const Dim& dim) {
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  value* kept = n > 0 ? make_shape_slot() : nullptr;
+  kept_slot* kept = n > 0 ? make_shape_slot() : nullptr;
   if (const std::int64_t same = kept_shape_prefix(kept, n, dim); same >= 0) {
-    auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(*kept);
+    auto* k = static_cast<shape_object*>(kept->get().raw_object());
+    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(kept->get());
     if (k->use_count() == 1) {
       for (auto i = static_cast<std::size_t>(same); i < n; ++i) k->dims()[i] = dim(i);
-      return value_traits<shape>::get(*kept);
+      return value_traits<shape>::get(kept->get());
     }
   }
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
   for (std::size_t i = 0; i < n; ++i) dims[i] = dim(i);
-  if (kept != nullptr) *kept = value(s);
+  if (kept != nullptr) keep(*kept, value(s));
   return s;
 }
 }  // namespace detail
@@ -13168,7 +13443,7 @@ inline result<shape> tensor_to_shape(const tensor& t) {
 /// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
 inline result<tensor> shape_to_tensor(const shape& s) {
   // From the running VM's host allocator, as its memory is.
-  RELAXVM_TRY_ASSIGN(tensor t, detail::host_int64_vector(running_context(), s.size()));
+  RELAXVM_TRY_ASSIGN(tensor t, detail::host_vector(running_context(), s.size(), dtype::int64()));
   if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
   return t;
 }
@@ -13185,9 +13460,9 @@ using relaxvm::detail::invoke_general;
 
 inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                       std::optional<error>& err) {
-  value* kept = heap_slot(args[0].raw_context());
+  kept_slot* kept = heap_slot(args[0].raw_context());
   if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
-    ret = *kept;
+    ret = kept->get();
     return true;
   }
   return invoke_general(self, args, nargs, ret, err);
@@ -13271,9 +13546,9 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
     if (!heap.can_read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()))
       return invoke_general(self, args, nargs, ret, err);
   const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
-  value* kept = make_shape_slot();
+  kept_slot* kept = make_shape_slot();
   if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
-    ret = *kept;
+    ret = kept->get();
     return true;
   }
   return invoke_general(self, args, nargs, ret, err);
@@ -13656,7 +13931,7 @@ RELAXVM_HOT_INLINE storage_problem request_storage(std::span<const device_alloca
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
 // what it would allocate now: `size` bytes from device allocator `d`.
-RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const device_allocator& d) noexcept {
+RELAXVM_HOT_INLINE bool kept_storage_fits(const kept_slot* kept, std::size_t size, const device_allocator& d) noexcept {
   const storage_object* k = kept_free_storage(kept);
   return k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
          k->alloc.get() == d.allocator.get();
@@ -13664,7 +13939,7 @@ RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const d
 // Whether the view an alloc_tensor instruction kept is free again and is the view it would make
 // now: the same view of the same storage (whose size and data never change), checked when it
 // was made, so valid now.
-RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, std::int64_t offset, const shape& s,
+RELAXVM_HOT_INLINE bool kept_view_fits(const kept_slot* kept, const storage_object& st, std::int64_t offset, const shape& s,
                                        dtype t) noexcept {
   const tensor_object* k = kept_exclusive<tensor_object>(kept);
   return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
@@ -13685,15 +13960,15 @@ RELAXVM_ERROR_FN error device_index_error(std::int64_t index, std::size_t device
 RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (kept_storage_fits(kept, size, d)) return *kept;
+  kept_slot* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (kept_storage_fits(kept, size, d)) return kept->get();
   if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st,
                      relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
                                                  alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
-  if (kept != nullptr) *kept = made;
+  if (kept != nullptr) keep(*kept, made);
   return made;
 }
 #else  // nothing is kept: the storage itself
@@ -13734,8 +14009,8 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
   // of the same storage (whose size and data never change): checked then, so valid now.
   // Nothing is kept over an arena's storage (it would hold the arena's memory past its run).
   vm_context* ctx = st->alloc.reuses_any_order() ? running_context() : nullptr;
-  if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
-    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(*kept);
+  if (kept_slot* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
+    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(kept->get());
     RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
     keep_view(*kept, made, *st.get(), ctx);
     return made;
@@ -13766,9 +14041,9 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
     if (request_storage(ctx.devices(), borrowed<shape>(args[1].raw_object()).get(),
                         value_traits<std::int64_t>::get(args[2]), value_traits<dtype>::get(args[3]),
                         req) == storage_problem::none) {
-      value* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      kept_slot* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
       if (kept_storage_fits(kept, static_cast<std::size_t>(req.nbytes), *req.device)) {
-        ret = *kept;
+        ret = kept->get();
         return true;
       }
     }
@@ -13789,10 +14064,10 @@ inline bool alloc_tensor_prepared(const closure_object& self, const value* args,
   if (RELAXVM_LIKELY(value_traits<object_ref<storage_object>>::check(args[0]) && args[2].kind() == value_kind::shape)) {
     const auto& st = *static_cast<const storage_object*>(args[0].raw_object());
     vm_context* ctx = st.alloc.reuses_any_order() ? running_context() : nullptr;
-    if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
+    if (kept_slot* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
         kept_view_fits(kept, st, value_traits<std::int64_t>::get(args[1]), borrowed<shape>(args[2].raw_object()).get(),
                        value_traits<dtype>::get(args[3]))) {
-      ret = *kept;
+      ret = kept->get();
       return true;
     }
   }
@@ -14079,12 +14354,15 @@ inline constexpr auto memory_table = make_table(
 //   vm.builtin.tuple_getitem(tuple, i) -> value          bounds-checked (the reference is not)
 //   vm.builtin.tuple_reset_item(tuple, i)                 sets item i to null, in place
 //   vm.builtin.make_adt(tag, fields...) -> tuple with tag (Relay AllocADT)
-//   vm.builtin.get_tag(adt) -> int64                      (Relay GetTag, as an int, not a tensor)
+//   vm.builtin.get_tag(adt) -> int64                      the tag as an int (relaxvm's programs)
+//   vm.builtin.get_tag_tensor(adt) -> tensor              Relay GetTag as TVM's VM gives it: an int32
+//                                                         host tensor of shape [1]
 //   vm.builtin.get_field(adt, i) -> value                 (Relay GetField)
 #ifndef RELAXVM_BUILTINS_DATA_HPP
 #define RELAXVM_BUILTINS_DATA_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -14125,6 +14403,14 @@ inline result<tuple> make_adt(std::int64_t tag, std::span<const value> fields) {
 
 inline std::int64_t get_tag(const tuple& t) { return t.tag(); }
 
+inline result<tensor> get_tag_tensor(const tuple& t) {
+  // From the running VM's host allocator, as shape_to_tensor's tensors are.
+  RELAXVM_TRY_ASSIGN(tensor out, detail::host_vector(running_context(), 1, dtype::int32()));
+  const std::int32_t tag = t.tag();
+  std::memcpy(out.raw_data(), &tag, sizeof tag);
+  return out;
+}
+
 inline result<value> get_field(const tuple& t, std::int64_t i) {
   RELAXVM_TRY(detail::check_index("vm.builtin.get_field", t, i));
   return t[i];
@@ -14134,6 +14420,7 @@ inline constexpr auto data_table =
     make_table(packed<"vm.builtin.make_tuple", makes<object_rule::tuple_of_args>>(&make_tuple),
                fn<"vm.builtin.tuple_getitem", makes<object_rule::none>>(&tuple_getitem), fn<"vm.builtin.tuple_reset_item">(&tuple_reset_item),
                fn<"vm.builtin.make_adt">(&make_adt), fn<"vm.builtin.get_tag">(&get_tag),
+               fn<"vm.builtin.get_tag_tensor">(&get_tag_tensor),
                fn<"vm.builtin.get_field", makes<object_rule::none>>(&get_field));
 
 }  // namespace relaxvm::builtins
@@ -14152,6 +14439,12 @@ inline constexpr auto data_table =
 //                                               truncation) and reads uint8 as unsigned.
 //   vm.builtin.fatal([message])                 always fails: "VM encountered fatal error"
 //   vm.builtin.call_tir_dyn([ctx,] f, args..., shape) -> value   f(args..., shape[0], shape[1], ...)
+//   vm.builtin.invoke_packed([ctx,] f, outputs, args...) -> value  the Relay VM's InvokePacked: f(args...)
+//                                               with each tuple argument replaced by its fields
+//   vm.builtin.call_captured_first([ctx,] args..., captured..., f, k) -> value   f(captured..., args...),
+//                                               the last k values before f being the captured ones: a
+//                                               closure over it with (captured..., f, k) calls f as a
+//                                               Relay closure does (captured values first)
 #ifndef RELAXVM_BUILTINS_CONTROL_HPP
 #define RELAXVM_BUILTINS_CONTROL_HPP
 
@@ -14230,6 +14523,15 @@ inline status fatal(std::span<const value> args) {
   return relaxvm::detail::runtime_error("VM encountered fatal error");
 }
 
+/// Calls `f` with `args`: through the VM when there is one (f may then be a VM function), else as
+/// a packed function. `fn` names the builtin calling it.
+inline result<value> call_function(std::string_view fn, vm_context* ctx, const closure& f, std::span<const value> args) {
+  if (ctx) return ctx->invoke_closure(f, args);
+  if (f.is_vm_function())
+    return relaxvm::detail::type_error(fn, ": calling VM function '", f.name(), "' needs the VM context (%vm) first");
+  return f.try_call(args);
+}
+
 /// The reference's call_tir_dyn(f, args..., shape): the trailing shape becomes int64 arguments.
 /// %vm may come first; it is needed when f is a VM function.
 inline result<value> call_tir_dyn(std::span<const value> args) {
@@ -14238,20 +14540,80 @@ inline result<value> call_tir_dyn(std::span<const value> args) {
   if (args.size() < 2 || args[0].kind() != value_kind::closure || args.back().kind() != value_kind::shape)
     return relaxvm::detail::type_error(fn, ": expects ([ctx,] function, args..., shape)");
   const closure f = args[0].as<closure>();
-  if (!ctx && f.is_vm_function())
-    return relaxvm::detail::type_error(fn, ": calling VM function '", f.name(), "' needs the VM context (%vm) first");
   const shape extra = args.back().as<shape>();
   std::vector<value> all;
   all.reserve(args.size() - 2 + static_cast<std::size_t>(extra.size()));
   for (std::size_t i = 1; i + 1 < args.size(); ++i) all.push_back(value::borrow(args[i]));
   for (std::int64_t d : extra) all.push_back(value(d));
-  return ctx ? ctx->invoke_closure(f, all) : f.try_call(all);
+  return call_function(fn, ctx, f, all);
+}
+
+/// The Relay VM's InvokePacked(f, outputs, args...): a tuple argument passes its fields, which
+/// must be tensors, in its place (one level, as TVM's VM flattens ADTs); and f is not called when
+/// it has one output and that output, the last argument, is a tensor with no elements.
+inline result<value> invoke_packed(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.invoke_packed";
+  vm_context* ctx = take_context(args);
+  if (args.size() < 2 || args[0].kind() != value_kind::closure || args[1].kind() != value_kind::int64)
+    return relaxvm::detail::type_error(fn, ": expects ([ctx,] function, output count, args...)");
+  const closure f = args[0].as<closure>();
+  const bool one_output = args[1].raw_int() == 1;
+  args = args.subspan(2);
+  if (one_output && !args.empty() && args.back().kind() == value_kind::tensor && args.back().as<tensor>().numel() == 0)
+    return value();
+  std::size_t n = 0;
+  bool tuples = false;
+  for (const value& a : args) {
+    const bool t = a.kind() == value_kind::tuple;
+    tuples |= t;
+    n += t ? static_cast<std::size_t>(a.as<tuple>().size()) : 1;
+  }
+  if (!tuples) return call_function(fn, ctx, f, args);  // the common case: nothing to copy
+  std::vector<value> flat;
+  flat.reserve(n);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind() != value_kind::tuple) {
+      flat.push_back(value::borrow(args[i]));
+      continue;
+    }
+    const tuple t = args[i].as<tuple>();
+    for (std::int64_t k = 0; k < t.size(); ++k) {
+      if (t[k].kind() != value_kind::tensor)
+        return relaxvm::detail::type_error(fn, ": calling '", f.name(), "', argument ", i, " is a tuple whose field ", k,
+                                           " is ", t[k].describe(), "; a tuple argument passes its fields, which must be tensors");
+      flat.push_back(value::borrow(t[k]));
+    }
+  }
+  return call_function(fn, ctx, f, flat);
+}
+
+/// call_captured_first(args..., captured..., f, k) = f(captured..., args...), captured being the k
+/// values before f. make_closure(call_captured_first, captured..., f, k) is thus a closure that
+/// passes its captured values first, as the Relay VM's closures do, where make_closure's own pass
+/// them last: one builtin for every such closure, with no function made per captured count.
+inline result<value> call_captured_first(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.call_captured_first";
+  vm_context* ctx = take_context(args);
+  const std::size_t n = args.size() < 2 ? 0 : args.size() - 2;
+  if (args.size() < 2 || args[n].kind() != value_kind::closure || args[n + 1].kind() != value_kind::int64)
+    return relaxvm::detail::type_error(fn, ": expects ([ctx,] args..., captured..., function, captured count)");
+  const std::int64_t k = args[n + 1].raw_int();
+  if (k < 0 || static_cast<std::uint64_t>(k) > n)
+    return relaxvm::detail::value_error(fn, ": captured count ", k, " is not within the ", n, " values before the function");
+  const std::size_t first = n - static_cast<std::size_t>(k);
+  std::vector<value> all;
+  all.reserve(n);
+  for (std::size_t i = first; i < n; ++i) all.push_back(value::borrow(args[i]));
+  for (std::size_t i = 0; i < first; ++i) all.push_back(value::borrow(args[i]));
+  return call_function(fn, ctx, args[n].as<closure>(), all);
 }
 
 inline constexpr auto control_table =
     make_table(fn<"vm.builtin.make_closure">(&make_closure), fn<"vm.builtin.invoke_closure">(&invoke_closure),
                fn<"vm.builtin.read_if_cond">(&read_if_cond), fn<"vm.builtin.scalar_eq">(&scalar_eq),
-               packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn));
+               packed<"vm.builtin.fatal">(&fatal), packed<"vm.builtin.call_tir_dyn">(&call_tir_dyn),
+               packed<"vm.builtin.invoke_packed">(&invoke_packed),
+               packed<"vm.builtin.call_captured_first">(&call_captured_first));
 
 }  // namespace relaxvm::builtins
 
@@ -14350,6 +14712,11 @@ constexpr bool is_condition(sym_op op) { return op >= sym_op::eq; }
 /// nodes are bounded; a larger one is invalid, and the builder reports it.
 inline constexpr std::int32_t max_sym_depth = 256;
 inline constexpr std::int32_t max_sym_nodes = 4096;
+/// The most work one sym_arena::can_prove_equal does, in steps (a node expanded, a term made or
+/// compared, an atom compared): expanding a product of sums can double the terms per factor, so
+/// past this the answer is "not proved" (lowering then keeps a copy or a storage of its own), and
+/// a proof's time does not depend on the expression's shape or on the rest of the module.
+inline constexpr std::int64_t max_proof_steps = std::int64_t{1} << 16;
 
 struct sym_node {
   sym_op op = sym_op::var;
@@ -14636,15 +15003,25 @@ class sym_arena {
     return detail::fold(n.op, a, b, out);
   }
 
-  /// Whether a == b for every value of the variables, decided conservatively: both sides are
-  /// expanded into sums of products of atoms (variables, and subexpressions that are not + - *,
-  /// compared structurally) with integer coefficients. False means "not proved", not "different".
-  constexpr bool can_prove_equal(sym_ref a, sym_ref b) const {
-    if (equal(a, b)) return true;
+  /// Whether a == b for every value of the variables, decided conservatively: they are the same
+  /// tree, or products of the same factors (compared structurally) in any order and grouping, or
+  /// both sides expand into the same sum of products of atoms (variables, and subexpressions that
+  /// are not + - *, compared structurally) with integer coefficients. False means "not proved",
+  /// not "different":
+  /// also when the proof would take more than max_proof_steps, or more than `budget` (a caller's
+  /// allowance for many proofs, which this one's steps are taken from).
+  constexpr bool can_prove_equal(sym_ref a, sym_ref b, std::int64_t& budget) const {
+    prover p{*this, budget < max_proof_steps ? budget : max_proof_steps, {}};
+    const std::int64_t allowed = p.steps;
     poly pa, pb;
-    if (!expand(a, pa) || !expand(b, pb)) return false;
-    if (!scale_add(pa, pb, -1)) return false;
-    return pa.empty();
+    const bool proved = p.same_tree(a, b) || p.same_factors(a, b) ||
+                        (p.expand(a, pa) && p.expand(b, pb) && p.scale_add(pa, pb, -1) && pa.empty());
+    budget -= allowed - (p.steps > 0 ? p.steps : 0);
+    return proved;
+  }
+  constexpr bool can_prove_equal(sym_ref a, sym_ref b) const {
+    std::int64_t budget = max_proof_steps;
+    return can_prove_equal(a, b, budget);
   }
 
   /// The values `e` can take when variable i lies in vars[i] (variables past the end: any value).
@@ -14711,72 +15088,127 @@ class sym_arena {
   // ---- can_prove_equal: sums of products ----------------------------------------------------
   struct term {
     std::int64_t coef = 0;
-    std::vector<std::int32_t> atoms;  // sorted representative nodes
+    std::vector<std::int32_t> atoms;  // sorted indices into prover::atoms
   };
   using poly = std::vector<term>;
 
-  // The first node structurally equal to `r`: atoms are compared by representative.
-  constexpr std::int32_t representative(sym_ref r) const {
-    for (std::int32_t i = 0; i < r.node; ++i)
-      if (equal(sym_ref{i, 0}, r)) return i;
-    return r.node;
-  }
-  static constexpr bool same_atoms(const term& x, const term& y) {
-    if (x.atoms.size() != y.atoms.size()) return false;
-    for (std::size_t i = 0; i < x.atoms.size(); ++i)
-      if (x.atoms[i] != y.atoms[i]) return false;
-    return true;
-  }
-  // p += k * q, merging equal products and dropping zero terms.
-  static constexpr bool scale_add(poly& p, const poly& q, std::int64_t k) {
-    for (const term& t : q) {
-      std::int64_t c = 0;
-      if (!relaxvm::detail::checked_mul(t.coef, k, c)) return false;
-      bool merged = false;
-      for (std::size_t i = 0; i < p.size(); ++i) {
-        if (!same_atoms(p[i], t)) continue;
-        if (!relaxvm::detail::checked_add(p[i].coef, c, p[i].coef)) return false;
-        if (p[i].coef == 0) p.erase(p.begin() + static_cast<std::ptrdiff_t>(i));
-        merged = true;
-        break;
+  // One proof: its atoms (subexpressions that are not + - *, one entry per structurally distinct
+  // one, so a term's atoms compare as integers) and the steps it has left. Every loop charges
+  // its steps before it runs, so the whole proof does at most max_proof_steps of work.
+  struct prover {
+    const sym_arena& ar;
+    std::int64_t steps = 0;
+    std::vector<sym_ref> atoms;
+
+    constexpr bool charge(std::int64_t n) {
+      steps -= n;
+      return steps >= 0;
+    }
+    // Structural equality, charged: comparing two trees costs up to their size, and trees of
+    // another operation, depth or size are never equal.
+    constexpr bool same_tree(sym_ref a, sym_ref b) {
+      if (a.is_const() || b.is_const()) return a.is_const() && b.is_const() && a.value == b.value;
+      if (a.node == b.node) return true;
+      const sym_node &x = ar.node(a), &y = ar.node(b);
+      if (!charge(1) || x.op != y.op || x.depth != y.depth || x.size != y.size) return false;
+      return charge(x.size) && ar.equal(a, b);
+    }
+    // The factors of a product (operands of nested *, constants multiplied into `coef`).
+    constexpr bool factors_of(sym_ref e, std::int64_t& coef, std::vector<sym_ref>& out) {
+      if (!charge(1)) return false;
+      if (e.is_const()) return relaxvm::detail::checked_mul(coef, e.value, coef);
+      if (ar.node(e).op != sym_op::mul) {
+        out.push_back(e);
+        return true;
       }
-      if (!merged && c != 0) p.push_back(term{c, t.atoms});
+      return factors_of(ar.lhs(e), coef, out) && factors_of(ar.rhs(e), coef, out);
     }
-    return true;
-  }
-  constexpr bool expand(sym_ref e, poly& out) const {
-    out.clear();
-    if (e.is_const()) {
-      if (e.value != 0) out.push_back(term{e.value, {}});
-      return true;
-    }
-    const sym_node& n = node(e);
-    if (n.op == sym_op::add || n.op == sym_op::sub) {
-      poly b;
-      if (!expand(lhs(e), out) || !expand(rhs(e), b)) return false;
-      return scale_add(out, b, n.op == sym_op::add ? 1 : -1);
-    }
-    if (n.op == sym_op::mul) {
-      poly a, b;
-      if (!expand(lhs(e), a) || !expand(rhs(e), b)) return false;
-      for (const term& x : a) {
-        for (const term& y : b) {
-          term t;
-          if (!relaxvm::detail::checked_mul(x.coef, y.coef, t.coef)) return false;
-          t.atoms = x.atoms;
-          for (std::int32_t at : y.atoms) {  // sorted insert
-            std::size_t i = 0;
-            while (i < t.atoms.size() && t.atoms[i] < at) ++i;
-            t.atoms.insert(t.atoms.begin() + static_cast<std::ptrdiff_t>(i), at);
-          }
-          if (!scale_add(out, poly{t}, 1)) return false;
+    // Whether a and b are products of the same factors in another order or grouping (an element
+    // count before and after a reshape): proved without expanding the factors' sums.
+    constexpr bool same_factors(sym_ref a, sym_ref b) {
+      std::int64_t ca = 1, cb = 1;
+      std::vector<sym_ref> fa, fb;
+      if (!factors_of(a, ca, fa) || !factors_of(b, cb, fb) || ca != cb || fa.size() != fb.size()) return false;
+      for (const sym_ref& x : fa) {
+        std::size_t i = 0;
+        while (i < fb.size() && !same_tree(fb[i], x)) {
+          if (steps < 0) return false;
+          ++i;
         }
+        if (i == fb.size()) return false;
+        fb.erase(fb.begin() + static_cast<std::ptrdiff_t>(i));
       }
       return true;
     }
-    out.push_back(term{1, {representative(e)}});
-    return true;
-  }
+    // The atom of `r`: the first one structurally equal to it, else a new one.
+    constexpr bool atom_of(sym_ref r, std::int32_t& out) {
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        if (same_tree(atoms[i], r)) {
+          out = static_cast<std::int32_t>(i);
+          return true;
+        }
+        if (steps < 0) return false;
+      }
+      if (!charge(1)) return false;
+      atoms.push_back(r);
+      out = static_cast<std::int32_t>(atoms.size()) - 1;
+      return true;
+    }
+    // p += k * q, merging equal products and dropping zero terms.
+    constexpr bool scale_add(poly& p, const poly& q, std::int64_t k) {
+      for (const term& t : q) {
+        std::int64_t c = 0;
+        if (!relaxvm::detail::checked_mul(t.coef, k, c)) return false;
+        bool merged = false;
+        for (std::size_t i = 0; i < p.size() && !merged; ++i) {
+          if (!charge(1 + static_cast<std::int64_t>(t.atoms.size()))) return false;
+          if (p[i].atoms != t.atoms) continue;
+          if (!relaxvm::detail::checked_add(p[i].coef, c, p[i].coef)) return false;
+          if (p[i].coef == 0) p.erase(p.begin() + static_cast<std::ptrdiff_t>(i));
+          merged = true;
+        }
+        if (merged || c == 0) continue;
+        if (!charge(1 + static_cast<std::int64_t>(t.atoms.size()))) return false;
+        p.push_back(term{c, t.atoms});
+      }
+      return true;
+    }
+    constexpr bool expand(sym_ref e, poly& out) {
+      out.clear();
+      if (!charge(1)) return false;
+      if (e.is_const()) {
+        if (e.value != 0) out.push_back(term{e.value, {}});
+        return true;
+      }
+      const sym_node& n = ar.node(e);
+      if (n.op == sym_op::add || n.op == sym_op::sub) {
+        poly b;
+        if (!expand(ar.lhs(e), out) || !expand(ar.rhs(e), b)) return false;
+        return scale_add(out, b, n.op == sym_op::add ? 1 : -1);
+      }
+      if (n.op == sym_op::mul) {
+        poly a, b;
+        if (!expand(ar.lhs(e), a) || !expand(ar.rhs(e), b)) return false;
+        for (const term& x : a)
+          for (const term& y : b) {
+            if (!charge(1 + static_cast<std::int64_t>(x.atoms.size() + y.atoms.size()))) return false;
+            term t;
+            if (!relaxvm::detail::checked_mul(x.coef, y.coef, t.coef)) return false;
+            // Merge the two sorted lists of atoms.
+            std::size_t i = 0, j = 0;
+            while (i < x.atoms.size() || j < y.atoms.size())
+              t.atoms.push_back(j == y.atoms.size() || (i < x.atoms.size() && x.atoms[i] <= y.atoms[j]) ? x.atoms[i++]
+                                                                                                          : y.atoms[j++]);
+            if (!scale_add(out, poly{t}, 1)) return false;
+          }
+        return true;
+      }
+      std::int32_t at = 0;
+      if (!atom_of(e, at)) return false;
+      out.push_back(term{1, {at}});
+      return true;
+    }
+  };
 
   std::vector<sym_node> nodes_;
   std::vector<name> vars_;
@@ -15099,6 +15531,7 @@ constexpr void print_info(relaxvm::detail::text& out, const sym_arena& ar, const
 #ifndef RELAXVM_LOWER_IR_HPP
 #define RELAXVM_LOWER_IR_HPP
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -15139,6 +15572,13 @@ struct leaf {
     return l;
   }
   static constexpr leaf of_int(std::int64_t v) { return of_prim(sym_ref::constant(v)); }
+  /// A float64 value (a kernel's attribute: alpha, epsilon): always a constant, its bits held in
+  /// the prim's constant, never symbolic.
+  static constexpr leaf of_float(double v) {
+    return of_prim(sym_ref::constant(std::bit_cast<std::int64_t>(v)), relaxvm::dtype::float64());
+  }
+  /// The double a float prim holds.
+  constexpr double float_value() const { return std::bit_cast<double>(value.value); }
   static constexpr leaf of_shape(std::vector<sym_ref> dims) {
     leaf l;
     l.kind = leaf_kind::shape;
@@ -15571,8 +16011,12 @@ class checker {
           fail_here(b) << "constant " << l.index << " does not exist";
         return;
       case leaf_kind::prim:
+        if (l.dt == relaxvm::dtype::float64()) {
+          if (!l.value.is_const()) fail_here(b) << "a float64 prim value must be a constant";
+          return;
+        }
         if (!(l.dt.is_int() || l.dt.is_uint()))
-          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers or bool";
+          fail_here(b) << "a prim value of dtype " << l.dt << "; prim values are integers, bool or float64 constants";
         else need_sym(l.value, "a prim value", "");
         return;
       case leaf_kind::shape:
@@ -15833,9 +16277,11 @@ class operand {
 constexpr operand prim(const sym& e, relaxvm::dtype t = relaxvm::dtype::int64()) {
   return operand(leaf::of_prim(e.ref(), t), e.is_invalid(), e.arena());
 }
+/// A float64 constant argument (a kernel's attribute).
+constexpr operand prim_float(double v) { return operand(leaf::of_float(v)); }
 constexpr operand str(std::string_view s) { return operand(leaf::of_string(s)); }
 constexpr operand dtype_arg(relaxvm::dtype t) { return operand(leaf::of_dtype(t)); }
-constexpr operand shape_arg(std::initializer_list<sym> dims) {
+constexpr operand shape_arg(std::span<const sym> dims) {
   std::vector<sym_ref> d;
   bool bad = false;
   const sym_arena* arena = nullptr;
@@ -15846,6 +16292,7 @@ constexpr operand shape_arg(std::initializer_list<sym> dims) {
   }
   return operand(leaf::of_shape(static_cast<std::vector<sym_ref>&&>(d)), bad, arena);
 }
+constexpr operand shape_arg(std::initializer_list<sym> dims) { return shape_arg(std::span<const sym>(dims.begin(), dims.size())); }
 
 /// The builder's result: the module, or the first problem.
 struct module_output {
@@ -15868,6 +16315,10 @@ class block_builder {
   /// the call becomes a view of the argument (rewrite_dataflow_reshape).
   constexpr var call_dps(std::string_view kernel, std::initializer_list<operand> args, struct_info out,
                          call_attrs attrs = {}) {
+    return call_dps(kernel, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out), attrs);
+  }
+  /// The same with arguments counted at run time (an importer's).
+  constexpr var call_dps(std::string_view kernel, std::span<const operand> args, struct_info out, call_attrs attrs = {}) {
     if (!dps_outputs_ok(out)) {
       relaxvm::detail::text t;
       print_info(t, arena(), out);
@@ -15881,6 +16332,9 @@ class block_builder {
   }
   /// A packed function returning a value of `out`; without `out` it returns nothing (void).
   constexpr var call_packed(std::string_view fn, std::initializer_list<operand> args, struct_info out = void_info()) {
+    return emit_call(expr_kind::call_packed, fn, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
+  }
+  constexpr var call_packed(std::string_view fn, std::span<const operand> args, struct_info out = void_info()) {
     return emit_call(expr_kind::call_packed, fn, args, static_cast<struct_info&&>(out));
   }
   /// A packed function that takes the VM context first (call_builtin_with_ctx).
@@ -15930,7 +16384,8 @@ class block_builder {
     return bind(static_cast<binding&&>(b), static_cast<struct_info&&>(info));
   }
   /// A view of `x` with another shape (vm.builtin.reshape, no copy).
-  constexpr var reshape(var x, std::initializer_list<sym> dims) {
+  constexpr var reshape(var x, std::initializer_list<sym> dims) { return reshape(x, std::span<const sym>(dims.begin(), dims.size())); }
+  constexpr var reshape(var x, std::span<const sym> dims) {
     const operand s = shape_arg(dims);
     const struct_info& xi = info_of(x);
     struct_info out = tensor_info(relaxvm::dtype::void_(), static_cast<std::int32_t>(dims.size()));
@@ -15972,9 +16427,12 @@ class block_builder {
     return emit(expr_kind::leaf, {}, {prim(e)}, prim_info(relaxvm::dtype::int64(), e));
   }
   constexpr var tuple(std::initializer_list<operand> fields) {
+    return tuple(std::span<const operand>(fields.begin(), fields.size()));
+  }
+  constexpr var tuple(std::span<const operand> fields) {
     std::vector<struct_info> infos;
     for (const operand& o : fields) infos.push_back(info_of(o));
-    return emit(expr_kind::tuple, {}, fields, tuple_info(static_cast<std::vector<struct_info>&&>(infos)));
+    return emit_list(expr_kind::tuple, {}, fields, tuple_info(static_cast<std::vector<struct_info>&&>(infos)));
   }
   constexpr var get_item(var t, std::int64_t i) {
     const struct_info& ti = info_of(t);
@@ -16074,11 +16532,14 @@ class block_builder {
   }
 
   constexpr var emit_call(expr_kind k, std::string_view callee, std::initializer_list<operand> args, struct_info out) {
+    return emit_call(k, callee, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
+  }
+  constexpr var emit_call(expr_kind k, std::string_view callee, std::span<const operand> args, struct_info out) {
     if (callee.empty()) {
       fail() << "a call needs a non-empty function name";
       return {};
     }
-    return emit(k, callee, args, static_cast<struct_info&&>(out));
+    return emit_list(k, callee, args, static_cast<struct_info&&>(out));
   }
   constexpr var emit(expr_kind k, std::string_view callee, std::initializer_list<operand> args, struct_info out) {
     return emit_list(k, callee, std::span<const operand>(args.begin(), args.size()), static_cast<struct_info&&>(out));
@@ -16191,7 +16652,7 @@ class [[nodiscard]] function_builder : public block_builder {
  private:
   friend class module_builder;
   constexpr function_builder(module_builder* m, std::int32_t fi, std::string_view n,
-                             std::initializer_list<module_builder_param> params);
+                             std::span<const module_builder_param> params);
   function own_;
   scope_state state_;
 };
@@ -16208,6 +16669,10 @@ class module_builder {
   using param = module_builder_param;
   /// Opens function `name`; it ends (and joins the module) when the returned scope does.
   constexpr function_builder function(std::string_view n, std::initializer_list<param> params) {
+    return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n,
+                            std::span<const param>(params.begin(), params.size()));
+  }
+  constexpr function_builder function(std::string_view n, std::span<const param> params) {
     return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n, params);
   }
 
@@ -16272,7 +16737,7 @@ constexpr struct_info block_builder::info_of(const operand& o) const {
   const leaf& l = o.get();
   switch (l.kind) {
     case leaf_kind::var: return info_of(var(o.var_owner(), o.var_func(), l.index));
-    case leaf_kind::prim: return prim_info(l.dt, sym(nullptr, l.value));
+    case leaf_kind::prim: return l.dt.is_float() ? prim_info(l.dt) : prim_info(l.dt, sym(nullptr, l.value));
     case leaf_kind::shape: {
       struct_info s = shape_info(static_cast<std::int32_t>(l.dims.size()));
       s.known = true;
@@ -16399,7 +16864,7 @@ constexpr void function_builder::upper_bound(const sym& v, std::int64_t bound) {
 }
 
 constexpr function_builder::function_builder(module_builder* m, std::int32_t fi, std::string_view n,
-                                             std::initializer_list<module_builder_param> params)
+                                             std::span<const module_builder_param> params)
     : block_builder(m, nullptr, fi, nullptr) {
   f_ = &own_;  // own_ and state_ are constructed after the base: point at them here
   s_ = &own_.body;
@@ -16657,6 +17122,14 @@ class printer {
             out_ << (l.value.value ? "R.prim_value(True)" : "R.prim_value(False)");
             return;
           }
+        }
+        if (l.dt.is_float()) {
+          // Printed as the reference prints a float PrimValue; at compile time (no to_chars) as its bits.
+          out_ << "R.prim_value(T.float64(";
+          if (std::is_constant_evaluated()) out_ << "bits:" << l.value.value;
+          else relaxvm::detail::append_double(out_, l.float_value());
+          out_ << "))";
+          return;
         }
         out_ << "R.prim_value(";
         sym(l.value);
@@ -17099,10 +17572,15 @@ inline module lower_runtime_builtin(module m) {
 //   1. Tokens. Each alloc_tensor gets a token; the token follows its tensor through var-to-var
 //      bindings, match_casts, tuples and get_item, reshape views (R.reshape, and direct calls of
 //      vm.builtin.reshape / vm.builtin.ensure_zero_offset). A kernel call (call_packed, a
-//      destination-passing call) counts one use of each token among its arguments. Anything else
+//      destination-passing call) counts one use of each token among its arguments. Its result,
+//      unless the callee always allocates, may be any tensor it was passed or one inside a tuple
+//      it was passed: their tokens join one set, which the result (and any field of it) holds,
+//      and a set's tensors live until the last use of any of them (a tuple whose tree would pass
+//      64 nodes is one set too, so nested tuples cannot double it at each level). Anything else
 //      that sees a token (a module function, a closure, a builtin taking the VM, an if condition
-//      or branch value, a use in another block, the function's result) leaves its tensor
-//      unplanned: it stays R.builtin.alloc_tensor, and lower_alloc_tensor gives it its own storage.
+//      or branch value, a use in another block, the function's result) leaves its tensor (its
+//      set) unplanned: it stays R.builtin.alloc_tensor, and lower_alloc_tensor gives it its own
+//      storage.
 //   2. Plan, in program order, with one pool of free storages (per if branch), matched by (scope, dtype):
 //      a tensor never used by a kernel gets a storage of its own; a constant size takes the
 //      smallest free storage of at least its size (at most 16x larger, first freed first), else
@@ -17118,19 +17596,27 @@ inline module lower_runtime_builtin(module m) {
 // (n, 32) float32 takes 1,024 bytes.
 //
 // Differences from the reference, on purpose: tokens follow match_cast (the reference reused a
-// storage while a match_cast alias was alive: apache/tvm#20190, #20207) and direct calls of
-// vm.builtin.reshape (#20134); an if branch starts with no free storage and keeps what it frees, so
-// no storage is used where its variable is not visible.
+// storage while a match_cast alias was alive: apache/tvm#20190, #20207), direct calls of
+// vm.builtin.reshape (#20134) and the results of opaque calls (issue 33); an if branch starts
+// with no free storage and keeps what it frees, so no storage is used where its variable is not
+// visible.
 #ifndef RELAXVM_LOWER_MEMORY_PLAN_HPP
 #define RELAXVM_LOWER_MEMORY_PLAN_HPP
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
 
 namespace relaxvm::RELAXVM_ABI::ir {
+
+/// The most work the planner's size proofs (can_prove_equal) do for one function, in all: each
+/// proof takes at most ir::max_proof_steps of it, and once it is spent a symbolic size that is
+/// not the same expression gets a storage of its own, so however many symbolic sizes a function
+/// compares, its proofs cost at most this.
+inline constexpr std::int64_t max_plan_proof_steps = 64 * max_proof_steps;
 
 struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
@@ -17191,19 +17677,30 @@ class memory_planner {
   }
 
  private:
-  // What a variable holds: a planned tensor's token, or a tuple of such trees.
+  // What a variable holds: a planned tensor's token, or a tuple of such trees (at most
+  // max_tree_nodes nodes: a larger tuple is one token for all the tensors in it).
   struct tree {
     std::int32_t token = -1;
+    std::int32_t nodes = 1;
     std::vector<tree> fields;
   };
+  static constexpr std::int32_t max_tree_nodes = 64;
+  // Tokens are grouped into sets that live and die together (union-find: `parent`, and at a
+  // set's root its members, the uses left of all of them, and whether they escape). A set is
+  // made where a value may be any of several tensors: the result of an opaque call, a tuple
+  // too large to follow field by field.
   struct token {
     sym_ref bytes;
     relaxvm::dtype dt;
     name scope;
     std::int32_t block = -1;
-    std::int64_t uses = 0;
-    bool discarded = false;
+    std::int64_t uses = 0;  // kernel calls using this tensor
     std::int32_t storage = -1;
+    std::int32_t parent = -1;
+    // at a root:
+    std::int64_t set_uses = 0;  // kernel calls using any tensor of the set, not yet planned
+    bool discarded = false;     // the set is not planned
+    std::vector<std::int32_t> members;
   };
   struct storage {
     sym_ref bytes;  // the final size (a constant size may grow while planning)
@@ -17225,9 +17722,40 @@ class memory_planner {
     for (const tree& x : t.fields) for_each_token(x, f);
   }
   constexpr token& tok(std::int32_t t) { return tokens_[static_cast<std::size_t>(t)]; }
-  constexpr void discard(const leaf& l) {
-    for_each_token(tree_of(l), [&](std::int32_t t) { tok(t).discarded = true; });
+  constexpr token& root(std::int32_t t) {
+    while (tok(t).parent != t) t = tok(t).parent = tok(tok(t).parent).parent;  // path halving
+    return tok(t);
   }
+  constexpr void unite(std::int32_t a, std::int32_t b) {
+    a = root(a).parent;
+    b = root(b).parent;
+    if (a == b) return;
+    if (tok(a).members.size() < tok(b).members.size()) {
+      const std::int32_t t = a;
+      a = b;
+      b = t;
+    }
+    token &ra = tok(a), &rb = tok(b);
+    rb.parent = a;
+    ra.set_uses += rb.set_uses;
+    ra.discarded = ra.discarded || rb.discarded;
+    for (std::int32_t m : rb.members) ra.members.push_back(m);
+    rb.members.clear();
+  }
+  // One token for every token in the values `args`: what may be any of them.
+  constexpr tree merged(std::span<const leaf> args) {
+    tree r;
+    for (const leaf& l : args)
+      for_each_token(tree_of(l), [&](std::int32_t k) {
+        if (r.token < 0) r.token = k;
+        else unite(r.token, k);
+      });
+    return r;
+  }
+  constexpr void discard(const leaf& l) {
+    for_each_token(tree_of(l), [&](std::int32_t t) { root(t).discarded = true; });
+  }
+  constexpr bool planned(std::int32_t t) { return t >= 0 && !root(t).discarded && tok(t).storage >= 0; }
 
   // Whether a call_packed only makes a view of its first argument.
   static constexpr bool is_view(const expr& e) {
@@ -17237,6 +17765,12 @@ class memory_planner {
   }
   static constexpr bool is_kernel_call(const expr& e) {
     return (e.kind == expr_kind::call_packed || e.kind == expr_kind::call_dps) && !is_view(e);
+  }
+  // Whether a kernel call's result is new memory, never one of its arguments: a call_dps output
+  // (lowering allocates it), or a builtin that always copies.
+  static constexpr bool returns_fresh(const expr& e) {
+    return e.kind == expr_kind::call_dps || e.callee == std::string_view("vm.builtin.to_device") ||
+           e.callee == std::string_view("vm.builtin.shape_to_tensor");
   }
 
   // The dimensions of an alloc_tensor's shape argument; false when they are not known.
@@ -17277,6 +17811,8 @@ class memory_planner {
         t.dt = e.args[1].dt;
         t.scope = e.args[3].text;
         t.block = blk;
+        t.parent = static_cast<std::int32_t>(tokens_.size());
+        t.members.push_back(t.parent);
         tokens_.push_back(static_cast<token&&>(t));
         tree tr;
         tr.token = static_cast<std::int32_t>(tokens_.size()) - 1;
@@ -17286,6 +17822,11 @@ class memory_planner {
       case expr_kind::leaf: set_tree(b.var, tree_of(e.args[0])); return;  // var = var, match_cast
       case expr_kind::tuple: {
         tree tr;
+        for (const leaf& l : e.args) tr.nodes += tree_of(l).nodes;
+        if (tr.nodes > max_tree_nodes) {  // nested tuples would double the tree at each level
+          set_tree(b.var, merged(e.args));
+          return;
+        }
         for (const leaf& l : e.args) tr.fields.push_back(tree_of(l));
         set_tree(b.var, static_cast<tree&&>(tr));
         return;
@@ -17294,6 +17835,8 @@ class memory_planner {
         const tree& t = tree_of(e.args[0]);
         if (e.index >= 0 && static_cast<std::size_t>(e.index) < t.fields.size())
           set_tree(b.var, t.fields[static_cast<std::size_t>(e.index)]);
+        else if (t.token >= 0)  // a merged set: any field may be any of its tensors
+          set_tree(b.var, t);
         return;
       }
       case expr_kind::if_:
@@ -17313,10 +17856,19 @@ class memory_planner {
         continue;
       }
       for_each_token(tree_of(l), [&](std::int32_t t) {
-        if (tok(t).block == blk) ++tok(t).uses;
-        else tok(t).discarded = true;  // allocated in another block
+        if (tok(t).block != blk) {
+          root(t).discarded = true;  // allocated in another block
+          return;
+        }
+        ++tok(t).uses;
+        ++root(t).set_uses;
       });
     }
+    // The result of a call that is neither a view nor known to allocate may be any tensor it
+    // was passed, or one held in a tuple it was passed (vm.builtin.copy, tuple_getitem, a kernel
+    // returning its argument): those tensors live as long as it is used.
+    if (is_kernel_call(e) && !returns_fresh(e) && b.var >= 0 && !f_.var(b.var).info.is_void())
+      set_tree(b.var, merged(e.args));
   }
 
   // ---- 2. plan -----------------------------------------------------------------------------
@@ -17328,7 +17880,7 @@ class memory_planner {
     const expr& e = b.value;
     if (e.kind == expr_kind::builtin_alloc_tensor) {
       const tree& t = tree_of(leaf::of_var(b.var));
-      if (t.token >= 0 && !tok(t.token).discarded) tok(t.token).storage = request(tok(t.token));
+      if (t.token >= 0 && !root(t.token).discarded) tok(t.token).storage = request(tok(t.token));
       return;
     }
     for (const seq& br : e.branches) {
@@ -17342,9 +17894,10 @@ class memory_planner {
     if (!is_kernel_call(e)) return;
     for (const leaf& l : e.args)
       for_each_token(tree_of(l), [&](std::int32_t t) {
-        token& k = tok(t);
-        if (k.discarded || k.storage < 0) return;
-        if (--k.uses == 0) pool_.push_back(k.storage);
+        token& r = root(t);
+        if (r.discarded || --r.set_uses != 0) return;
+        for (std::int32_t k : r.members)  // the set's last use: all its storages are free
+          if (tok(k).storage >= 0) pool_.push_back(tok(k).storage);
       });
   }
   constexpr bool same_kind(const storage& s, const token& t) const { return s.dt == t.dt && s.scope == t.scope; }
@@ -17377,7 +17930,7 @@ class memory_planner {
     } else if (t.uses > 0) {
       for (std::size_t i = 0; i < pool_.size() && chosen < 0; ++i) {
         const storage& s = storages_[static_cast<std::size_t>(pool_[i])];
-        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes))
+        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes, proof_steps_))
           chosen = static_cast<std::int64_t>(i);
       }
     }
@@ -17400,7 +17953,7 @@ class memory_planner {
     std::vector<binding> hoisted;
     auto rw = [&](function&, binding& b, std::vector<binding>& out) {
       const std::int32_t t = b.value.kind == expr_kind::builtin_alloc_tensor ? tree_of(leaf::of_var(b.var)).token : -1;
-      if (t < 0 || tok(t).discarded || tok(t).storage < 0) {
+      if (!planned(t)) {
         out.push_back(static_cast<binding&&>(b));
         return;
       }
@@ -17429,6 +17982,7 @@ class memory_planner {
   std::vector<storage> storages_;
   std::vector<std::int32_t> pool_;
   std::int32_t next_block_ = 0;
+  std::int64_t proof_steps_ = max_plan_proof_steps;  // what the function's size proofs have left
   tree none_;
 };
 
@@ -18184,6 +18738,7 @@ class codegen {
           return b_.void_arg();
         }
         if (l.dt.is_bool()) return b_.c(b_.add_bool(l.value.value != 0));
+        if (l.dt.is_float()) return b_.c(b_.add_float(l.float_value()));
         if (l.value.value < arg_value_min || l.value.value > arg_value_max) return b_.c(b_.add_int(l.value.value));
         return b_.imm(l.value.value);
       case leaf_kind::shape: {
@@ -18333,7 +18888,11 @@ constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& 
 #ifndef RELAXVM_LOWER_BUILD_HPP
 #define RELAXVM_LOWER_BUILD_HPP
 
+#include <cstdint>
+#include <limits>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 
 namespace relaxvm::RELAXVM_ABI::ir {
@@ -18393,12 +18952,75 @@ E build(const module& m, plan_options opt = {}) {
 struct memory_need {
   bool bounded = false;        ///< false: a size has no upper bound, or lowering failed (message)
   std::int64_t bytes = 0;      ///< when bounded: the most bytes one call holds at once
-  std::int64_t storages = 0;   ///< storages one call makes, at most (both branches of an if counted)
+  std::int64_t storages = 0;   ///< storages one call makes, at most (both branches of an if counted;
+                               ///< vm.builtin.alloc_storage calls included)
   relaxvm::detail::text message;
 };
 
 namespace detail {
 constexpr std::int64_t round_up(std::int64_t n, std::int64_t to) { return (n + to - 1) / to * to; }
+
+/// What a call of a library builtin takes from the VM's device allocators. Kernels (any other
+/// name) are trusted code, outside the program: what they allocate is theirs to bound.
+enum class allocation : std::uint8_t {
+  none,          // nothing (a view, a check, a shape, an object)
+  storage,       // alloc_storage: prod(shape) x dtype bytes
+  copy,          // a copy of its first argument (to_device; ensure_zero_offset when misaligned)
+  shape_tensor,  // shape_to_tensor: 8 bytes per dimension
+  shape_heap,    // alloc_shape_heap: 8 bytes per slot
+  unknown,       // it runs other code (call_tir_dyn), or is an unknown vm.builtin
+};
+constexpr allocation builtin_allocation(std::string_view fn) {
+  constexpr std::string_view prefix = "vm.builtin.";
+  if (fn.substr(0, prefix.size()) != prefix) return allocation::none;
+  const std::string_view n = fn.substr(prefix.size());
+  if (n == "alloc_storage") return allocation::storage;
+  if (n == "to_device" || n == "ensure_zero_offset") return allocation::copy;
+  if (n == "shape_to_tensor") return allocation::shape_tensor;
+  if (n == "alloc_shape_heap") return allocation::shape_heap;
+  constexpr std::string_view none[] = {
+      "alloc_tensor", "check_func_info", "check_prim_value_info", "check_shape_info", "check_tensor_info",
+      "check_tuple_info", "check_upper_bound", "copy", "fatal", "get_field", "get_tag", "kill_object", "load_shape",
+      "make_adt", "make_closure", "make_prim_value", "make_shape", "make_tuple", "match_prim_value", "match_shape",
+      "memory_manager.clear", "null_value", "print", "read_if_cond", "reshape", "scalar_eq", "shape_arith",
+      "shape_of", "store_shape", "tensor_to_shape", "tuple_getitem", "tuple_reset_item"};
+  for (std::string_view x : none)
+    if (n == x) return allocation::none;
+  return allocation::unknown;  // invoke_closure and call_tir_dyn run other code
+}
+/// The dimensions of a shape argument (a shape leaf, or a variable of known shape).
+constexpr bool shape_dims(const function& f, const leaf& l, std::vector<sym_ref>& dims) {
+  if (l.kind == leaf_kind::shape) {
+    dims = l.dims;
+    return true;
+  }
+  if (!l.is_var() || f.var(l.index).info.kind != info_kind::shape || !f.var(l.index).info.known) return false;
+  dims = f.var(l.index).info.dims;
+  return true;
+}
+/// The number of dimensions of a shape argument, or -1.
+constexpr std::int64_t shape_ndim(const function& f, const leaf& l) {
+  if (l.kind == leaf_kind::shape) return static_cast<std::int64_t>(l.dims.size());
+  if (!l.is_var() || f.var(l.index).info.kind != info_kind::shape) return -1;
+  return f.var(l.index).info.ndim;
+}
+/// The dtype and shape of a tensor argument (a variable's struct info, checked at run time, or a
+/// constant); false when either is not known.
+constexpr bool tensor_layout(const module& m, const function& f, const leaf& l, relaxvm::dtype& dt,
+                             std::vector<sym_ref>& dims) {
+  if (l.kind == leaf_kind::constant && l.index >= 0 && static_cast<std::size_t>(l.index) < m.constants.size()) {
+    const constant& c = m.constants[static_cast<std::size_t>(l.index)];
+    dt = c.dt;
+    for (std::int64_t d : c.dims) dims.push_back(sym_ref::constant(d));
+    return true;
+  }
+  if (!l.is_var()) return false;
+  const struct_info& info = f.var(l.index).info;
+  if (info.kind != info_kind::tensor || !info.known || info.dt.is_void()) return false;
+  dt = info.dt;
+  dims = info.dims;
+  return true;
+}
 
 // The storages and shape heaps of each function of a lowered module, and whom it calls.
 class memory_counter {
@@ -18428,6 +19050,33 @@ class memory_counter {
       ok = ok && relaxvm::detail::checked_add(need.bytes, round_up(bytes, align_), need.bytes);
       if (!ok && need.message.empty()) need.message << "function '" << f.nm.view() << "' needs more than 2^63 bytes";
     };
+    // The most bytes of `dims` x `dt`, or why there is no bound.
+    const auto add_bytes = [&](const binding& b, std::string_view what, relaxvm::dtype dt,
+                               const std::vector<sym_ref>& dims) {
+      std::int64_t bytes = dt.bytes();
+      for (const sym_ref& d : dims) {
+        const sym_range r = planned_.syms.range(d, ranges);
+        if (!r.has_hi) {
+          need.message << "function '" << f.nm.view() << "': the size of " << what << " '" << f.var(b.var).nm.view()
+                       << "' has no upper bound (its dimension ";
+          planned_.syms.print(need.message, d);
+          need.message << "); give its variables one (function_builder::upper_bound)";
+          ok = false;
+          return;
+        }
+        if (!relaxvm::detail::checked_mul(bytes, r.hi > 0 ? r.hi : 0, bytes)) {
+          need.message << "function '" << f.nm.view() << "' needs more than 2^63 bytes";
+          ok = false;
+          return;
+        }
+      }
+      add(bytes);
+    };
+    const auto unknown = [&](const binding& b, std::string_view why) {
+      need.message << "function '" << f.nm.view() << "': " << b.value.callee.view() << " (making '"
+                   << f.var(b.var).nm.view() << "') " << why;
+      ok = false;
+    };
     for_each_binding(f.body, [&](const binding& b) {
       if (!ok) return;
       const expr& e = b.value;
@@ -18448,6 +19097,39 @@ class memory_counter {
       } else if (e.kind == expr_kind::invoke_closure) {
         need.message << "function '" << f.nm.view() << "' invokes a closure: its memory is not known here";
         ok = false;
+      } else if (e.kind == expr_kind::call_packed || e.kind == expr_kind::call_builtin) {
+        // A builtin the program calls itself (%vm, when it takes one, is not among args).
+        switch (builtin_allocation(e.callee.view())) {
+          case allocation::none: return;
+          case allocation::storage: {  // alloc_storage(shape, device_index, dtype, [scope])
+            ++need.storages;
+            std::vector<sym_ref> dims;
+            if (e.args.size() < 3 || e.args[2].kind != leaf_kind::dtype || !shape_dims(f, e.args[0], dims))
+              return unknown(b, "has no shape of known values and dtype: its size is not known");
+            return add_bytes(b, "storage", e.args[2].dt, dims);
+          }
+          case allocation::copy: {  // a copy of the tensor args[0]
+            relaxvm::dtype dt;
+            std::vector<sym_ref> dims;
+            if (e.args.empty() || !tensor_layout(planned_, f, e.args[0], dt, dims))
+              return unknown(b, "copies a tensor whose dtype and shape are not known: its size is not known");
+            return add_bytes(b, "the copy", dt, dims);
+          }
+          case allocation::shape_tensor: {  // an int64 vector of args[0]'s dimensions
+            const std::int64_t ndim = e.args.empty() ? -1 : shape_ndim(f, e.args[0]);
+            if (ndim < 0) return unknown(b, "converts a shape of unknown length: its size is not known");
+            return add(ndim * 8);
+          }
+          case allocation::shape_heap: {  // args[0] int64 slots
+            if (e.args.empty() || e.args[0].kind != leaf_kind::prim || !e.args[0].value.is_const() ||
+                e.args[0].value.value < 0 || e.args[0].value.value > std::numeric_limits<std::int64_t>::max() / 8)
+              return unknown(b, "has a size that is not a constant");
+            return add(e.args[0].value.value * 8);
+          }
+          case allocation::unknown:
+            return unknown(b, "may allocate memory that is not known here (it calls a function, or is not a builtin "
+                              "of this library)");
+        }
       }
     });
     // The shape heap (alloc_shape_heap's slot count, from the fully lowered function).
@@ -18469,11 +19151,16 @@ class memory_counter {
 }  // namespace detail
 
 /// The most memory one call of function `fn` takes from the VM's device allocators: its storages
-/// (after memory planning with `opt`, each tensor left unplanned with its own), at the upper bounds
-/// of their sizes, and its shape heap, each rounded up to `alignment` (an arena allocator's, 64),
-/// for it and every function it calls, as if nothing were freed before the call returns. Size an
-/// arena with it: a call never needs more. Not bounded (bounded false, and why in message) when a
-/// size has no upper bound, a function calls itself, or a closure is invoked. Usable in constexpr.
+/// (after memory planning with `opt`, each tensor left unplanned with its own), its shape heap,
+/// and what the builtins it calls itself allocate (vm.builtin.alloc_storage, the copies of
+/// to_device and ensure_zero_offset, shape_to_tensor, alloc_shape_heap), at the upper bounds of
+/// their sizes, each rounded up to `alignment` (an arena allocator's, 64), for it and every
+/// function it calls, as if nothing were freed before the call returns. Size an arena with it: a
+/// call never needs more. Kernels are trusted code, and what they allocate is not counted. Not
+/// bounded (bounded false, and why in message) when a size has no upper bound or is not known, a
+/// function calls itself, a closure is invoked, or a builtin that runs other code
+/// (call_tir_dyn) or that this library does not have (an unknown vm.builtin.*) is called.
+/// Usable in constexpr.
 constexpr memory_need planned_memory(module m, std::string_view fn, plan_options opt = {}, std::int64_t alignment = 64) {
   memory_need need;
   const std::int64_t fi = m.find(fn);
