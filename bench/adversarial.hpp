@@ -5,6 +5,7 @@
 #ifndef RELAXVM_BENCH_ADVERSARIAL_HPP
 #define RELAXVM_BENCH_ADVERSARIAL_HPP
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -63,6 +64,16 @@ class program {
   std::int64_t add_int(std::int64_t v) {
     relaxvm::const_info c{relaxvm::const_kind::int64};
     c.scalar = v;
+    return add_constant(c);
+  }
+  std::int64_t add_float(double v) {
+    relaxvm::const_info c{relaxvm::const_kind::float64};
+    c.scalar = std::bit_cast<std::int64_t>(v);
+    return add_constant(c);
+  }
+  std::int64_t add_dtype(relaxvm::dtype t) {
+    relaxvm::const_info c{relaxvm::const_kind::dtype};
+    c.scalar = t.pack();
     return add_constant(c);
   }
   std::int64_t add_bool(bool v) {
@@ -179,6 +190,15 @@ inline relaxvm::exec_layout constants(std::int64_t n, Add add) {
 inline relaxvm::exec_layout const_int64(std::int64_t n) {
   return constants(n, [](program& p, std::int64_t i) { return p.add_int(i * 7919 + 1); });
 }
+inline relaxvm::exec_layout const_float64(std::int64_t n) {
+  return constants(n, [](program& p, std::int64_t i) { return p.add_float(static_cast<double>(i) + 0.5); });
+}
+// A tag and 4 bytes each.
+inline relaxvm::exec_layout const_dtype(std::int64_t n) {
+  return constants(n, [](program& p, std::int64_t i) {
+    return p.add_dtype(relaxvm::dtype{kDLInt, 8, static_cast<std::uint16_t>(i % 60000 + 1)});
+  });
+}
 // The smallest constant the format holds: a tag and one byte.
 inline relaxvm::exec_layout const_bool(std::int64_t n) {
   return constants(n, [](program& p, std::int64_t i) { return p.add_bool(i % 2 == 0); });
@@ -257,7 +277,8 @@ struct shape {
 // whose file grows by the same bytes per item.
 inline const shape shapes[] = {
     {"huge_frames", huge_frames, false},   {"long_function", long_function, false},
-    {"const_int64", const_int64, false},   {"const_bool", const_bool, false},
+    {"const_int64", const_int64, false},   {"const_float64", const_float64, false},
+    {"const_dtype", const_dtype, false},   {"const_bool", const_bool, false},
     {"const_tensor", const_tensor, false},
     {"const_string", const_string, false}, {"const_shape", const_shape, false},
     {"missing_functions", missing_functions, true}, {"many_params", many_params, false},
