@@ -116,8 +116,7 @@ class program {
     return static_cast<std::int64_t>(layout.funcs.size()) - 1;
   }
   std::int64_t add_constant(const relaxvm::const_info& c) {
-    layout.constants.push_back(c);
-    return static_cast<std::int64_t>(layout.constants.size()) - 1;
+    return layout.add_constant(c);
   }
   void add_dims(relaxvm::const_info& c, std::span<const std::int64_t> dims) {
     c.dims_offset = static_cast<std::int64_t>(layout.i64s.size());
