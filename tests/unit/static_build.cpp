@@ -70,8 +70,8 @@ TEST_CASE("a static executable runs on the same interpreter") {
 }
 
 TEST_CASE("tensor constants from constexpr arrays") {
-  static_assert(with_weights.view().constants[0].kind == rv::const_kind::tensor);
-  static_assert(with_weights.view().constants[0].data_size == 16);
+  static_assert(with_weights.view().constant(0).kind == rv::const_kind::tensor);
+  static_assert(with_weights.view().constant(0).data_size == 16);
   rv::registry reg;
   rv::virtual_machine vm(with_weights, reg);
   rv::tensor w = vm.invoke("main", {}).as<rv::tensor>();

@@ -288,7 +288,7 @@ class static_vm final : public vm_context {
   status make_values() {
     for (std::size_t i = 0; i < Linked::num_constants; ++i) {
       if (!Linked::constants_read[i]) continue;
-      RELAXVM_TRY(make_constant(consts_[i], view.constants[i]));
+      RELAXVM_TRY(make_constant(consts_[i], view.constant(i)));
     }
     if constexpr (any_used_as_value()) return make_funcs(std::make_index_sequence<Linked::num_funcs>());
     else return {};
@@ -296,7 +296,7 @@ class static_vm final : public vm_context {
   // Whether a constant of kind K is made.
   static constexpr bool makes(const_kind k) {
     for (std::size_t i = 0; i < Linked::num_constants; ++i)
-      if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
+      if (Linked::constants_read[i] && view.constant(i).kind == k) return true;
     return false;
   }
   // Constant c by the code of its kind (K, then the kinds after it), into `out`; only the kinds
