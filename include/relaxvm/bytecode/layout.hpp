@@ -132,26 +132,37 @@ struct exec_view {
   /// has run, which rejects it) gives the kind with every other field 0.
   constexpr const_info constant(std::size_t i) const {
     const const_word w = constants[i];
-    const_info c{static_cast<const_kind>(w & 0xFF)};
+    const auto kind = static_cast<const_kind>(w & 0xFF);
     const std::uint64_t payload = w >> detail::const_payload_shift;
-    const std::size_t head_size = detail::const_head_size(c.kind);
-    if (head_size == 0) {
+    const std::size_t head_size = detail::const_head_size(kind);
+    if (head_size != 0) {
+      if (payload > i64s.size() || head_size > i64s.size() - payload) return const_info{kind};
+      const std::int64_t ndim = i64s[payload];
+      if (detail::has_dims(kind) && (ndim < 0 || static_cast<std::uint64_t>(ndim) > payload)) return const_info{kind};
+    }
+    return checked_constant(kind, w);
+  }
+  /// Word `w` of kind `k` decoded, its record known to lie in i64s (constant() checks it; a
+  /// verified layout has). Called with `k` a constant, only that kind's code is compiled: static_vm
+  /// makes a constant from its word with the code of the kinds its program holds.
+  constexpr const_info checked_constant(const_kind k, const_word w) const {
+    const_info c{k};
+    const std::uint64_t payload = w >> detail::const_payload_shift;
+    if (detail::const_head_size(k) == 0) {
       c.scalar = static_cast<std::int64_t>(payload);
       return c;
     }
-    if (payload > i64s.size() || head_size > i64s.size() - payload) return c;
     const std::int64_t* head = i64s.data() + payload;
-    switch (c.kind) {
+    switch (k) {
       case const_kind::string:
         c.data_offset = head[0];
         c.data_size = head[1];
         return c;
       case const_kind::shape:
       case const_kind::tensor:
-        if (head[0] < 0 || static_cast<std::uint64_t>(head[0]) > payload) return c;
         c.ndim = head[0];
         c.dims_offset = static_cast<std::int64_t>(payload) - c.ndim;
-        if (c.kind == const_kind::tensor) {
+        if (k == const_kind::tensor) {
           c.scalar = head[1];
           c.data_offset = head[2];
           c.data_size = head[3];
