@@ -5,6 +5,7 @@
 #ifndef RELAXVM_BENCH_ADVERSARIAL_HPP
 #define RELAXVM_BENCH_ADVERSARIAL_HPP
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -65,6 +66,16 @@ class program {
     c.scalar = v;
     return add_constant(c);
   }
+  std::int64_t add_float(double v) {
+    relaxvm::const_info c{relaxvm::const_kind::float64};
+    c.scalar = std::bit_cast<std::int64_t>(v);
+    return add_constant(c);
+  }
+  std::int64_t add_dtype(relaxvm::dtype t) {
+    relaxvm::const_info c{relaxvm::const_kind::dtype};
+    c.scalar = t.pack();
+    return add_constant(c);
+  }
   std::int64_t add_bool(bool v) {
     relaxvm::const_info c{relaxvm::const_kind::boolean};
     c.scalar = v ? 1 : 0;
@@ -105,8 +116,7 @@ class program {
     return static_cast<std::int64_t>(layout.funcs.size()) - 1;
   }
   std::int64_t add_constant(const relaxvm::const_info& c) {
-    layout.constants.push_back(c);
-    return static_cast<std::int64_t>(layout.constants.size()) - 1;
+    return layout.add_constant(c);
   }
   void add_dims(relaxvm::const_info& c, std::span<const std::int64_t> dims) {
     c.dims_offset = static_cast<std::int64_t>(layout.i64s.size());
@@ -178,6 +188,15 @@ inline relaxvm::exec_layout constants(std::int64_t n, Add add) {
 // A 16 MB file of small constants was reported to take about 395 MB to load, 502 MB with a VM.
 inline relaxvm::exec_layout const_int64(std::int64_t n) {
   return constants(n, [](program& p, std::int64_t i) { return p.add_int(i * 7919 + 1); });
+}
+inline relaxvm::exec_layout const_float64(std::int64_t n) {
+  return constants(n, [](program& p, std::int64_t i) { return p.add_float(static_cast<double>(i) + 0.5); });
+}
+// A tag and 4 bytes each.
+inline relaxvm::exec_layout const_dtype(std::int64_t n) {
+  return constants(n, [](program& p, std::int64_t i) {
+    return p.add_dtype(relaxvm::dtype{kDLInt, 8, static_cast<std::uint16_t>(i % 60000 + 1)});
+  });
 }
 // The smallest constant the format holds: a tag and one byte.
 inline relaxvm::exec_layout const_bool(std::int64_t n) {
@@ -257,7 +276,8 @@ struct shape {
 // whose file grows by the same bytes per item.
 inline const shape shapes[] = {
     {"huge_frames", huge_frames, false},   {"long_function", long_function, false},
-    {"const_int64", const_int64, false},   {"const_bool", const_bool, false},
+    {"const_int64", const_int64, false},   {"const_float64", const_float64, false},
+    {"const_dtype", const_dtype, false},   {"const_bool", const_bool, false},
     {"const_tensor", const_tensor, false},
     {"const_string", const_string, false}, {"const_shape", const_shape, false},
     {"missing_functions", missing_functions, true}, {"many_params", many_params, false},

@@ -7,8 +7,8 @@
 //
 //   huge_frames        many functions of 2 instructions, each declaring 2^20 registers
 //   long_function      one function of many Calls, each with 3 register arguments
-//   const_int64, const_bool, const_tensor, const_string, const_shape
-//                      many small constants of one kind (1-element float32 tensors, 8-char
+//   const_int64, const_float64, const_dtype, const_bool, const_tensor, const_string, const_shape
+//                      many small constants of one kind (int8 vector dtypes, 1-element float32 tensors, 8-char
 //                      strings, 1-dimension shapes)
 //   missing_functions  many packed functions that the registry lacks, each called once: making
 //                      the VM fails, and that failure is what is timed

@@ -367,7 +367,7 @@ class program_generator {
       case stmt::constant: {
         const std::int64_t c = constant(kind::any);
         if (!b_.ok()) return;  // a failed builder call returns index 0, which may not exist
-        const rv::const_kind ck = b_.layout().constants[static_cast<std::size_t>(c)].kind;
+        const rv::const_kind ck = b_.layout().view().constant(static_cast<std::size_t>(c)).kind;
         const kind k = ck == rv::const_kind::boolean ? kind::boolean
                        : ck == rv::const_kind::int64 ? kind::integer
                        : ck == rv::const_kind::shape ? kind::shape

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -285,7 +286,58 @@ struct opaque_value {
 
 constexpr int max_nesting = 256;  // tuples nested deeper are an error both ways (no deep C++ recursion)
 
-py::object to_python(const rv::value& v, int depth = 0);
+// One conversion, either way, of a value that may hold one tuple many times (a DAG: t = (t, t)
+// 40 times over is 41 tuples and 2^40 paths). A conversion that meets more than memo_after tuples
+// starts again with a memo of each tuple converted, and every later use of a tuple gets the same
+// converted object: each tuple is converted once, and the same relaxvm tuple gives the same
+// Python tuple (and back). Small values, the common case, make no memo. A conversion makes at
+// most max_converted values.
+struct restart_with_memo {};
+template <class Key, class Out>
+struct conversion {
+  static constexpr std::int64_t memo_after = 64;
+  static constexpr std::int64_t max_converted = std::int64_t{1} << 24;
+  bool memo_on = false;
+  std::unordered_map<Key, Out> memo;
+  std::int64_t tuples = 0, values = 0;
+
+  /// Tuple `k`, of `n` fields, converted before, or null; past the limit, the error.
+  const Out* find(Key k, std::int64_t n, const char* direction) {
+    if (!memo_on && ++tuples > memo_after) throw restart_with_memo{};
+    if (memo_on)
+      if (const auto it = memo.find(k); it != memo.end()) return &it->second;
+    values += n;
+    if (values > max_converted)
+      throw py::value_error(std::string("relaxvm: the value holds more than ") + std::to_string(max_converted) +
+                            " values (tuple fields; a tuple held many times counts once); it is too large to "
+                            "convert " + direction);
+    return nullptr;
+  }
+  void remember(Key k, const Out& out) {
+    if (memo_on) memo.emplace(k, out);
+  }
+  /// convert(value, depth, conversion&) without a memo, then, if it gave up, with one.
+  template <class In, class Convert>
+  static Out run(const In& in, Convert convert) {
+    try {
+      conversion c;
+      return convert(in, 0, c);
+    } catch (const restart_with_memo&) {
+      conversion c;
+      c.memo_on = true;
+      return convert(in, 0, c);
+    }
+  }
+};
+using to_python_conversion = conversion<const rv::object*, py::object>;
+using from_python_conversion = conversion<PyObject*, rv::value>;
+
+py::object to_python(const rv::value& v, int depth, to_python_conversion& c);
+py::object to_python(const rv::value& v) {
+  return to_python_conversion::run(v, [](const rv::value& x, int depth, to_python_conversion& c) {
+    return to_python(x, depth, c);
+  });
+}
 
 py::object to_python_opaque(const rv::value& v) {
   rv::value owned = v;  // a borrowed register becomes an owning value
@@ -295,7 +347,7 @@ py::object to_python_opaque(const rv::value& v) {
 
 /// A relaxvm value as Python sees it: None, bool, int, float, str, relaxvm.Tensor,
 /// relaxvm.Shape, tuple, or relaxvm.Object.
-py::object to_python(const rv::value& v, int depth) {
+py::object to_python(const rv::value& v, int depth, to_python_conversion& c) {
   switch (v.kind()) {
     case rv::value_kind::null: return py::none();
     case rv::value_kind::int64: return py::int_(v.raw_int());
@@ -319,8 +371,10 @@ py::object to_python(const rv::value& v, int depth) {
       if (depth >= max_nesting)
         throw py::value_error("relaxvm: a tuple nested deeper than " + std::to_string(max_nesting) +
                               " levels cannot become a Python value");
+      if (const py::object* done = c.find(v.get_object(), t.size(), "to Python")) return *done;
       py::tuple out(static_cast<std::size_t>(t.size()));
-      for (std::int64_t i = 0; i < t.size(); ++i) out[static_cast<std::size_t>(i)] = to_python(t[i], depth + 1);
+      for (std::int64_t i = 0; i < t.size(); ++i) out[static_cast<std::size_t>(i)] = to_python(t[i], depth + 1, c);
+      c.remember(v.get_object(), out);
       return out;
     }
     case rv::value_kind::context:
@@ -336,7 +390,7 @@ py::object to_python(const rv::value& v, int depth) {
 /// A Python value as a relaxvm value: None, bool, int (int64), float, str, relaxvm.Tensor,
 /// relaxvm.Shape, relaxvm.Object, a tuple of these, a NumPy array or any DLPack producer (a
 /// tensor, without copying), or a NumPy scalar. A list is an error (a tuple or an array?).
-rv::value from_python(py::handle h, int depth = 0) {
+rv::value from_python(py::handle h, int depth, from_python_conversion& c) {
   PyObject* o = h.ptr();
   if (o == Py_None) return {};
   if (PyBool_Check(o)) return rv::value(o == Py_True);
@@ -361,28 +415,37 @@ rv::value from_python(py::handle h, int depth = 0) {
     if (depth >= max_nesting)
       throw py::value_error("a tuple nested deeper than " + std::to_string(max_nesting) + " levels");
     const Py_ssize_t n = PyTuple_GET_SIZE(o);
+    if (const rv::value* done = c.find(o, n, "from Python")) return *done;
     std::vector<rv::value> fields;
     fields.reserve(static_cast<std::size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i) fields.push_back(from_python(PyTuple_GET_ITEM(o, i), depth + 1));
-    return rv::value(unwrap(rv::tuple::try_make(fields)));
+    for (Py_ssize_t i = 0; i < n; ++i) fields.push_back(from_python(PyTuple_GET_ITEM(o, i), depth + 1, c));
+    rv::value out(unwrap(rv::tuple::try_make(fields)));
+    c.remember(o, out);
+    return out;
   }
   if (py::hasattr(h, "__dlpack__")) return rv::value(tensor_from_dlpack(h));
   if (py::isinstance(h, numpy().attr("bool_"))) return rv::value(h.cast<bool>());
   if (PyIndex_Check(o)) {  // NumPy integers
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(o));
     if (!i) throw py::error_already_set();
-    return from_python(i, depth);
+    return from_python(i, depth, c);
   }
   if (py::hasattr(h, "__float__")) {  // NumPy floating point scalars
     PyObject* f = PyNumber_Float(o);
     if (f == nullptr) throw py::error_already_set();
-    return from_python(py::reinterpret_steal<py::object>(f), depth);
+    return from_python(py::reinterpret_steal<py::object>(f), depth, c);
   }
   if (PyList_Check(o))
     throw py::type_error("a list is not converted: pass a tuple, or a NumPy array for a tensor");
   throw py::type_error("cannot convert " + type_name(h) +
                        " to a relaxvm value (None, bool, int, float, str, tuple, NumPy array or DLPack tensor, "
                        "relaxvm.Tensor, relaxvm.Shape, relaxvm.Object)");
+}
+
+rv::value from_python(py::handle h) {
+  return from_python_conversion::run(h, [](py::handle x, int depth, from_python_conversion& c) {
+    return from_python(x, depth, c);
+  });
 }
 
 /// from_python for an argument: a failure names the function and the argument.

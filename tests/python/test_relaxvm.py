@@ -194,6 +194,23 @@ class VirtualMachineTest(unittest.TestCase):
         self.assertIn("main: argument 0:", str(cm.exception))
         self.assertIn("x.astype(x.dtype.newbyteorder('='))", str(cm.exception))
 
+    def test_shared_tuples_convert_once(self):
+        # t = (t, t) 40 times over: 41 tuples, 2^40 paths. Before, both conversions walked every
+        # path (issue 33, point 7) and the call never returned.
+        vm = make_vm()
+        t = (1,)
+        for _ in range(40):
+            t = (t, t)
+        back = vm["echo"](t)
+        x = back
+        for _ in range(40):
+            self.assertIs(x[0], x[1])  # one relaxvm tuple, one Python tuple
+            x = x[0]
+        self.assertEqual(x, (1,))
+        with self.assertRaises(ValueError) as cm:
+            vm["echo"]((None,) * (2**24 + 1))
+        self.assertIn("echo: argument 0: relaxvm: the value holds more than 16777216 values", str(cm.exception))
+
     def test_wrong_input_raises_with_the_vms_message(self):
         vm = make_vm()
         x = np.array([1, 2], dtype=np.int32)

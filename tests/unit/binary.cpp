@@ -81,8 +81,9 @@ TEST_CASE("save and load round-trip exactly") {
   // Constants keep every bit: NaN payloads, INT64_MIN, strings with NULs.
   rv::exec_view v = back.view();
   bool saw_nan = false;
-  for (const rv::const_info& c : v.constants)
-    if (c.kind == rv::const_kind::float64) saw_nan = std::isnan(std::bit_cast<double>(c.scalar));
+  for (std::size_t i = 0; i < v.constants.size(); ++i)
+    if (const rv::const_info c = v.constant(i); c.kind == rv::const_kind::float64)
+      saw_nan = std::isnan(std::bit_cast<double>(c.scalar));
   CHECK(saw_nan);
 }
 

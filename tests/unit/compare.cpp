@@ -129,6 +129,35 @@ TEST_CASE("value ==: same kind and the same value; tensors by contents, tuples b
   CHECK_FALSE(rv::value(f) == rv::value(g));
 }
 
+TEST_CASE("value ==: a tuple held many times (a DAG) is compared once per pair, not once per path") {
+  // t = (t, t) 40 times over: 41 tuples, 2^40 paths to the innermost. Before, == walked every
+  // path (issue 33, point 7) and never ended.
+  const auto dag = [](int levels, rv::value leaf) {
+    rv::value t = rv::tuple{std::move(leaf)};
+    for (int i = 0; i < levels; ++i) t = rv::tuple{t, t};
+    return t;
+  };
+  CHECK(dag(40, rv::value(1)) == dag(40, rv::value(1)));
+  CHECK_FALSE(dag(40, rv::value(1)) == dag(40, rv::value(2)));  // the one difference is at the bottom
+  CHECK(dag(40, rv::value(1)).as<rv::tuple>() == dag(40, rv::value(1)).as<rv::tuple>());
+  // The memo gives the answer the walk without it gives: nested deeper than 64 levels, only the
+  // same tuple is equal (a pair proved equal near the top is not taken as proved further down).
+  const rv::value deep = dag(70, rv::value(1));
+  CHECK(deep == deep);
+  CHECK_FALSE(deep == dag(70, rv::value(1)));
+  CHECK(dag(63, rv::value(1)) == dag(63, rv::value(1)));  // 64 levels of tuples: within the limit
+  CHECK_FALSE(dag(64, rv::value(1)) == dag(64, rv::value(1)));
+  // Shared at different depths: u holds the same tuple at levels 1, 2 and 33; compared first at
+  // level 1, the pair is compared again where it lies deeper.
+  rv::value inner = dag(38, rv::value(1)), inner2 = dag(38, rv::value(1));
+  const rv::value u = rv::tuple{inner, rv::tuple{inner, dag(30, inner)}};
+  const rv::value w = rv::tuple{inner2, rv::tuple{inner2, dag(30, inner2)}};
+  CHECK_FALSE(u == w);  // dag(30, inner) puts inner 33 levels down, and its innermost tuple at 71
+  const rv::value u2 = rv::tuple{inner, rv::tuple{inner, dag(10, inner)}};
+  const rv::value w2 = rv::tuple{inner2, rv::tuple{inner2, dag(10, inner2)}};
+  CHECK(u2 == w2);
+}
+
 TEST_CASE("<< prints every relaxvm value as to_string does, strings quoted") {
   CHECK(printed(rv::value(3)) == "3");
   CHECK(printed(rv::value(rv::string("ab"))) == "\"ab\"");

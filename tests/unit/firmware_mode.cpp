@@ -84,6 +84,26 @@ TEST_CASE("firmware mode: objects, tensors and errors without the heap") {
   CHECK(relaxvm_test::heap_allocations() == before);
 }
 
+TEST_CASE("firmware mode: == compares a tuple held many times once per pair, without the heap") {
+  // t = (t, t) 40 times over: 2^40 paths, 41 tuples. The memo is a fixed table on the stack.
+  rv::set_object_memory(object_memory);
+  const long before = relaxvm_test::heap_allocations();
+  {
+    const auto dag = [](std::int64_t leaf) {
+      const rv::value one[] = {rv::value(leaf)};
+      rv::value t = rv::tuple::try_make(one).value();
+      for (int i = 0; i < 40; ++i) {
+        const rv::value two[] = {t, t};
+        t = rv::tuple::try_make(two).value();
+      }
+      return t;
+    };
+    CHECK(dag(1) == dag(1));
+    CHECK_FALSE(dag(1) == dag(2));
+  }
+  CHECK(relaxvm_test::heap_allocations() == before);
+}
+
 TEST_CASE("firmware mode: long messages are cut, and say so") {
   rv::detail::text t;
   for (int i = 0; i < 100; ++i) t << "0123456789";

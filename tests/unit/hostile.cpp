@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -322,6 +323,22 @@ TEST_CASE("the missing-functions error names the first use of each in one pass")
         "register them (registry::def) before making the VM");
 }
 
+TEST_CASE("the missing-functions error lists the first 1,000 names and counts the rest") {
+  // A file of many missing names gave a message as large as the file (and copies of it).
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    for (int i = 0; i < 1003; ++i) b.emit_call("ext.f" + std::to_string(i), {}, b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  rv::registry reg;
+  const std::string message = error_of(rv::virtual_machine::create(b.get(), reg));
+  CHECK(message.rfind("virtual_machine: 1003 packed functions are not in the registry:\n  'ext.f0', needed by", 0) == 0);
+  CHECK(message.find("'ext.f999', needed by function 'main', instruction 999") != std::string::npos);
+  CHECK(message.find("'ext.f1000'") == std::string::npos);
+  CHECK(message.find("\n  ... and 3 more\nregister them (registry::def) before making the VM") != std::string::npos);
+}
+
 TEST_CASE("builtins that read tensor data check that it is on the host") {
   std::int64_t dims[1] = {2};
   std::int64_t data[2] = {3, 4};
@@ -444,13 +461,23 @@ TEST_CASE("a vm_function used after its virtual_machine is destroyed gives an er
 }
 
 TEST_CASE("loading a file and making a VM for it take memory in proportion to its size (docs/security.md)") {
-  // The bound docs/security.md states: load + VM <= 32 x the file's size + 2 MiB, whatever the
-  // file holds. The worst case is a file of bool constants (2 bytes each, 48 in the layout);
-  // before, such a file took 36x its size, and 1 MiB files show it.
-  constexpr long factor = 32, constant = 2L << 20;
+  // The bound docs/security.md states: load + VM <= 4 x the file's size + 2 MiB. The 2 MiB is
+  // the verifier's register table (huge_frames declares 2^20 registers) and fixed costs; the
+  // other shapes are held to 256 KiB of them, so that 1 MiB files show a factor above 4.
+  // Constants were the worst case: a bool (2 bytes in the file) took a 48-byte entry, 24x,
+  // and 8 bytes more in the VM; it is now one 8-byte word (rv::const_word), 4x.
+  // What making a VM decodes per instruction and per function still takes more than 4x for
+  // two shapes (docs/security.md says which), held here to what they take now.
+  constexpr long factor = 4;
+  const auto factor_of = [](std::string_view name) -> long {
+    if (name == "huge_frames") return 7;
+    if (name == "dead_code") return 6;
+    return factor;
+  };
   rv::registry reg;
   for (const adversarial::shape& shape : adversarial::shapes) {
     CAPTURE(shape.name);
+    const long constant = std::string_view(shape.name) == "huge_frames" ? 2L << 20 : 256L << 10;
     // About 1 MiB of file (bytes per item from two small programs, as bench/load.cpp does).
     const auto size_of = [&](std::int64_t n) {
       return static_cast<std::int64_t>(rv::binary::save(shape.make(n).view()).size());
@@ -469,7 +496,7 @@ TEST_CASE("loading a file and making a VM for it take memory in proportion to it
     const long peak = relaxvm_test::heap_peak_bytes() - before;
     CAPTURE(bytes.size());
     CAPTURE(peak);
-    CHECK(peak <= factor * static_cast<long>(bytes.size()) + constant);
+    CHECK(peak <= factor_of(shape.name) * static_cast<long>(bytes.size()) + constant);
   }
 }
 
@@ -495,7 +522,7 @@ TEST_CASE("a small file that declares the largest register file loads within the
   const long peak = relaxvm_test::heap_peak_bytes() - before;
   CAPTURE(bytes.size());
   CAPTURE(peak);
-  CHECK(peak <= 32 * static_cast<long>(bytes.size()) + (2L << 20));
+  CHECK(peak <= 4 * static_cast<long>(bytes.size()) + (2L << 20));
 }
 
 TEST_CASE("a tuple holding the same tuple twice, over and over, prints and copies in time linear in its objects") {

@@ -70,8 +70,8 @@ TEST_CASE("a static executable runs on the same interpreter") {
 }
 
 TEST_CASE("tensor constants from constexpr arrays") {
-  static_assert(with_weights.view().constants[0].kind == rv::const_kind::tensor);
-  static_assert(with_weights.view().constants[0].data_size == 16);
+  static_assert(with_weights.view().constant(0).kind == rv::const_kind::tensor);
+  static_assert(with_weights.view().constant(0).data_size == 16);
   rv::registry reg;
   rv::virtual_machine vm(with_weights, reg);
   rv::tensor w = vm.invoke("main", {}).as<rv::tensor>();
@@ -83,6 +83,30 @@ TEST_CASE("tensor constants from constexpr arrays") {
         "tensor::data<float32>: the tensor is read-only (a constant of an executable); read it through "
         "data<const float32>()");
 }
+
+// static_vm decodes each constant's word with its kind's code only (checked_constant); it must
+// give what the checked decoder gives, for every kind.
+constexpr float two_weights[] = {1.5f, -2.0f};
+constexpr auto every_kind = rv::build([](rv::exec_builder& b) {
+  b.add_int(-7);
+  b.add_float(2.5);
+  b.add_bool(true);
+  b.add_dtype(rv::dtype::float32());
+  b.add_device(rv::device::cpu());
+  b.add_shape({3, 1, 4});
+  b.add_string("every kind");
+  b.add_tensor(std::span<const float>(two_weights), std::array<std::int64_t, 2>{1, 2});
+  auto fn = b.function("main", 0);
+  b.emit_call("vm.builtin.copy", {b.c(7)}, b.r(0));
+  b.emit_ret(b.r(0));
+});
+constexpr bool checked_decoder_agrees() {
+  const rv::exec_view v = every_kind.view();
+  for (std::size_t i = 0; i < v.constants.size(); ++i)
+    if (v.checked_constant(v.constant(i).kind, v.constants[i]) != v.constant(i)) return false;
+  return v.constants.size() == 8;
+}
+static_assert(checked_decoder_agrees());
 
 TEST_CASE("build() accepts what as_cpp() prints") {
   constexpr auto again = rv::build([](rv::exec_builder& b) {

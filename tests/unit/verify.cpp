@@ -113,42 +113,52 @@ TEST_CASE("instruction stream rules") {
 }
 
 TEST_CASE("constant pool rules") {
-  auto find = [](rv::exec_layout& l, rv::const_kind k) -> rv::const_info& {
-    for (auto& c : l.constants)
-      if (c.kind == k) return c;
+  // A constant is a word; every kind but bool and dtype keeps a record in i64s (rv::const_word).
+  auto find = [](rv::exec_layout& l, rv::const_kind k) -> std::size_t {
+    for (std::size_t i = 0; i < l.constants.size(); ++i)
+      if (l.view().constant(i).kind == k) return i;
     FAIL("no such constant");
-    return l.constants[0];
+    return 0;
   };
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::boolean).scalar = 2; }), rv::verify_rule::bad_constant,
-        "(bool): holds 2");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::device).scalar = std::int64_t{99} << 32; }),
+  auto head = [&](rv::exec_layout& l, rv::const_kind k) -> std::int64_t& {  // its record's first word
+    return l.i64s[static_cast<std::size_t>(l.constants[find(l, k)] >> 8)];
+  };
+  auto dim0 = [&](rv::exec_layout& l, rv::const_kind k) -> std::int64_t& {
+    return l.i64s[static_cast<std::size_t>(l.view().constant(find(l, k)).dims_offset)];
+  };
+  check(verify_after([&](auto& l) { l.constants[find(l, rv::const_kind::boolean)] += 2 << 8; }),
+        rv::verify_rule::bad_constant, "(bool): holds 3");
+  check(verify_after([&](auto& l) { head(l, rv::const_kind::device) = std::int64_t{99} << 32; }),
         rv::verify_rule::bad_constant, "device type 99 id 0 is not a valid DLPack device");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::string).data_size = 1000; }), rv::verify_rule::bad_constant,
+  check(verify_after([&](auto& l) { (&head(l, rv::const_kind::string))[1] = 1000; }), rv::verify_rule::bad_constant,
         "(string): characters");
-  check(verify_after([&](auto& l) { l.i64s[static_cast<std::size_t>(find(l, rv::const_kind::shape).dims_offset)] = -3; }),
-        rv::verify_rule::bad_constant, "dimension 0 is -3");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::shape).ndim = 100; }), rv::verify_rule::bad_constant,
-        "dimensions [");
+  check(verify_after([&](auto& l) { dim0(l, rv::const_kind::shape) = -3; }), rv::verify_rule::bad_constant,
+        "dimension 0 is -3");
+  check(verify_after([&](auto& l) { head(l, rv::const_kind::shape) = 100; }), rv::verify_rule::bad_constant,
+        "(shape): dimensions [");
+  check(verify_after([&](auto& l) { head(l, rv::const_kind::shape) = -1; }), rv::verify_rule::bad_constant,
+        "(shape): dimensions [");
   check(verify_after([&](auto& l) {
-          auto& c = find(l, rv::const_kind::shape);
-          l.i64s[static_cast<std::size_t>(c.dims_offset)] = std::int64_t{1} << 40;
-          l.i64s[static_cast<std::size_t>(c.dims_offset) + 1] = std::int64_t{1} << 40;
+          std::int64_t* d = &dim0(l, rv::const_kind::shape);
+          d[0] = std::int64_t{1} << 40;
+          d[1] = std::int64_t{1} << 40;
         }),
         rv::verify_rule::bad_constant, "the element count overflows int64");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::tensor).scalar = rv::dtype(kDLFloat, 12).pack(); }),
+  check(verify_after([&](auto& l) { (&head(l, rv::const_kind::tensor))[1] = rv::dtype(kDLFloat, 12).pack(); }),
         rv::verify_rule::bad_constant, "dtype float12 is not a valid tensor element type");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::tensor).data_size = 4; }), rv::verify_rule::bad_constant,
+  check(verify_after([&](auto& l) { (&head(l, rv::const_kind::tensor))[3] = 4; }), rv::verify_rule::bad_constant,
         "has 4 data bytes; its shape and dtype need 2 x 4");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::tensor).data_offset = 8; }), rv::verify_rule::bad_constant,
+  check(verify_after([&](auto& l) { (&head(l, rv::const_kind::tensor))[2] = 8; }), rv::verify_rule::bad_constant,
         "64-byte aligned");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::boolean).data_size = 8; }), rv::verify_rule::bad_constant,
-        "(bool): fields this kind of constant does not use must be 0");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::shape).scalar = 3; }), rv::verify_rule::bad_constant,
-        "(shape): fields this kind of constant does not use must be 0");
-  check(verify_after([&](auto& l) { find(l, rv::const_kind::string).ndim = 1; }), rv::verify_rule::bad_constant,
-        "(string): fields this kind of constant does not use must be 0");
-  check(verify_after([&](auto& l) { l.constants[0].kind = static_cast<rv::const_kind>(40); }),
-        rv::verify_rule::bad_constant, "unknown constant kind 40");
+  // A record must lie in i64s, whole: the string's needs 2 integers.
+  check(verify_after([&](auto& l) {
+          l.constants[find(l, rv::const_kind::string)] =
+              static_cast<rv::const_word>(rv::const_kind::string) | (rv::const_word{l.i64s.size() - 1} << 8);
+        }),
+        rv::verify_rule::bad_constant, "(string): its record at");
+  check(verify_after([&](auto& l) { l.constants[find(l, rv::const_kind::device)] |= rv::const_word{1} << 62; }),
+        rv::verify_rule::bad_constant, "(device): its record at");
+  check(verify_after([&](auto& l) { l.constants[0] = 40; }), rv::verify_rule::bad_constant, "unknown constant kind 40");
 }
 
 TEST_CASE("call rules") {

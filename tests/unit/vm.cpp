@@ -435,7 +435,7 @@ TEST_CASE("constants: zero-copy, read-only tensors shared by every VM of an exec
   rv::tensor c = vm2.invoke("main", {}).as<rv::tensor>();
   CHECK(a.read_only());
   CHECK(a.raw_data() == c.raw_data());
-  CHECK(a.raw_data() == exe.view().bytes.data() + exe.view().constants[0].data_offset);
+  CHECK(a.raw_data() == exe.view().bytes.data() + exe.view().constant(0).data_offset);
   CHECK(a.data<const float>()[2] == 3.0f);
 }
 

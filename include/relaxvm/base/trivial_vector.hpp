@@ -26,7 +26,9 @@
 
 namespace relaxvm::RELAXVM_ABI::detail {
 
-template <class T>
+/// `Align`: at run time the elements start at a multiple of it (the layout's tensor data does,
+/// so that an executable keeps the loader's bytes as they are rather than copying them).
+template <class T, std::size_t Align = alignof(T)>
 class trivial_vector {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
 
@@ -175,15 +177,24 @@ class trivial_vector {
     const size_type twice = 2 * capacity_;
     reallocate(grown(need > twice ? need : twice));
   }
+  static constexpr bool over_aligned = Align > alignof(T);
   constexpr void reallocate(size_type n) {
-    T* fresh = new T[n];
+    T* fresh = nullptr;
+    if (over_aligned && !std::is_constant_evaluated())
+      fresh = static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t{Align}));
+    else
+      fresh = new T[n];
     copy_into(fresh, data_, size_);
     release();
     data_ = fresh;
     capacity_ = n;
   }
   constexpr void release() noexcept {
-    delete[] data_;
+    if (over_aligned && !std::is_constant_evaluated()) {
+      if (data_) ::operator delete[](data_, std::align_val_t{Align});
+    } else {
+      delete[] data_;
+    }
     data_ = nullptr;
     capacity_ = 0;
   }

@@ -565,7 +565,7 @@ class exec_builder {
     const std::uint64_t h = hash_of(c);
     if (dedup_) {
       const std::int64_t i = constants_.find(
-          h, [&](std::int64_t k) { return same_as(layout_.constants[static_cast<std::size_t>(k)], c); });
+          h, [&](std::int64_t k) { return same_as(layout_.view().constant(static_cast<std::size_t>(k)), c); });
       if (i >= 0) {
         layout_.chars.resize(m.chars);
         layout_.i64s.resize(m.i64s);
@@ -573,8 +573,7 @@ class exec_builder {
         return i;
       }
     }
-    layout_.constants.push_back(c);
-    const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
+    const std::int64_t i = layout_.add_constant(c);
     // Indexed only when shared: without dedup, equal constants (a Relay file's LoadConsti 1, again
     // and again) would pile up under one hash, and each insert would probe past all of them.
     if (dedup_) constants_.insert(h, i);

@@ -76,12 +76,42 @@ struct const_info {
   friend constexpr bool operator==(const const_info&, const const_info&) = default;
 };
 
+/// A constant in the pool: one word, 4 times the format's smallest record (a bool: tag and byte),
+/// so that a file of small constants loads in a few times its size (docs/security.md). Its low 8
+/// bits are the kind. A bool or a dtype is held in the word (from bit 8); every other kind keeps a
+/// record in i64s, whose head's index the word holds (from bit 8):
+///
+///   int64, float64, device   [value]                           (float64: its bits)
+///   string                   [offset, size]                    characters in chars
+///   shape                    dims..., [ndim]
+///   tensor                   dims..., [ndim, dtype, offset, size]   data in bytes
+///
+/// A shape's or tensor's dimensions lie just before its head, so a reader that has just appended
+/// them adds the head and copies nothing. exec_view::constant() decodes a word into a const_info;
+/// exec_layout::add_constant() encodes one.
+using const_word = std::uint64_t;
+
+namespace detail {
+inline constexpr unsigned const_payload_shift = 8;
+/// Words in the head of a constant's record in i64s (0: held in the word).
+constexpr std::size_t const_head_size(const_kind k) {
+  switch (k) {
+    case const_kind::boolean:
+    case const_kind::dtype: return 0;
+    case const_kind::string: return 2;
+    case const_kind::tensor: return 4;
+    default: return 1;
+  }
+}
+constexpr bool has_dims(const_kind k) { return k == const_kind::shape || k == const_kind::tensor; }
+}  // namespace detail
+
 /// A read-only view of a layout; everything that reads executables works on this.
 struct exec_view {
   std::span<const func_info> funcs;
   std::span<const str_ref> param_names;
   std::span<const char> chars;
-  std::span<const const_info> constants;
+  std::span<const const_word> constants;  ///< one word per constant: read them with constant()
   std::span<const std::int64_t> i64s;
   std::span<const std::uint8_t> bytes;
   std::span<const std::int64_t> instr_offset;
@@ -97,6 +127,49 @@ struct exec_view {
   }
   constexpr std::int64_t num_instructions() const {
     return static_cast<std::int64_t>(instr_offset.size());
+  }
+  /// Constant `i`, decoded. A record that does not fit in i64s (possible only before the verifier
+  /// has run, which rejects it) gives the kind with every other field 0.
+  constexpr const_info constant(std::size_t i) const {
+    const const_word w = constants[i];
+    const auto kind = static_cast<const_kind>(w & 0xFF);
+    const std::uint64_t payload = w >> detail::const_payload_shift;
+    const std::size_t head_size = detail::const_head_size(kind);
+    if (head_size != 0) {
+      if (payload > i64s.size() || head_size > i64s.size() - payload) return const_info{kind};
+      const std::int64_t ndim = i64s[payload];
+      if (detail::has_dims(kind) && (ndim < 0 || static_cast<std::uint64_t>(ndim) > payload)) return const_info{kind};
+    }
+    return checked_constant(kind, w);
+  }
+  /// Word `w` of kind `k` decoded, its record known to lie in i64s (constant() checks it; a
+  /// verified layout has). Called with `k` a constant, only that kind's code is compiled: static_vm
+  /// makes a constant from its word with the code of the kinds its program holds.
+  constexpr const_info checked_constant(const_kind k, const_word w) const {
+    const_info c{k};
+    const std::uint64_t payload = w >> detail::const_payload_shift;
+    if (detail::const_head_size(k) == 0) {
+      c.scalar = static_cast<std::int64_t>(payload);
+      return c;
+    }
+    const std::int64_t* head = i64s.data() + payload;
+    switch (k) {
+      case const_kind::string:
+        c.data_offset = head[0];
+        c.data_size = head[1];
+        return c;
+      case const_kind::shape:
+      case const_kind::tensor:
+        c.ndim = head[0];
+        c.dims_offset = static_cast<std::int64_t>(payload) - c.ndim;
+        if (k == const_kind::tensor) {
+          c.scalar = head[1];
+          c.data_offset = head[2];
+          c.data_size = head[3];
+        }
+        return c;
+      default: c.scalar = head[0]; return c;
+    }
   }
   /// Index of the function called `name`, or -1.
   constexpr std::int64_t find(std::string_view name_) const {
@@ -168,14 +241,7 @@ constexpr std::uint32_t layout_digest(const exec_view& v) {
   }
   h = detail::hash_chars(h, std::string_view(v.chars.data(), v.chars.size()));
   mix(static_cast<std::int64_t>(v.constants.size()));
-  for (const const_info& c : v.constants) {
-    mix(static_cast<std::int64_t>(c.kind));
-    mix(c.scalar);
-    mix(c.dims_offset);
-    mix(c.ndim);
-    mix(c.data_offset);
-    mix(c.data_size);
-  }
+  for (const const_word w : v.constants) mix(static_cast<std::int64_t>(w));
   words(v.i64s);
   mix(static_cast<std::int64_t>(v.bytes.size()));
   words(v.instr_offset);
@@ -190,9 +256,9 @@ struct exec_layout {
   detail::trivial_vector<func_info> funcs;
   detail::trivial_vector<str_ref> param_names;
   detail::trivial_vector<char> chars;
-  detail::trivial_vector<const_info> constants;
+  detail::trivial_vector<const_word> constants;
   detail::trivial_vector<std::int64_t> i64s;
-  detail::trivial_vector<std::uint8_t> bytes;
+  detail::trivial_vector<std::uint8_t, tensor_data_alignment> bytes;  ///< 64-byte aligned, as tensor data needs
   detail::trivial_vector<std::int64_t> instr_offset;
   detail::trivial_vector<std::int64_t> instr_data;
 
@@ -203,6 +269,40 @@ struct exec_layout {
     str_ref r{static_cast<std::int64_t>(chars.size()), static_cast<std::int64_t>(s.size())};
     chars.insert(chars.end(), s.begin(), s.end());
     return r;
+  }
+  /// Appends constant `c` (see const_word) and returns its index. A shape's or tensor's
+  /// dimensions are i64s[c.dims_offset, +c.ndim): when they are the last of i64s (a reader that
+  /// has just appended them) they stay where they are, else they are copied to its end.
+  constexpr std::int64_t add_constant(const const_info& c) {
+    const auto kind = static_cast<const_word>(static_cast<std::uint8_t>(c.kind));
+    const std::size_t head_size = detail::const_head_size(c.kind);
+    if (head_size == 0) {
+      constants.push_back(kind | static_cast<const_word>(c.scalar) << detail::const_payload_shift);
+    } else {
+      if (detail::has_dims(c.kind) && static_cast<std::size_t>(c.dims_offset + c.ndim) != i64s.size()) {
+        for (std::int64_t k = 0; k < c.ndim; ++k) {
+          const std::int64_t d = i64s[static_cast<std::size_t>(c.dims_offset + k)];  // not a reference: push may move i64s
+          i64s.push_back(d);
+        }
+      }
+      const auto head = static_cast<const_word>(i64s.size());
+      switch (c.kind) {
+        case const_kind::string:
+          i64s.push_back(c.data_offset);
+          i64s.push_back(c.data_size);
+          break;
+        case const_kind::shape: i64s.push_back(c.ndim); break;
+        case const_kind::tensor:
+          i64s.push_back(c.ndim);
+          i64s.push_back(c.scalar);
+          i64s.push_back(c.data_offset);
+          i64s.push_back(c.data_size);
+          break;
+        default: i64s.push_back(c.scalar); break;
+      }
+      constants.push_back(kind | head << detail::const_payload_shift);
+    }
+    return static_cast<std::int64_t>(constants.size()) - 1;
   }
 };
 
@@ -224,7 +324,7 @@ struct static_layout {
   std::array<func_info, S.funcs> funcs{};
   std::array<str_ref, S.param_names> param_names{};
   std::array<char, S.chars> chars{};
-  std::array<const_info, S.constants> constants{};
+  std::array<const_word, S.constants> constants{};
   std::array<std::int64_t, S.i64s> i64s{};
   alignas(tensor_data_alignment) std::array<std::uint8_t, S.bytes> bytes{};
   std::array<std::int64_t, S.instr_offset> instr_offset{};
@@ -236,8 +336,8 @@ struct static_layout {
 };
 
 namespace detail {
-template <class T, std::size_t N>
-constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T>& in) {
+template <class T, std::size_t N, std::size_t A>
+constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T, A>& in) {
   for (std::size_t i = 0; i < N; ++i) out[i] = in[i];
 }
 }  // namespace detail

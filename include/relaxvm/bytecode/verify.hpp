@@ -314,21 +314,28 @@ class verifier {
 
   constexpr bool check_constants() {
     for (std::size_t i = 0; i < v_.constants.size(); ++i) {
-      const const_info& c = v_.constants[i];
+      const const_info c = v_.constant(i);
       auto bad = [&]() -> text& {
         return fail(verify_rule::bad_constant) << "constant " << static_cast<std::int64_t>(i) << " ("
                                                << to_string(c.kind) << "): ";
       };
-      // Fields a kind does not use must be 0, so that code reading constants generically (equality,
-      // printing) never follows a stray offset.
-      const bool uses_scalar = c.kind != const_kind::shape && c.kind != const_kind::string;
-      const bool uses_dims = c.kind == const_kind::shape || c.kind == const_kind::tensor;
-      const bool uses_data = c.kind == const_kind::string || c.kind == const_kind::tensor;
-      if ((!uses_scalar && c.scalar != 0) || (!uses_dims && (c.dims_offset != 0 || c.ndim != 0)) ||
-          (!uses_data && (c.data_offset != 0 || c.data_size != 0))) {
-        if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
-          bad() << "fields this kind of constant does not use must be 0";
+      // The word's record (const_word) must lie in i64s, a shape's or tensor's dimensions with it,
+      // before anything reads the decoded fields.
+      if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
+        const std::uint64_t head = v_.constants[i] >> detail::const_payload_shift;
+        const std::size_t head_size = detail::const_head_size(c.kind);
+        if (head_size > 0 && (head > v_.i64s.size() || head_size > v_.i64s.size() - head)) {
+          bad() << "its record at " << head << " (" << head_size << " integers) lies outside the pool of "
+                << v_.i64s.size() << " integers";
           return false;
+        }
+        if (detail::has_dims(c.kind)) {
+          const std::int64_t ndim = v_.i64s[static_cast<std::size_t>(head)];
+          if (ndim < 0 || static_cast<std::uint64_t>(ndim) > head) {
+            bad() << "dimensions [" << static_cast<std::int64_t>(head) - ndim << ", +" << ndim
+                  << ") lie outside the pool of " << v_.i64s.size() << " integers";
+            return false;
+          }
         }
       }
       switch (c.kind) {

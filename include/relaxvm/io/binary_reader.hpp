@@ -205,13 +205,19 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
   return true;
 }
 
-inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
+/// What the constants section adds to the pools.
+struct pool_sizes {
+  std::uint64_t constants = 0, i64s = 0, chars = 0, bytes = 0;
+};
+
+// Reads the constants section into `l`, or, with `sizes`, only counts what it would add (and
+// checks it). read() does both, counting first so that each pool is reserved once at its final
+// size: growing by doubling would hold up to 3 times a pool while it moves (docs/security.md,
+// "Time and memory to load").
+inline status read_constants(reader& r, const tag_map& tags, exec_layout& l, pool_sizes* sizes = nullptr) {
   std::uint64_t n = 0;
   if (!r.count(n, 1 + 1)) return r.error();
-  // Reserved at once: growing by doubling would hold half again as much at its peak. A const_info
-  // is 24 times the smallest record (a bool: tag and byte), the largest ratio of the format
-  // (docs/security.md, Memory).
-  l.constants.reserve(static_cast<std::size_t>(n));
+  if (sizes) sizes->constants = n;
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;
@@ -253,24 +259,44 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
       case const_kind::shape:
       case const_kind::tensor: {
         if (c.kind == const_kind::tensor && !read_dtype(r, c.scalar)) return r.error();
-        if (!read_dims(r, l, c)) return r.error();
+        if (sizes) {
+          std::uint64_t ndim = 0;
+          std::span<const std::byte> dims;
+          if (!r.count(ndim, 8) || !r.bytes(ndim * 8, dims)) return r.error();
+          sizes->i64s += ndim;
+        } else if (!read_dims(r, l, c)) {
+          return r.error();
+        }
         if (c.kind == const_kind::tensor) {
           std::uint64_t nbytes = 0;
           std::span<const std::byte> data;
           if (!r.u64(nbytes) || !r.bytes(nbytes, data)) return r.error();
-          while (l.bytes.size() % tensor_data_alignment != 0) l.bytes.push_back(0);
+          if (sizes) {
+            sizes->bytes = (sizes->bytes + tensor_data_alignment - 1) / tensor_data_alignment * tensor_data_alignment + nbytes;
+            break;
+          }
+          l.bytes.resize((l.bytes.size() + tensor_data_alignment - 1) / tensor_data_alignment * tensor_data_alignment);
           c.data_offset = static_cast<std::int64_t>(l.bytes.size());
           c.data_size = static_cast<std::int64_t>(nbytes);
-          for (std::byte b : data) l.bytes.push_back(std::to_integer<std::uint8_t>(b));
+          l.bytes.append(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
         }
         break;
       }
       case const_kind::string: {
-        if (!read_string(r, l, c)) return r.error();
+        if (sizes) {
+          std::string_view s;
+          if (!r.str(s)) return r.error();
+          sizes->chars += s.size();
+        } else if (!read_string(r, l, c)) {
+          return r.error();
+        }
         break;
       }
     }
-    l.constants.push_back(c);
+    if (sizes)
+      sizes->i64s += relaxvm::detail::const_head_size(c.kind);
+    else
+      l.add_constant(c);
   }
   r.item.clear();
   if (!r.at_end()) return r.error();
@@ -367,6 +393,13 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
     RELAXVM_TRY_ASSIGN(tags, detail::read_tags(r));
   }
   {
+    detail::pool_sizes sizes;
+    detail::reader counter = reader_for(constants);
+    RELAXVM_TRY(detail::read_constants(counter, tags, l, &sizes));
+    l.constants.reserve(static_cast<std::size_t>(sizes.constants));
+    l.i64s.reserve(static_cast<std::size_t>(sizes.i64s));
+    l.chars.reserve(l.chars.size() + static_cast<std::size_t>(sizes.chars));
+    l.bytes.reserve(static_cast<std::size_t>(sizes.bytes));
     detail::reader r = reader_for(constants);
     RELAXVM_TRY(detail::read_constants(r, tags, l));
   }

@@ -63,7 +63,8 @@ inline std::uint8_t tag_of(const_kind k) {
 
 inline void write_constants(writer& w, const exec_view& v) {
   w.u64(v.constants.size());
-  for (const const_info& c : v.constants) {
+  for (std::size_t i = 0; i < v.constants.size(); ++i) {
+    const const_info c = v.constant(i);
     w.u8(tag_of(c.kind));
     switch (c.kind) {
       case const_kind::int64:

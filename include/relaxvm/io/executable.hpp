@@ -122,15 +122,11 @@ class basic_executable {
   std::span<const std::string> warnings() const { return data_->warnings; }
   /// What the program says of each function (frame slots, first use, ...), indexed like the
   /// function table: learned once, when the executable was made.
-  std::span<const function_facts> facts() const { return {data_->facts, data_->layout.funcs.size()}; }
+  std::span<const function_facts> facts() const { return {data_->facts.get(), data_->layout.funcs.size()}; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
-  exec_view view() const {
-    exec_view v = data_->layout.view();
-    v.bytes = std::span<const std::uint8_t>(data_->block.get(), data_->bytes_size);
-    return v;
-  }
+  exec_view view() const { return data_->layout.view(); }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
   /// Index of function `name` in the function table, or -1.
   std::int64_t function_index(std::string_view name) const { return view().find(name); }
@@ -147,35 +143,18 @@ class basic_executable {
   friend class exec_builder;  // get() wraps what finish() verified
   explicit basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
 
-  struct aligned_free {
-    void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
-  };
   struct storage {
-    exec_layout layout;  // layout.bytes is moved into `block` below
-    // One allocation, aligned to tensor_data_alignment: the tensor data (bytes_size bytes), then
-    // the program facts, one per function (trivially destructible: nothing to destroy).
-    std::unique_ptr<std::uint8_t[], aligned_free> block;
-    std::size_t bytes_size = 0;
-    const function_facts* facts = nullptr;
+    exec_layout layout;  // its tensor data is aligned (exec_layout::bytes): kept as it is, not copied
+    std::unique_ptr<function_facts[]> facts;  // one per function
     std::vector<std::string> warnings;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
-    s->bytes_size = layout.bytes.size();
-    const std::size_t num_funcs = layout.funcs.size();
-    constexpr std::size_t facts_align = alignof(function_facts);
-    const std::size_t facts_at = (s->bytes_size + facts_align - 1) / facts_align * facts_align;
-    const std::size_t size = facts_at + num_funcs * sizeof(function_facts);
-    s->block.reset(static_cast<std::uint8_t*>(
-        ::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
-    if (s->bytes_size > 0) std::memcpy(s->block.get(), layout.bytes.data(), s->bytes_size);
-    layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
-    auto* facts = reinterpret_cast<function_facts*>(s->block.get() + facts_at);
-    for (std::size_t i = 0; i < num_funcs; ++i) ::new (facts + i) function_facts();
-    collect_facts(s->layout.view(), {facts, num_funcs}, {});
-    s->facts = facts;
+    const std::size_t num_funcs = s->layout.funcs.size();
+    s->facts.reset(new function_facts[num_funcs]);
+    collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
     for (const verify_warning& w : report.warnings) {
       detail::text t;
       append_warning(t, s->layout.view(), w);

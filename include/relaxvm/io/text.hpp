@@ -208,7 +208,7 @@ inline std::string stats(const exec_view& v) {
   out << "  Constant pool (# " << v.constants.size() << "): [";
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (i) out << ", ";
-    detail::append_constant_summary(out, v, v.constants[i]);
+    detail::append_constant_summary(out, v, v.constant(i));
   }
   out << "]\n";
   out << "  Globals (#" << v.funcs.size() << "): [";
@@ -237,7 +237,7 @@ inline std::string as_cpp(const exec_view& v) {
   }
   bool duplicates = false;
   for (std::size_t i = 0; i < v.constants.size() && !duplicates; ++i)
-    for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constants[i], v, v.constants[j]);
+    for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constant(i), v, v.constant(j));
   if (duplicates) out << "  b.set_constant_dedup(false);\n";
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     out << "  b.declare_function(";
@@ -247,7 +247,7 @@ inline std::string as_cpp(const exec_view& v) {
   }
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     out << "  ";
-    detail::append_cpp_constant(out, v, v.constants[i]);
+    detail::append_cpp_constant(out, v, v.constant(i));
     out << ";  // c[" << i << "]\n";
   }
   // Bodies in code order (the table order is fixed by the declarations above).

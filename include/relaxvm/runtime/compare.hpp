@@ -12,10 +12,13 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "../base/hash_index.hpp"
 #include "../base/text_builder.hpp"
 #include "adapters.hpp"
 #include "tensor.hpp"
@@ -176,31 +179,147 @@ inline tensor_difference compare_tensors(const tensor& a, const tensor& b, const
 // can hold itself (vm.builtin.tuple_reset_item), and comparing must end.
 inline constexpr int max_compare_depth = 64;
 
-inline bool values_equal(const value& a, const value& b, int depth) noexcept {
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case value_kind::null: return true;
-    case value_kind::int64:
-    case value_kind::boolean:
-    case value_kind::dtype:
-    case value_kind::device: return a.raw_int() == b.raw_int();
-    case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
-    case value_kind::context: return a.raw_context() == b.raw_context();
-    case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
-    case value_kind::shape: return a.as<shape>() == b.as<shape>();
-    case value_kind::tensor: return !compare_tensors(a.as<tensor>(), b.as<tensor>(), nullptr);
-    case value_kind::tuple: {
-      if (a.get_object() == b.get_object()) return true;
-      const tuple x = a.as<tuple>(), y = b.as<tuple>();
-      if (x.tag() != y.tag() || x.size() != y.size() || depth >= max_compare_depth) return false;
-      for (std::int64_t i = 0; i < x.size(); ++i)
-        if (!values_equal(x[i], y[i], depth + 1)) return false;
-      return true;
-    }
-    case value_kind::closure:
-    case value_kind::object: return a.get_object() == b.get_object();
+// Tuple pairs a comparison walks before it starts again with a memo (values_equal below).
+inline constexpr int compare_memo_after = 256;
+
+// Pairs of tuples found equal, each with the deepest level it was found equal at: a pair found
+// equal at level d is equal wherever it appears at level d or above (with as many levels left to
+// it), so that the memo gives the answer the walk without it would. A hosted table grows; firmware
+// mode's holds 32 pairs on the stack. Either stops recording when it cannot grow, which costs time,
+// never the answer.
+class equal_pairs {
+ public:
+  equal_pairs() noexcept = default;
+  equal_pairs(const equal_pairs&) = delete;
+  equal_pairs& operator=(const equal_pairs&) = delete;
+#if RELAXVM_HEAP
+  ~equal_pairs() { ::operator delete(slots_, std::nothrow); }
+#endif
+
+  bool known(const object* a, const object* b, int depth) const noexcept {
+    const entry* e = find(a, b);
+    return e != nullptr && e->a == a && e->depth >= depth;
   }
-  return false;
+  void add(const object* a, const object* b, int depth) noexcept {
+    if (entry* e = find(a, b); e != nullptr && e->a == a) {
+      if (depth > e->depth) e->depth = depth;
+      return;
+    }
+    if (2 * (count_ + 1) > capacity() && !grow()) return;
+    place({a, b, depth});
+    ++count_;
+  }
+
+ private:
+  struct entry {
+    const object* a = nullptr;  // null: empty
+    const object* b = nullptr;
+    int depth = 0;
+  };
+  std::size_t capacity() const noexcept { return mask_ + (slots_ != nullptr ? 1 : 0); }
+  std::size_t bucket(const object* a, const object* b) const noexcept {
+    std::uint64_t h = hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(a)),
+                               reinterpret_cast<std::uintptr_t>(b));
+    return static_cast<std::size_t>(h ^ (h >> 29)) & mask_;
+  }
+  // The entry of (a, b), or the empty slot where it would go; null when there is no table.
+  entry* find(const object* a, const object* b) const noexcept {
+    if (slots_ == nullptr) return nullptr;
+    for (std::size_t i = bucket(a, b);; i = (i + 1) & mask_) {
+      entry& e = slots_[i];
+      if (e.a == nullptr || (e.a == a && e.b == b)) return &e;
+    }
+  }
+  void place(const entry& x) noexcept { *find(x.a, x.b) = x; }
+#if RELAXVM_HEAP
+  bool grow() noexcept {
+    const std::size_t n = slots_ == nullptr ? 64 : 2 * capacity();
+    auto* fresh = static_cast<entry*>(::operator new(n * sizeof(entry), std::nothrow));
+    if (fresh == nullptr) return false;
+    for (std::size_t i = 0; i < n; ++i) ::new (fresh + i) entry();
+    entry* old = slots_;
+    const std::size_t old_n = capacity();
+    slots_ = fresh;
+    mask_ = n - 1;
+    for (std::size_t i = 0; i < old_n; ++i)
+      if (old[i].a != nullptr) place(old[i]);
+    ::operator delete(old, std::nothrow);
+    return true;
+  }
+  entry* slots_ = nullptr;
+  std::size_t mask_ = 0;
+#else
+  bool grow() noexcept {
+    if (slots_ != nullptr) return false;
+    slots_ = fixed_;
+    mask_ = std::size(fixed_) - 1;
+    return true;
+  }
+  entry fixed_[64];
+  entry* slots_ = nullptr;
+  std::size_t mask_ = 0;
+#endif
+  std::size_t count_ = 0;
+};
+
+// One comparison of two values. Without a memo it counts the tuple pairs it compares and gives
+// up past compare_memo_after: a tuple DAG (one tuple held twice, 40 times over) unfolds into a
+// tree of 2^40 pairs, and values_equal then compares again with a memo, where each pair is
+// compared once per level it is proved at (at most max_compare_depth times). Small values, the
+// common case, never make the memo.
+struct compare_walk {
+  equal_pairs* memo = nullptr;
+  int pairs = 0;
+  bool gave_up = false;
+
+  bool equal(const value& a, const value& b, int depth) noexcept {
+    if (a.kind() != b.kind()) return false;
+    switch (a.kind()) {
+      case value_kind::null: return true;
+      case value_kind::int64:
+      case value_kind::boolean:
+      case value_kind::dtype:
+      case value_kind::device: return a.raw_int() == b.raw_int();
+      case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
+      case value_kind::context: return a.raw_context() == b.raw_context();
+      case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
+      case value_kind::shape: return a.as<shape>() == b.as<shape>();
+      case value_kind::tensor: return !compare_tensors(a.as<tensor>(), b.as<tensor>(), nullptr);
+      case value_kind::tuple: {
+        const object* oa = a.get_object();
+        const object* ob = b.get_object();
+        if (oa == ob) return true;
+        const tuple x = a.as<tuple>(), y = b.as<tuple>();
+        if (x.tag() != y.tag() || x.size() != y.size() || depth >= max_compare_depth) return false;
+        if (memo != nullptr) {
+          if (memo->known(oa, ob, depth)) return true;
+        } else if (++pairs > compare_memo_after) {
+          gave_up = true;  // false from here up: the caller compares again with a memo
+          return false;
+        }
+        for (std::int64_t i = 0; i < x.size(); ++i)
+          if (!equal(x[i], y[i], depth + 1)) return false;
+        if (memo != nullptr) memo->add(oa, ob, depth);
+        return true;
+      }
+      case value_kind::closure:
+      case value_kind::object: return a.get_object() == b.get_object();
+    }
+    return false;
+  }
+};
+
+// Out of line: the memo's table stays off the stack of the common comparison.
+RELAXVM_NOINLINE inline bool values_equal_with_memo(const value& a, const value& b) noexcept {
+  equal_pairs memo;
+  compare_walk w{&memo};
+  return w.equal(a, b, 0);
+}
+
+inline bool values_equal(const value& a, const value& b) noexcept {
+  compare_walk w;
+  const bool same = w.equal(a, b, 0);
+  return w.gave_up ? values_equal_with_memo(a, b) : same;
 }
 
 }  // namespace detail
@@ -230,16 +349,17 @@ inline bool operator==(const tensor& a, const tensor& b) noexcept { return equal
 
 /// Tuples compare by tag and fields (value ==).
 inline bool operator==(const tuple& a, const tuple& b) noexcept {
-  return detail::values_equal(value(a), value(b), 0);
+  return detail::values_equal(value(a), value(b));
 }
 
 /// Values are equal when they have the same kind and
 ///   null: always; int64, bool, dtype, device: the same value; float64: == (NaN matches NaN);
 ///   string: the same characters; shape: the same dimensions; tensor: rv::equal;
-///   tuple: the same tag and equal fields (nested deeper than 64: only the same tuple);
+///   tuple: the same tag and equal fields (nested deeper than 64: only the same tuple); a tuple
+///     held many times (a DAG) is compared once per pair, not once per path to it;
 ///   closure, object, VM context: the same object.
 /// No conversions: value(1) != value(1.0), value(true) != value(1).
-inline bool operator==(const value& a, const value& b) noexcept { return detail::values_equal(a, b, 0); }
+inline bool operator==(const value& a, const value& b) noexcept { return detail::values_equal(a, b); }
 
 /// A sentence saying how tensors a and b differ (beyond `tol` when given), naming the first
 /// differing element with its index and both values; empty when they do not differ. For test

@@ -113,7 +113,7 @@ inline status read_relax_constants(reader& r, exec_layout& l) {
                          "and 5 (float)";
         return r.error();
     }
-    l.constants.push_back(c);
+    l.add_constant(c);
   }
   return {};
 }
@@ -212,7 +212,7 @@ inline result<std::vector<std::byte>> save_relax(const executable& exe) {
   using relaxvm::detail::value_error;
   const exec_view v = exe.view();
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
-    const const_info& c = v.constants[i];
+    const const_info c = v.constant(i);
     if (c.kind == const_kind::boolean || c.kind == const_kind::device)
       return value_error("save_relax: constant ", i, " (", to_string(c.kind),
                          ") has no TVM counterpart: TVM v0.19.0's Relax format holds NDArray, DLDataType, "
@@ -235,7 +235,7 @@ inline result<std::vector<std::byte>> save_relax(const executable& exe) {
     binary::detail::write_function_fields(w, v, f);
   }
   w.u64(v.constants.size());
-  for (const const_info& c : v.constants) detail::write_relax_constant(w, v, c);
+  for (std::size_t i = 0; i < v.constants.size(); ++i) detail::write_relax_constant(w, v, v.constant(i));
   binary::detail::write_code(w, v);
   w.patch_u64(0, w.size() - 8);
   return std::move(w.bytes());

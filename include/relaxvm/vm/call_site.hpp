@@ -56,12 +56,12 @@ struct call_site {
   }();
 
   static constexpr arg at(std::size_t k) { return in.arg_at(static_cast<std::int64_t>(k)); }
-  static constexpr const const_info* constant(std::size_t k) {
-    return at(k).kind() == arg_kind::const_idx ? &view.constants[static_cast<std::size_t>(at(k).value())] : nullptr;
+  /// Argument k's constant; of kind 0 (none) when the argument is not a constant.
+  static constexpr const_info constant(std::size_t k) {
+    return at(k).kind() == arg_kind::const_idx ? view.constant(static_cast<std::size_t>(at(k).value()))
+                                               : const_info{static_cast<const_kind>(0)};
   }
-  static constexpr bool is_const(std::size_t k, const_kind kind) {
-    return k < num_args && constant(k) != nullptr && constant(k)->kind == kind;
-  }
+  static constexpr bool is_const(std::size_t k, const_kind kind) { return k < num_args && constant(k).kind == kind; }
   /// %void (null).
   static constexpr bool is_void(std::size_t k) {
     return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == void_register;
@@ -76,19 +76,19 @@ struct call_site {
                             is_const(k, const_kind::boolean));
   }
   static constexpr std::int64_t int_at(std::size_t k) {
-    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k)->scalar;
+    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k).scalar;
   }
-  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k)->scalar); }
+  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k).scalar); }
   /// A string constant's characters: they live in the program, which is in read-only memory.
   static constexpr std::string_view string_at(std::size_t k) {
-    return view.str({constant(k)->data_offset, constant(k)->data_size});
+    return view.str({constant(k).data_offset, constant(k).data_size});
   }
   /// A string constant, or %void read as the empty string (the builtins' err_ctx).
   static constexpr bool is_text(std::size_t k) { return is_void(k) || is_const(k, const_kind::string); }
   static constexpr std::string_view text_at(std::size_t k) { return is_void(k) ? std::string_view() : string_at(k); }
   /// A shape constant's dimensions.
   static constexpr std::span<const std::int64_t> shape_at(std::size_t k) {
-    return view.i64s.subspan(static_cast<std::size_t>(constant(k)->dims_offset), static_cast<std::size_t>(constant(k)->ndim));
+    return view.i64s.subspan(static_cast<std::size_t>(constant(k).dims_offset), static_cast<std::size_t>(constant(k).ndim));
   }
 };
 

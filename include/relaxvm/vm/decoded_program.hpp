@@ -186,23 +186,37 @@ class decoded_program {
   // functions up. Instructions outside every function are neither verified nor reachable: they
   // are left alone (the fuzzer found that decoding them reads out of bounds).
   status decode_all() {
-    const std::size_t n = view_.instr_offset.size();
-    ops.resize(n);
-    std::vector<std::size_t> first_operand(n, 0);
-    const_fixed_.assign(view_.constants.size(), 0);
+    ops.resize(view_.instr_offset.size());
+    // operands and fixed are reserved at their final sizes (fixed: at most one per argument that
+    // is not a register), so that they never move: ops point into operands, and growing by
+    // doubling would hold up to 3 times either while it moved (docs/security.md, Memory).
+    std::size_t num_operands = 0, num_fixed = 2;
+    for_each_call([&](const instruction& in) {
+      num_operands += static_cast<std::size_t>(in.num_args);
+      for (std::int64_t k = 0; k < in.num_args; ++k) num_fixed += in.arg_at(k).kind() != arg_kind::reg;
+    });
+    operands.reserve(operands.size() + num_operands);
+    fixed.reserve(fixed.size() + num_fixed);
     fixed.push_back(value());     // ~0: %void
     fixed.push_back(value(vm_));  // ~1: %vm
     for (const func_info& f : view_.funcs) {
       if (f.kind != func_kind::vm) continue;
-      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
+      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc);
     }
-    for (std::size_t pc = 0; pc < n; ++pc)
-      if (is_call(ops[pc])) ops[pc].operands = operands.data() + first_operand[pc];
     make_blocks();
-    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
+    const_fixed_ = hash_index();  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
-  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
+  // f(instruction) for each Call of a vm function.
+  template <class F>
+  void for_each_call(F&& f) const {
+    for (const func_info& fi : view_.funcs) {
+      if (fi.kind != func_kind::vm) continue;
+      for (std::int64_t pc = fi.start; pc < fi.end; ++pc)
+        if (const instruction in = decode(view_, pc); in.op == opcode::call) f(in);
+    }
+  }
+  void decode_one(std::size_t pc) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
     op& o = ops[pc];
     switch (in.op) {
@@ -216,15 +230,15 @@ class decoded_program {
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
           o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
         }
-        first_operand[pc] = operands.size();
+        o.operands = operands.data() + operands.size();  // reserved: operands does not move
         bool consecutive = in.num_args > 0;
         for (std::int64_t k = 0; k < in.num_args; ++k) {
           const std::int64_t code = operand(in.arg_at(k));
           operands.push_back(code);
-          consecutive = consecutive && code >= 0 && code == operands[first_operand[pc]] + k;
+          consecutive = consecutive && code >= 0 && code == o.operands[0] + k;
         }
         o.args_in_place = consecutive;
-        if (consecutive) o.first = operands[first_operand[pc]];
+        if (consecutive) o.first = o.operands[0];
         o.what = call_step(o, instrumented_);
         break;
       }
@@ -290,13 +304,17 @@ class decoded_program {
       case arg_kind::imm: return add_fixed(value(v));
       case arg_kind::const_idx: {
         // A constant becomes a value when the first instruction that uses it is decoded, once:
-        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
-        if (known != 0) return known;
-        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner);
+        // constants nothing uses cost the VM nothing, not even an entry in const_fixed_ (keyed by
+        // the constant's index, so equal keys are equal constants). Tensor constants view the
+        // executable's bytes.
+        const auto key = static_cast<std::uint64_t>(v);
+        if (const std::int64_t known = const_fixed_.find(key, [](std::int64_t) { return true; }); known >= 0)
+          return ~known;
+        result<value> c = try_materialize_constant(view_, view_.constant(static_cast<std::size_t>(v)), const_owner);
         if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        known = add_fixed(c.ok() ? std::move(*c) : value());
-        return known;
+        const std::int64_t code = add_fixed(c.ok() ? std::move(*c) : value());
+        const_fixed_.insert(key, ~code);
+        return code;
       }
       case arg_kind::func_idx: return add_fixed(value::borrow(func_values[static_cast<std::size_t>(v)]));
     }
@@ -308,13 +326,18 @@ class decoded_program {
     text t;
     t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
       << " not in the registry:";
-    for (std::int64_t m : missing) {
+    // The first max_listed only, as the verifier keeps its first 1,000 warnings: the message of a
+    // file of many missing names would otherwise be as large as the file, and copied.
+    constexpr std::size_t max_listed = 1000;
+    for (std::size_t k = 0; k < missing.size() && k < max_listed; ++k) {
+      const std::int64_t m = missing[k];
       t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
       if (const function_facts& u = facts_[static_cast<std::size_t>(m)]; u.first_use_pc >= 0) {
         t << ", needed by ";
         append_location(t, view_, u.first_use_function, u.first_use_pc);
       }
     }
+    if (missing.size() > max_listed) t << "\n  ... and " << (missing.size() - max_listed) << " more";
     t << "\nregister them (registry::def) before making the VM";
     return error(error_kind::value, t.view());
   }
@@ -323,7 +346,7 @@ class decoded_program {
   std::span<const function_facts> facts_;
   vm_context* vm_ = nullptr;
   bool prepare_calls_ = false, instrumented_ = false;
-  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
+  hash_index const_fixed_;  // while decoding: constant index -> its position in fixed, for those used so far
   std::optional<error> decode_error_;
 };
 

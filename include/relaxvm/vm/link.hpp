@@ -51,7 +51,7 @@ constexpr bool static_kind(const exec_view& v, arg a, value_kind& kind) {
     case arg_kind::imm: kind = value_kind::int64; return true;
     case arg_kind::func_idx: kind = value_kind::closure; return true;
     case arg_kind::const_idx:
-      switch (v.constants[static_cast<std::size_t>(a.value())].kind) {
+      switch (v.constant(static_cast<std::size_t>(a.value())).kind) {
         case const_kind::int64: kind = value_kind::int64; break;
         case const_kind::float64: kind = value_kind::float64; break;
         case const_kind::boolean: kind = value_kind::boolean; break;
@@ -217,7 +217,7 @@ constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, 
     if (!static_kind(v, a, kind)) continue;
     std::int64_t x = 0;
     if (a.kind() == arg_kind::imm) x = a.value();
-    else if (a.kind() == arg_kind::const_idx) x = v.constants[static_cast<std::size_t>(a.value())].scalar;
+    else if (a.kind() == arg_kind::const_idx) x = v.constant(static_cast<std::size_t>(a.value())).scalar;
     if (e.param_passes(i, kind, x)) known |= std::uint64_t{1} << i;
   }
   return known;

@@ -296,22 +296,23 @@ class static_vm final : public vm_context {
   // Whether a constant of kind K is made.
   static constexpr bool makes(const_kind k) {
     for (std::size_t i = 0; i < Linked::num_constants; ++i)
-      if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
+      if (Linked::constants_read[i] && view.constant(i).kind == k) return true;
     return false;
   }
-  // Constant c by the code of its kind (K, then the kinds after it), into `out`; only the kinds
-  // the program makes are compiled.
+  // The constant of word w by the code of its kind (K, then the kinds after it), decoding and
+  // making, into `out`; only the kinds the program makes are compiled.
   template <const_kind K, const_kind... Rest>
-  static status make_constant(value& out, const const_info& c) {
+  static status make_constant(value& out, const_word w) {
     if constexpr (makes(K)) {
-      if (c.kind == K) return try_materialize_constant_into<K>(out, view, c, nullptr);
+      if (static_cast<const_kind>(w & 0xFF) == K)
+        return try_materialize_constant_into<K>(out, view, view.checked_constant(K, w), nullptr);
     }
-    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, c);
+    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, w);
     else return {};
   }
-  static status make_constant(value& out, const const_info& c) {
+  static status make_constant(value& out, const_word w) {
     return make_constant<const_kind::int64, const_kind::float64, const_kind::boolean, const_kind::dtype,
-                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, c);
+                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, w);
   }
 
   static constexpr bool any_used_as_value() {

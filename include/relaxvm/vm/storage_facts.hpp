@@ -58,8 +58,8 @@ inline constexpr std::int64_t storage_alignment = 64;
 constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg, std::int64_t& nbytes,
                                std::int64_t& element) {
   if (shape_arg.kind() != arg_kind::const_idx || dtype_arg.kind() != arg_kind::const_idx) return false;
-  const const_info& s = v.constants[static_cast<std::size_t>(shape_arg.value())];
-  const const_info& d = v.constants[static_cast<std::size_t>(dtype_arg.value())];
+  const const_info s = v.constant(static_cast<std::size_t>(shape_arg.value()));
+  const const_info d = v.constant(static_cast<std::size_t>(dtype_arg.value()));
   if (s.kind != const_kind::shape || d.kind != const_kind::dtype) return false;
   const dtype t = dtype::unpack(d.scalar);
   std::int64_t n = 0;
@@ -304,7 +304,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks constants;
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (!made[i]) continue;
-    const const_info& c = v.constants[i];
+    const const_info c = v.constant(i);
     if (c.kind == const_kind::shape) {
       add_shape_object(constants, c.ndim);
     } else if (c.kind == const_kind::string) {
