@@ -6,10 +6,12 @@
 #define RELAXVM_KERNELS_REGISTER_HPP
 
 #include <span>
+#include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
 #include "elementwise.hpp"
+#include "data.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -48,6 +50,52 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor l, detail::optional_tensor("onnx.Clip", lo, 1));
     RELAXVM_TRY_ASSIGN(tensor h, detail::optional_tensor("onnx.Clip", hi, 2));
     return Clip_out(x, l, h, out);
+  });
+  // Data movement (kernels/data.hpp).
+  reg.def("onnx.Transpose", &Transpose_out).def("onnx.DepthToSpace", &DepthToSpace_out).def("onnx.SpaceToDepth", &SpaceToDepth_out);
+  reg.def("onnx.Slice", &Slice_out).def("onnx.Expand", &Expand_out).def("onnx.Tile", &Tile_out).def("onnx.Gather", &Gather_out);
+  reg.def("onnx.GatherElements", &GatherElements_out).def("onnx.GatherND", &GatherND_out).def("onnx.Cast", &Cast_out);
+  reg.def("onnx.ScatterElements", &ScatterElements_out).def("onnx.ScatterND", &ScatterND_out).def("onnx.CumSum", &CumSum_out);
+  reg.def("onnx.OneHot", &OneHot_out).def("onnx.EyeLike", &EyeLike_out).def("onnx.Range", &Range_out);
+  reg.def("onnx.ConstantOfShape", &ConstantOfShape_out).def("onnx.Size", &Size_out);
+  // Pad(x, pads, mode, value | none, out); Trilu(x, k | none, upper, out).
+  reg.def("onnx.Pad", [](const tensor& x, const shape& pads, std::int64_t mode, const value& v, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor t, detail::optional_tensor("onnx.Pad", v, 3));
+    return Pad_out(x, pads, mode, t, out);
+  });
+  reg.def("onnx.Trilu", [](const tensor& x, const value& k, std::int64_t upper, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor t, detail::optional_tensor("onnx.Trilu", k, 1));
+    return Trilu_out(x, t, upper, out);
+  });
+  // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
+  struct variadic {
+    static result<tensor> arg(std::string_view fn, const value& v, std::size_t i) {
+      if (v.kind() != value_kind::tensor) return detail::type_error(fn, ": argument ", i, " must be a tensor, but got ", v.describe());
+      return v.as<tensor>();
+    }
+    static result<std::vector<tensor>> args(std::string_view fn, std::span<const value> a, std::size_t from) {
+      std::vector<tensor> out;
+      out.reserve(a.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        RELAXVM_TRY_ASSIGN(tensor t, arg(fn, a[i], from + i));
+        out.push_back(std::move(t));
+      }
+      return out;
+    }
+  };
+  reg.def_packed("onnx.Concat", [](std::span<const value> a) -> status {
+    if (a.size() < 3) return detail::value_error("onnx.Concat: needs inputs, the axis and the output, but got ", a.size(), " arguments");
+    RELAXVM_TRY_ASSIGN(std::int64_t axis, a[a.size() - 2].try_as<std::int64_t>());
+    RELAXVM_TRY_ASSIGN(tensor out, variadic::arg("onnx.Concat", a[a.size() - 1], a.size() - 1));
+    RELAXVM_TRY_ASSIGN(std::vector<tensor> in, variadic::args("onnx.Concat", a.first(a.size() - 2), 0));
+    return Concat_out(in, axis, out);
+  });
+  reg.def_packed("onnx.Split", [](std::span<const value> a) -> status {
+    if (a.size() < 3) return detail::value_error("onnx.Split: needs the input, the axis and outputs, but got ", a.size(), " arguments");
+    RELAXVM_TRY_ASSIGN(tensor x, variadic::arg("onnx.Split", a[0], 0));
+    RELAXVM_TRY_ASSIGN(std::int64_t axis, a[1].try_as<std::int64_t>());
+    RELAXVM_TRY_ASSIGN(std::vector<tensor> outs, variadic::args("onnx.Split", a.subspan(2), 2));
+    return Split_out(x, axis, outs);
   });
 }
 

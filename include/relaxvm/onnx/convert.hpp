@@ -10,6 +10,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "convert_base.hpp"
+#include "convert_data.hpp"
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
 #include "convert_shape.hpp"
@@ -18,6 +19,7 @@ namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
 inline constexpr std::span<const op_converter> converter_tables[] = {
     elementwise_converters, linalg_converters, shape_converters,
+    data_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
