@@ -38,6 +38,10 @@ std::vector<double> values(const tensor& t) {
   return v;
 }
 using D = std::vector<double>;
+// An int list argument (Slice's, Pad's): a 1-d int64 tensor.
+tensor L(std::initializer_list<std::int64_t> v) {
+  return tensor::from<std::int64_t>(std::span<const std::int64_t>(v.begin(), v.size()), shape{static_cast<std::int64_t>(v.size())});
+}
 
 std::string message(const rv::status& s) { return s.ok() ? std::string() : std::string(s.error().message()); }
 bool fails_with(const rv::status& s, const char* a, const char* b = "") {
@@ -130,47 +134,50 @@ TEST_CASE("Slice: negative starts and steps, clamping, empty results") {
   tensor x = make<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10});
   const std::int64_t big = std::numeric_limits<std::int64_t>::max();
   tensor y = out<float>({3});
-  REQUIRE(k::Slice_out(x, shape{-3}, shape{big}, shape{0}, shape{1}, y).ok());
+  REQUIRE(k::Slice_out(x, L({-3}), L({big}), L({0}), L({1}), y).ok());
   CHECK(values<float>(y) == D{7, 8, 9});
   tensor r = out<float>({4});
-  REQUIRE(k::Slice_out(x, shape{big}, shape{-big}, shape{-1}, shape{-3}, r).ok());  // 9, 6, 3, 0
+  REQUIRE(k::Slice_out(x, L({big}), L({-big}), L({-1}), L({-3}), r).ok());  // 9, 6, 3, 0
   CHECK(values<float>(r) == D{9, 6, 3, 0});
   tensor none = out<float>({0});
-  CHECK(k::Slice_out(x, shape{5}, shape{2}, shape{0}, shape{1}, none).ok());
+  CHECK(k::Slice_out(x, L({5}), L({2}), L({0}), L({1}), none).ok());
   tensor m = make<std::int16_t>({0, 1, 2, 3, 4, 5}, {2, 3});
   tensor my = out<std::int16_t>({2, 2});
-  REQUIRE(k::Slice_out(m, shape{-1}, shape{0}, shape{1}, shape{-1}, my).ok());
+  REQUIRE(k::Slice_out(m, make<std::int32_t>({-1}, {1}), L({0}), make<std::int32_t>({1}, {1}), L({-1}), my).ok());
   CHECK(values<std::int16_t>(my) == D{2, 1, 5, 4});
-  CHECK(fails_with(k::Slice_out(x, shape{0}, shape{3}, shape{0}, shape{0}, y), "onnx.Slice", "step"));
-  CHECK(fails_with(k::Slice_out(x, shape{0}, shape{3}, shape{1}, shape{1}, y), "onnx.Slice", "axis"));
-  CHECK(fails_with(k::Slice_out(x, shape{0}, shape{4}, shape{0}, shape{1}, y), "onnx.Slice", "shape"));
-  CHECK(fails_with(k::Slice_out(m, shape{0, 0}, shape{1, 1}, shape{1, -1}, shape{1, 1}, my), "onnx.Slice", "twice"));
+  CHECK(fails_with(k::Slice_out(x, L({0}), L({3}), L({0}), L({0}), y), "onnx.Slice", "step"));
+  CHECK(fails_with(k::Slice_out(x, L({0}), L({3}), L({1}), L({1}), y), "onnx.Slice", "axis"));
+  CHECK(fails_with(k::Slice_out(x, L({0}), L({4}), L({0}), L({1}), y), "onnx.Slice", "shape"));
+  CHECK(fails_with(k::Slice_out(m, L({0, 0}), L({1, 1}), L({1, -1}), L({1, 1}), my), "onnx.Slice", "twice"));
+  CHECK(fails_with(k::Slice_out(x, L({0}), L({1, 2}), L({0}), L({1}), y), "onnx.Slice", "argument 2"));
+  CHECK(fails_with(k::Slice_out(m, L({0, 0}), L({1}), L({0, 1}), L({1, 1}), my), "onnx.Slice", "one length"));
+  CHECK(fails_with(k::Slice_out(x, make<float>({0}, {1}), L({3}), L({0}), L({1}), y), "onnx.Slice", "argument 1"));
 }
 
 TEST_CASE("Pad: constant, reflect, edge, negative pads") {
   tensor x = make<std::int32_t>({1, 2, 3}, {3});
   tensor y = out<std::int32_t>({7});
-  REQUIRE(k::Pad_out(x, shape{2, 2}, 0, tensor(), y).ok());
+  REQUIRE(k::Pad_out(x, L({2, 2}), 0, tensor(), y).ok());
   CHECK(values<std::int32_t>(y) == D{0, 0, 1, 2, 3, 0, 0});
-  REQUIRE(k::Pad_out(x, shape{2, 2}, 0, make<std::int32_t>({9}, shape{}), y).ok());
+  REQUIRE(k::Pad_out(x, L({2, 2}), 0, make<std::int32_t>({9}, shape{}), y).ok());
   CHECK(values<std::int32_t>(y) == D{9, 9, 1, 2, 3, 9, 9});
-  REQUIRE(k::Pad_out(x, shape{2, 2}, 1, tensor(), y).ok());
+  REQUIRE(k::Pad_out(x, L({2, 2}), 1, tensor(), y).ok());
   CHECK(values<std::int32_t>(y) == D{3, 2, 1, 2, 3, 2, 1});
-  REQUIRE(k::Pad_out(x, shape{2, 2}, 2, tensor(), y).ok());
+  REQUIRE(k::Pad_out(x, L({2, 2}), 2, tensor(), y).ok());
   CHECK(values<std::int32_t>(y) == D{1, 1, 1, 2, 3, 3, 3});
   tensor crop = out<std::int32_t>({2});
-  REQUIRE(k::Pad_out(x, shape{-1, 0}, 0, tensor(), crop).ok());
+  REQUIRE(k::Pad_out(x, L({-1, 0}), 0, tensor(), crop).ok());
   CHECK(values<std::int32_t>(crop) == D{2, 3});
   // 2-d reflect over both axes.
   tensor m = make<float>({1, 2, 3, 4}, {2, 2});
   tensor my = out<float>({4, 3});
-  REQUIRE(k::Pad_out(m, shape{1, 1, 1, 0}, 1, tensor(), my).ok());
+  REQUIRE(k::Pad_out(m, L({1, 1, 1, 0}), 1, tensor(), my).ok());
   CHECK(values<float>(my) == D{4, 3, 4, 2, 1, 2, 4, 3, 4, 2, 1, 2});
-  REQUIRE(k::Pad_out(m, shape{1, 0, 1, 1}, 0, make<float>({-1}, shape{}), my).ok());
+  REQUIRE(k::Pad_out(m, L({1, 0, 1, 1}), 0, make<float>({-1}, shape{}), my).ok());
   CHECK(values<float>(my) == D{-1, -1, -1, 1, 2, -1, 3, 4, -1, -1, -1, -1});
-  CHECK(fails_with(k::Pad_out(x, shape{1}, 0, tensor(), y), "onnx.Pad", "pads"));
-  CHECK(fails_with(k::Pad_out(x, shape{2, 2}, 0, make<float>({1}, shape{}), y), "onnx.Pad", "argument 3"));
-  CHECK(fails_with(k::Pad_out(out<std::int32_t>({0}), shape{1, 1}, 2, tensor(), out<std::int32_t>({2})), "onnx.Pad", "empty"));
+  CHECK(fails_with(k::Pad_out(x, L({1}), 0, tensor(), y), "onnx.Pad", "pads"));
+  CHECK(fails_with(k::Pad_out(x, L({2, 2}), 0, make<float>({1}, shape{}), y), "onnx.Pad", "argument 3"));
+  CHECK(fails_with(k::Pad_out(out<std::int32_t>({0}), L({1, 1}), 2, tensor(), out<std::int32_t>({2})), "onnx.Pad", "empty"));
 }
 
 TEST_CASE("Expand and Tile") {
@@ -267,7 +274,26 @@ TEST_CASE("Cast: every kind of pair") {
   CHECK(values<std::int64_t>(same) == D{257, -1});
   CHECK(k::Cast_out(big, big).ok());
   CHECK(fails_with(k::Cast_out(big, out<float>({3})), "onnx.Cast", "shape"));
-  CHECK(fails_with(k::Cast_out(big, tensor::empty({2}, rv::dtype::float16())), "onnx.Cast", "float16"));
+  CHECK(fails_with(k::Cast_out(big, tensor::empty({2}, rv::dtype::bfloat16())), "onnx.Cast", "bfloat16"));
+
+  // float16, as its bits: rounding to nearest even, overflow to inf, subnormals, and back.
+  tensor fs = make<float>({1, 65504, 65520, 1e-8f, 6e-8f, -2.5, 0.1f, std::numeric_limits<float>::infinity()}, {8});
+  tensor h = tensor::empty({8}, rv::dtype::float16());
+  REQUIRE(k::Cast_out(fs, h).ok());
+  const auto* hbits = static_cast<const std::uint16_t*>(h.raw_data());
+  CHECK(std::vector<double>(hbits, hbits + 8) == D{0x3C00, 0x7BFF, 0x7C00, 0, 1, 0xC100, 0x2E66, 0x7C00});
+  tensor hd = out<double>({8});
+  REQUIRE(k::Cast_out(h, hd).ok());
+  CHECK(values<double>(hd)[1] == 65504);
+  CHECK(values<double>(hd)[4] == std::ldexp(1.0, -24));
+  CHECK(values<double>(hd)[5] == -2.5);
+  CHECK(std::isinf(values<double>(hd)[7]));
+  tensor hb = out<bool>({8});
+  REQUIRE(k::Cast_out(h, hb).ok());
+  CHECK(values<bool>(hb) == D{1, 1, 1, 0, 1, 1, 1, 1});
+  tensor hi = out<std::int32_t>({8});
+  REQUIRE(k::Cast_out(h, hi).ok());
+  CHECK(values<std::int32_t>(hi)[5] == -2);
 }
 
 TEST_CASE("CumSum, Trilu, OneHot, EyeLike") {

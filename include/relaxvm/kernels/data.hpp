@@ -93,6 +93,20 @@ inline status check_int_scalar(std::string_view fn, const tensor& t, std::size_t
   return {};
 }
 
+/// An int list argument (Slice's starts, Pad's pads): a 1-D int32 or int64 tensor of at most
+/// `cap` values, read into `out` (`n` of them). Lists whose values may be negative are tensors,
+/// not shapes.
+inline status read_ints(std::string_view fn, const tensor& t, std::size_t i, std::int64_t* out, std::int64_t cap, std::int64_t& n) {
+  RELAXVM_TRY(check_in(fn, t, i, signed_ints));
+  if ((t.dtype().bits != 32 && t.dtype().bits != 64) || t.ndim() != 1)
+    return value_error(fn, ": argument ", i, " must be a 1-d int32 or int64 list, but is ", t.dtype(), " of shape ", dims_text{t.shape().dims()});
+  n = t.numel();
+  if (n > cap) return value_error(fn, ": argument ", i, " has ", n, " values; at most ", cap, " fit");
+  for (std::int64_t k = 0; k < n; ++k)
+    out[k] = t.dtype().bits == 64 ? static_cast<const std::int64_t*>(t.raw_data())[k] : static_cast<const std::int32_t*>(t.raw_data())[k];
+  return {};
+}
+
 /// An index read from an int32 or int64 tensor, negative ones counted from the end of `n`; false
 /// when outside [-n, n).
 inline bool read_index(const void* p, bool wide, std::int64_t k, std::int64_t n, std::int64_t& out) {
@@ -316,54 +330,62 @@ inline status Split_out(const tensor& x, std::int64_t axis, std::span<const tens
   return {};
 }
 
-/// Slice(x, starts, ends, axes, steps): ONNX's Slice with its lists as given (axes may be
-/// negative; starts and ends are clamped; a step is not 0).
-inline status Slice_out(const tensor& x, const shape& starts, const shape& ends, const shape& axes, const shape& steps,
+/// Slice(x, starts, ends, axes, steps): ONNX's Slice with its lists (1-d int32 or int64
+/// tensors of one length) as given: axes may be negative, starts and ends are clamped, a step is
+/// not 0.
+inline status Slice_out(const tensor& x, const tensor& starts, const tensor& ends, const tensor& axes, const tensor& steps,
                         const tensor& out) {
   constexpr std::string_view fn = "onnx.Slice";
   RELAXVM_TRY(detail::check_in(fn, x, 0, detail::any_type));
   const std::span<const std::int64_t> d = x.shape().dims();
   const auto rank = static_cast<std::int64_t>(d.size());
-  const std::size_t n = starts.dims().size();
-  if (ends.dims().size() != n || axes.dims().size() != n || steps.dims().size() != n)
-    return detail::value_error(fn, ": starts, ends, axes and steps must have one length, but have ", n, ", ", ends.dims().size(), ", ",
-                               axes.dims().size(), " and ", steps.dims().size());
+  std::int64_t st[max_rank], en[max_rank], ax[max_rank], sp[max_rank];
+  std::int64_t n = 0, n_en = 0, n_ax = 0, n_sp = 0;
+  RELAXVM_TRY(detail::read_ints(fn, starts, 1, st, rank, n));
+  RELAXVM_TRY(detail::read_ints(fn, ends, 2, en, rank, n_en));
+  RELAXVM_TRY(detail::read_ints(fn, axes, 3, ax, rank, n_ax));
+  RELAXVM_TRY(detail::read_ints(fn, steps, 4, sp, rank, n_sp));
+  if (n_en != n || n_ax != n || n_sp != n)
+    return detail::value_error(fn, ": starts, ends, axes and steps must have one length, but have ", n, ", ", n_en, ", ", n_ax, " and ", n_sp);
   detail::dims first, count(d), step;
   first.rank = step.rank = static_cast<int>(rank);
   for (int k = 0; k < step.rank; ++k) step[k] = 1;
   bool seen[max_rank] = {};
-  for (std::size_t i = 0; i < n; ++i) {
-    std::int64_t a = axes.dims()[i];
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t a = ax[i];
     if (!detail::normalize_axis(a, rank)) return detail::bad_axis(fn, a, rank);
-    if (seen[a]) return detail::value_error(fn, ": axis ", axes.dims()[i], " is given twice");
+    if (seen[a]) return detail::value_error(fn, ": axis ", ax[i], " is given twice");
     seen[a] = true;
-    const std::int64_t s = steps.dims()[i];
+    const std::int64_t s = sp[i];
     if (s == 0 || s == std::numeric_limits<std::int64_t>::min()) return detail::value_error(fn, ": a step is ", s);
     const int k = static_cast<int>(a);
-    detail::slice_range(d[static_cast<std::size_t>(a)], starts.dims()[i], ends.dims()[i], s, first[k], count[k]);
+    detail::slice_range(d[static_cast<std::size_t>(a)], st[i], en[i], s, first[k], count[k]);
     step[k] = s;
   }
   RELAXVM_TRY(detail::check_out(fn, out, 5, count.span(), x.dtype()));
   RELAXVM_TRY(detail::check_alias(fn, x, 0, out, false));
   const detail::dims xs = detail::compact_strides(d);
-  detail::dims st;
+  detail::dims strides;
   std::int64_t base = 0;
   for (int k = 0; k < xs.rank; ++k) {
-    st.push(xs[k] * step[k]);
+    strides.push(xs[k] * step[k]);
     if (count[k] > 0) base += first[k] * xs[k];
   }
-  detail::strided_copy(x.raw_data(), out.raw_data(), x.dtype().bytes(), count, st, base);
+  detail::strided_copy(x.raw_data(), out.raw_data(), x.dtype().bytes(), count, strides, base);
   return {};
 }
 
-/// Pad(x, pads, mode, value): pads holds the begin pads of every axis, then the end pads
-/// (negative ones crop); mode constant fills with `value` (one element of x's dtype, or
-/// undefined for 0), reflect mirrors without repeating the edge, edge repeats it.
-inline status Pad_out(const tensor& x, const shape& pads, std::int64_t mode, const tensor& value, const tensor& out) {
+/// Pad(x, pads, mode, value): pads (a 1-d int32 or int64 tensor) holds the begin pads of every
+/// axis, then the end pads (negative ones crop); mode constant fills with `value` (one element of
+/// x's dtype, or undefined for 0), reflect mirrors without repeating the edge, edge repeats it.
+inline status Pad_out(const tensor& x, const tensor& pads, std::int64_t mode, const tensor& value, const tensor& out) {
   constexpr std::string_view fn = "onnx.Pad";
   RELAXVM_TRY(detail::check_in(fn, x, 0, detail::any_type));
   const std::span<const std::int64_t> d = x.shape().dims();
-  const std::span<const std::int64_t> p = pads.dims();
+  std::int64_t pv[2 * max_rank];
+  std::int64_t np = 0;
+  RELAXVM_TRY(detail::read_ints(fn, pads, 1, pv, 2 * max_rank, np));
+  const std::span<const std::int64_t> p(pv, static_cast<std::size_t>(np));
   const std::size_t rank = d.size();
   if (p.size() != 2 * rank) return detail::value_error(fn, ": pads has ", p.size(), " entries for an input of rank ", rank, " (2 per axis)");
   if (mode < 0 || mode > 2) return detail::value_error(fn, ": mode must be 0 (constant), 1 (reflect) or 2 (edge), not ", mode);
@@ -782,16 +804,84 @@ inline status ScatterND_out(const tensor& data, const tensor& indices, const ten
 
 // ---- element types ---------------------------------------------------------------------------
 
-/// Cast(x): x's values as out's dtype (every integer, float and bool pair).
+namespace detail {
+
+// IEEE half precision (float16), which Cast reads and writes as its bits: no other kernel takes it.
+inline float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  std::uint32_t bits;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24
+    const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    return sign != 0 ? -v : v;
+  }
+  if (exp == 31) bits = sign | 0x7F800000u | (mant << 13);  // inf, NaN
+  else bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+/// Rounded to nearest, ties to even (as NumPy's astype(float16)).
+inline std::uint16_t float_to_half(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+  std::uint32_t a = bits & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (a > 0x7F800000u ? 0x7E00u : 0x7C00u));  // NaN, inf
+  if (a >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // 65520 and up round to inf
+  if (a < 0x38800000u) {  // below 2^-14: a subnormal half (or the smallest normal, by rounding)
+    float m;
+    std::memcpy(&m, &a, sizeof m);
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(m * 16777216.0f)));
+  }
+  a += 0xC8000FFFu + ((a >> 13) & 1u);  // rebias the exponent (127 - 15), round half to even
+  return static_cast<std::uint16_t>(sign | (a >> 13));
+}
+
+// Cast's arguments: as check_in and check_out, with float16 allowed too.
+inline bool is_half(dtype t) { return t == dtype::float16(); }
+inline status check_cast_arg(std::string_view fn, const tensor& t, std::size_t i) {
+  if (!t.defined() || !is_half(t.dtype())) return check_in(fn, t, i, any_type);
+  if (t.device().device_type != kDLCPU) return value_error(fn, ": argument ", i, " is on ", t.device(), "; the kernels run on the host");
+  if (!t.is_contiguous()) return value_error(fn, ": argument ", i, " is strided; the kernels take compact tensors");
+  if (t.ndim() > max_rank) return value_error(fn, ": argument ", i, " has ", t.ndim(), " dimensions; the kernels take at most ", max_rank);
+  if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % 2 != 0) return value_error(fn, ": argument ", i, "'s data is not aligned for ", t.dtype());
+  return {};
+}
+
+}  // namespace detail
+
+/// Cast(x): x's values as out's dtype (every pair of integer, float32, float64, float16 and
+/// bool); floats to integers truncate toward zero (NaN is 0, out of range saturates), integers
+/// wrap, float16 rounds to nearest even.
 inline status Cast_out(const tensor& x, const tensor& out) {
   constexpr std::string_view fn = "onnx.Cast";
-  RELAXVM_TRY(detail::check_in(fn, x, 0, detail::any_type));
-  RELAXVM_TRY(detail::check_in(fn, out, 1, detail::any_type));
-  RELAXVM_TRY(detail::check_out(fn, out, 1, x.shape().dims(), out.dtype()));
+  RELAXVM_TRY(detail::check_cast_arg(fn, x, 0));
+  RELAXVM_TRY(detail::check_cast_arg(fn, out, 1));
+  const std::span<const std::int64_t> xd = x.shape().dims(), od = out.shape().dims();
+  if (!std::equal(xd.begin(), xd.end(), od.begin(), od.end()))
+    return detail::value_error(fn, ": the output (argument 1) has shape ", detail::dims_text{od}, " but the result has shape ", detail::dims_text{xd});
+  if (out.read_only()) return detail::value_error(fn, ": the output (argument 1) is read-only");
   RELAXVM_TRY(detail::check_alias(fn, x, 0, out, x.dtype() == out.dtype()));
   const std::int64_t n = x.numel();
   if (x.dtype() == out.dtype()) {
     if (n > 0 && x.raw_data() != out.raw_data()) std::memcpy(out.raw_data(), x.raw_data(), static_cast<std::size_t>(x.nbytes()));
+    return {};
+  }
+  if (detail::is_half(x.dtype())) {
+    const auto* src = static_cast<const std::uint16_t*>(x.raw_data());
+    detail::visit(out.dtype(), [&]<class T>() {
+      T* dst = static_cast<T*>(out.raw_data());
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = detail::convert<T>(detail::half_to_float(src[i]));
+    });
+    return {};
+  }
+  if (detail::is_half(out.dtype())) {
+    auto* dst = static_cast<std::uint16_t*>(out.raw_data());
+    detail::visit(x.dtype(), [&]<class S>() {
+      const S* src = static_cast<const S*>(x.raw_data());
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = detail::float_to_half(static_cast<float>(src[i]));
+    });
     return {};
   }
   detail::visit(x.dtype(), [&]<class S>() {

@@ -59,7 +59,7 @@ inline void register_all(basic_registry& reg) {
   reg.def("onnx.OneHot", &OneHot_out).def("onnx.EyeLike", &EyeLike_out).def("onnx.Range", &Range_out);
   reg.def("onnx.ConstantOfShape", &ConstantOfShape_out).def("onnx.Size", &Size_out);
   // Pad(x, pads, mode, value | none, out); Trilu(x, k | none, upper, out).
-  reg.def("onnx.Pad", [](const tensor& x, const shape& pads, std::int64_t mode, const value& v, const tensor& out) -> status {
+  reg.def("onnx.Pad", [](const tensor& x, const tensor& pads, std::int64_t mode, const value& v, const tensor& out) -> status {
     RELAXVM_TRY_ASSIGN(tensor t, detail::optional_tensor("onnx.Pad", v, 3));
     return Pad_out(x, pads, mode, t, out);
   });
@@ -73,28 +73,33 @@ inline void register_all(basic_registry& reg) {
       if (v.kind() != value_kind::tensor) return detail::type_error(fn, ": argument ", i, " must be a tensor, but got ", v.describe());
       return v.as<tensor>();
     }
-    static result<std::vector<tensor>> args(std::string_view fn, std::span<const value> a, std::size_t from) {
-      std::vector<tensor> out;
-      out.reserve(a.size());
+    // The tensors of `a` (argument `from` first): in `small` up to 16 of them, else in `many`.
+    static result<std::span<const tensor>> collect(std::string_view fn, std::span<const value> a, std::size_t from, tensor (&small)[16],
+                                                   std::vector<tensor>& many) {
+      if (a.size() > 16) many.resize(a.size());
+      tensor* t = a.size() > 16 ? many.data() : small;
       for (std::size_t i = 0; i < a.size(); ++i) {
-        RELAXVM_TRY_ASSIGN(tensor t, arg(fn, a[i], from + i));
-        out.push_back(std::move(t));
+        RELAXVM_TRY_ASSIGN(t[i], arg(fn, a[i], from + i));
       }
-      return out;
+      return std::span<const tensor>(t, a.size());
     }
   };
   reg.def_packed("onnx.Concat", [](std::span<const value> a) -> status {
     if (a.size() < 3) return detail::value_error("onnx.Concat: needs inputs, the axis and the output, but got ", a.size(), " arguments");
     RELAXVM_TRY_ASSIGN(std::int64_t axis, a[a.size() - 2].try_as<std::int64_t>());
     RELAXVM_TRY_ASSIGN(tensor out, variadic::arg("onnx.Concat", a[a.size() - 1], a.size() - 1));
-    RELAXVM_TRY_ASSIGN(std::vector<tensor> in, variadic::args("onnx.Concat", a.first(a.size() - 2), 0));
+    tensor small[16];
+    std::vector<tensor> many;
+    RELAXVM_TRY_ASSIGN(std::span<const tensor> in, variadic::collect("onnx.Concat", a.first(a.size() - 2), 0, small, many));
     return Concat_out(in, axis, out);
   });
   reg.def_packed("onnx.Split", [](std::span<const value> a) -> status {
     if (a.size() < 3) return detail::value_error("onnx.Split: needs the input, the axis and outputs, but got ", a.size(), " arguments");
     RELAXVM_TRY_ASSIGN(tensor x, variadic::arg("onnx.Split", a[0], 0));
     RELAXVM_TRY_ASSIGN(std::int64_t axis, a[1].try_as<std::int64_t>());
-    RELAXVM_TRY_ASSIGN(std::vector<tensor> outs, variadic::args("onnx.Split", a.subspan(2), 2));
+    tensor small[16];
+    std::vector<tensor> many;
+    RELAXVM_TRY_ASSIGN(std::span<const tensor> outs, variadic::collect("onnx.Split", a.subspan(2), 2, small, many));
     return Split_out(x, axis, outs);
   });
 }

@@ -43,6 +43,15 @@ inline ir::operand int_list(const std::vector<std::int64_t>& v) {
   const std::vector<ir::sym> s = syms_of(v);
   return ir::shape_arg(std::span<const ir::sym>(s));
 }
+/// An int list that may hold negative values (Slice's starts, Pad's pads), which a shape cannot:
+/// an int64 constant tensor.
+inline result<ir::operand> int_tensor(node_ctx& c, const std::vector<std::int64_t>& v) {
+  RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(relaxvm::shape{static_cast<std::int64_t>(v.size())}, relaxvm::dtype::int64()));
+  for (std::size_t k = 0; k < v.size(); ++k) static_cast<std::int64_t*>(t.raw_data())[k] = v[k];
+  entry e = entry::of(std::move(t));
+  RELAXVM_TRY_ASSIGN(ir::var tv, c.st.operand_of(e));
+  return ir::operand(tv);
+}
 inline bool is_const(const ir::sym& d, std::int64_t v) { return d.is_const() && d.ref().value == v; }
 
 /// The one value of a constant numeric input (OneHot's depth, Range's bounds) as a double.
@@ -273,7 +282,11 @@ inline status convert_slice(node_ctx& c) {
     dims[a] = slice_count(x->dims[a], starts[i], ends[i], steps[i]);
   }
   RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
-  const ir::operand args[] = {xv, int_list(starts), int_list(ends), int_list(axes), int_list(steps)};
+  RELAXVM_TRY_ASSIGN(ir::operand sv, int_tensor(c, starts));
+  RELAXVM_TRY_ASSIGN(ir::operand ev, int_tensor(c, ends));
+  RELAXVM_TRY_ASSIGN(ir::operand av, int_tensor(c, axes));
+  RELAXVM_TRY_ASSIGN(ir::operand pv, int_tensor(c, steps));
+  const ir::operand args[] = {xv, sv, ev, av, pv};
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Slice", args, std::move(dims), x->dt));
   return c.output(0, std::move(y));
 }
@@ -332,7 +345,8 @@ inline status convert_pad(node_ctx& c) {
     if (dims.back().is_const() && dims.back().ref().value < 0) return c.fail("pads crop axis ", k, " below 0");
     if (m != 0 && is_const(x->dims[k], 0) && pads[k] + pads[k + r] > 0) return c.fail("pads an empty axis by ", mode);
   }
-  args.push_back(int_list(pads));
+  RELAXVM_TRY_ASSIGN(ir::operand pv, int_tensor(c, pads));
+  args.push_back(pv);
   args.push_back(ir::prim(m));
   args.push_back(value);
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Pad", args, std::move(dims), x->dt));
@@ -543,8 +557,8 @@ inline status convert_cast(node_ctx& c) {
     if (!t.ok()) return c.unsupported(t.error().message());
     to = *t;
   }
-  RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
-  if (!kd::in_set(to, kd::any_type)) return c.unsupported("a cast to ", to, ", which its kernel does not make");
+  if (!kd::in_set(x->dt, kd::any_type) && !kd::is_half(x->dt)) return c.unsupported("input 0 is ", x->dt, ", which its kernel does not take");
+  if (!kd::in_set(to, kd::any_type) && !kd::is_half(to)) return c.unsupported("a cast to ", to, ", which its kernel does not make");
   RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
   const ir::operand args[] = {xv};
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Cast", args, x->dims, to));
