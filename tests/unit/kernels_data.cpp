@@ -168,6 +168,22 @@ TEST_CASE("Pad: constant, reflect, edge, negative pads") {
   tensor crop = out<std::int32_t>({2});
   REQUIRE(k::Pad_out(x, L({-1, 0}), 0, tensor(), crop).ok());
   CHECK(values<std::int32_t>(crop) == D{2, 3});
+  // Crops and pads at once: the row's copied middle and its padded ends.
+  tensor four = out<std::int32_t>({4});
+  REQUIRE(k::Pad_out(x, L({-2, 3}), 0, tensor(), four).ok());
+  CHECK(values<std::int32_t>(four) == D{3, 0, 0, 0});
+  REQUIRE(k::Pad_out(x, L({-2, 3}), 1, tensor(), four).ok());
+  CHECK(values<std::int32_t>(four) == D{3, 2, 1, 2});
+  REQUIRE(k::Pad_out(x, L({-2, 3}), 2, tensor(), four).ok());
+  CHECK(values<std::int32_t>(four) == D{3, 3, 3, 3});
+  tensor two = out<std::int32_t>({2});
+  REQUIRE(k::Pad_out(x, L({1, -2}), 1, tensor(), two).ok());
+  CHECK(values<std::int32_t>(two) == D{2, 1});
+  tensor one = out<std::int32_t>({1});
+  REQUIRE(k::Pad_out(x, L({-3, 1}), 2, tensor(), one).ok());
+  CHECK(values<std::int32_t>(one) == D{3});
+  REQUIRE(k::Pad_out(x, L({-3, 1}), 0, tensor(), one).ok());
+  CHECK(values<std::int32_t>(one) == D{0});
   // 2-d reflect over both axes.
   tensor m = make<float>({1, 2, 3, 4}, {2, 2});
   tensor my = out<float>({4, 3});
@@ -348,4 +364,37 @@ TEST_CASE("Range, ConstantOfShape, Size") {
   CHECK(values<std::int64_t>(n) == D{0});
   REQUIRE(k::Size_out(out<float>({3, 2}), n).ok());
   CHECK(values<std::int64_t>(n) == D{6});
+}
+
+TEST_CASE("Transpose's fast paths (whole rows, 16 x 16 tiles) against the plain index arithmetic") {
+  const std::int64_t d[3] = {5, 37, 19};
+  std::vector<double> v(5 * 37 * 19);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i % 251);
+  const std::int64_t perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& p : perms) {
+    CAPTURE(p[0] * 100 + p[1] * 10 + p[2]);
+    const shape os{d[p[0]], d[p[1]], d[p[2]]};
+    const std::int64_t xs[3] = {37 * 19, 19, 1};
+    D want;
+    for (std::int64_t i = 0; i < os.dims()[0]; ++i)
+      for (std::int64_t j = 0; j < os.dims()[1]; ++j)
+        for (std::int64_t l = 0; l < os.dims()[2]; ++l) want.push_back(v[static_cast<std::size_t>(i * xs[p[0]] + j * xs[p[1]] + l * xs[p[2]])]);
+    tensor f = out<float>(os);
+    REQUIRE(k::Transpose_out(make<float>(v, {5, 37, 19}), shape{p[0], p[1], p[2]}, f).ok());
+    CHECK(values<float>(f) == want);
+    tensor b = out<std::uint8_t>(os);
+    REQUIRE(k::Transpose_out(make<std::uint8_t>(v, {5, 37, 19}), shape{p[0], p[1], p[2]}, b).ok());
+    CHECK(values<std::uint8_t>(b) == want);
+    tensor w = out<std::int64_t>(os);
+    REQUIRE(k::Transpose_out(make<std::int64_t>(v, {5, 37, 19}), shape{p[0], p[1], p[2]}, w).ok());
+    CHECK(values<std::int64_t>(w) == want);
+  }
+  // A slice backwards along the inner dim and every other row: strided reads on both.
+  tensor x = make<float>(v, {5, 37, 19});
+  tensor s = out<float>({5, 19, 19});
+  REQUIRE(k::Slice_out(x, L({0, -1}), L({37, -100}), L({1, 2}), L({2, -1}), s).ok());
+  const std::vector<double> got = values<float>(s);
+  CHECK(got[0] == v[18]);
+  CHECK(got[19] == v[2 * 19 + 18]);
+  CHECK(got.back() == v[4 * 37 * 19 + 36 * 19]);
 }

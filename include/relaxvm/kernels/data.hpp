@@ -69,14 +69,73 @@ inline error bad_axis(std::string_view fn, std::int64_t axis, std::int64_t rank)
   return value_error(fn, ": axis ", axis, " is outside [", -rank, ", ", rank, ")");
 }
 
-/// out[i] = in[offset of i under `strides`, from `base`] over the dims of `shape`, elements of
-/// `bytes` bytes.
-inline void strided_copy(const void* in, void* out, std::int64_t bytes, const dims& shape, const dims& strides, std::int64_t base = 0) {
+/// out[i] = in[base + offset of i under `strides`] over the dims of `shape` (out compact),
+/// elements of `bytes` bytes. Dims of 1 are dropped and dims that are contiguous in both merged;
+/// then rows contiguous in the input are copied whole, a transpose (some other dim contiguous in
+/// the input) goes by 16 x 16 tiles so that reads and writes both stay in cache, and anything
+/// else element by element.
+inline void strided_copy(const void* in, void* out, std::int64_t bytes, const dims& shape_in, const dims& strides_in, std::int64_t base = 0) {
+  if (shape_in.count() == 0) return;
+  dims shape, st;
+  for (int k = 0; k < shape_in.rank; ++k) {
+    if (shape_in[k] == 1) continue;
+    if (shape.rank > 0 && st[shape.rank - 1] == strides_in[k] * shape_in[k]) {
+      shape[shape.rank - 1] *= shape_in[k];
+      st[shape.rank - 1] = strides_in[k];
+    } else {
+      shape.push(shape_in[k]);
+      st.push(strides_in[k]);
+    }
+  }
   visit_bytes(bytes, [&]<class U>() {
     const U* src = static_cast<const U*>(in) + base;
     U* dst = static_cast<U*>(out);
-    const dims s[1] = {strides};
-    for_each_index(shape, s, [&](std::int64_t i, const std::int64_t* off) { dst[i] = src[off[0]]; });
+    if (shape.rank == 0) {
+      dst[0] = src[0];
+      return;
+    }
+    const int last = shape.rank - 1;
+    const dims ds = compact_strides(shape.span());
+    int tile = -1;  // a dim before the last that is contiguous in the input
+    if (st[last] != 1)
+      for (int k = 0; k < last; ++k)
+        if (st[k] == 1) tile = k;
+    // The dims walked by the outer loop: all but the last (and the tiled one).
+    std::int64_t idx[max_rank] = {};
+    for (;;) {
+      std::int64_t so = 0, doff = 0;
+      for (int k = 0; k < last; ++k) {
+        so += idx[k] * st[k];
+        doff += idx[k] * ds[k];
+      }
+      const std::int64_t n = shape[last], s = st[last];
+      if (s == 1) {
+        std::memcpy(dst + doff, src + so, static_cast<std::size_t>(n) * sizeof(U));
+      } else if (tile >= 0) {
+        constexpr std::int64_t T = 16;
+        const std::int64_t m = shape[tile], dm = ds[tile];
+        for (std::int64_t j0 = 0; j0 < m; j0 += T)
+          for (std::int64_t i0 = 0; i0 < n; i0 += T) {
+            const std::int64_t j1 = j0 + T < m ? j0 + T : m, i1 = i0 + T < n ? i0 + T : n;
+            for (std::int64_t j = j0; j < j1; ++j) {
+              const U* r = src + so + j;
+              U* w = dst + doff + j * dm;
+              for (std::int64_t i = i0; i < i1; ++i) w[i] = r[i * s];
+            }
+          }
+      } else {
+        U* w = dst + doff;
+        const U* r = src + so;
+        for (std::int64_t i = 0; i < n; ++i) w[i] = r[i * s];
+      }
+      int k = last - 1;
+      for (; k >= 0; --k) {
+        if (k == tile) continue;
+        if (++idx[k] < shape[k]) break;
+        idx[k] = 0;
+      }
+      if (k < 0) return;
+    }
   });
 }
 
@@ -445,11 +504,17 @@ inline status Pad_out(const tensor& x, const tensor& pads, std::int64_t mode, co
       if (constant_row) {
         for (std::int64_t j = 0; j < row; ++j) dst[j] = fill;
       } else {
+        // Out [lo, hi) is the input row (from lo - p[last]); the pads around it are worked out.
         const U* r = src + base;
-        for (std::int64_t j = 0; j < row; ++j) {
+        const std::int64_t pb = p[last], n = d[last];
+        const std::int64_t lo = pb > 0 ? pb : 0, hi = pb + n < row ? pb + n : row;
+        if (hi > lo) std::memcpy(dst + lo, r + (lo - pb), static_cast<std::size_t>(hi - lo) * sizeof(U));
+        const auto pad = [&](std::int64_t j) {
           const std::int64_t s = source(last, j);
           dst[j] = s < 0 ? fill : r[s];
-        }
+        };
+        for (std::int64_t j = 0; j < (hi > lo ? lo : row); ++j) pad(j);
+        for (std::int64_t j = hi > lo ? hi : row; j < row; ++j) pad(j);
       }
       dst += row;
       int k = static_cast<int>(last) - 1;
