@@ -116,6 +116,57 @@ std::vector<std::byte> model(bool shape_input = false) {
   return m.out;
 }
 
+// The ops whose output's shape comes from constant values, over x: float (batch, 3):
+// p = Pad(x, [0, 1, 0, -1], reflect), t = Tile(x, [2, 1]), e = Expand(x, [2, 1, 3]),
+// k = ConstantOfShape([2, 2], value int64 7), r = Range(1, 8, 3), o = OneHot(r, 9, [0, 1]) on
+// axis 0, q = Squeeze(Unsqueeze(x, [-1]), [2]).
+std::vector<std::byte> shaped_model() {
+  pb d_batch, d3, shape, tt, type, x;
+  d_batch.str(2, "batch");
+  d3.i(1, 3);
+  shape.msg(1, d_batch).msg(1, d3);
+  tt.i(1, 1).msg(2, shape);
+  type.msg(1, tt);
+  x.str(1, "x").msg(2, type);
+  pb graph;
+  pb mode;
+  mode.str(1, "mode").i(20, 3).str(4, "reflect");
+  graph.msg(1, node("Pad", {"x", "pads"}, {"p"}, {mode}));
+  graph.msg(1, node("Tile", {"x", "reps"}, {"t"}));
+  graph.msg(1, node("Expand", {"x", "eshape"}, {"e"}));
+  pb value, seven;
+  seven.i(1, 1).i(2, 7).str(8, "v");
+  const std::int64_t sv = 7;
+  seven.bytes(9, &sv, 8);
+  value.str(1, "value").i(20, 4).msg(5, seven);
+  graph.msg(1, node("ConstantOfShape", {"kshape"}, {"k"}, {value}));
+  graph.msg(1, node("Range", {"r0", "r1", "r2"}, {"r"}));
+  graph.msg(1, node("OneHot", {"r", "depth", "onoff"}, {"o"}, {int_attr("axis", 0)}));
+  graph.msg(1, node("Unsqueeze", {"x", "uaxes"}, {"xu"}));
+  graph.msg(1, node("Squeeze", {"xu", "saxes"}, {"q"}));
+  graph.str(2, "g");
+  graph.msg(5, int64_tensor("pads", {0, 1, 0, -1})).msg(5, int64_tensor("reps", {2, 1})).msg(5, int64_tensor("eshape", {2, 1, 3}));
+  graph.msg(5, int64_tensor("kshape", {2, 2})).msg(5, int64_tensor("uaxes", {-1})).msg(5, int64_tensor("saxes", {2}));
+  pb r0, r1, r2, depth, onoff;
+  const std::int64_t a = 1, b = 8, c = 3, dp = 9;
+  r0.i(2, 7).str(8, "r0").bytes(9, &a, 8);
+  r1.i(2, 7).str(8, "r1").bytes(9, &b, 8);
+  r2.i(2, 7).str(8, "r2").bytes(9, &c, 8);
+  depth.i(2, 7).str(8, "depth").bytes(9, &dp, 8);
+  graph.msg(5, r0).msg(5, r1).msg(5, r2).msg(5, depth).msg(5, int64_tensor("onoff", {0, 1}));
+  graph.msg(11, x);
+  for (std::string_view o : {"p", "t", "e", "k", "o", "q"}) {
+    pb v;
+    v.str(1, o);
+    graph.msg(12, v);
+  }
+  pb opset;
+  opset.str(1, "").i(2, 13);
+  pb m;
+  m.i(1, 8).str(2, "relaxvm-test").msg(7, graph).msg(8, opset);
+  return m.out;
+}
+
 std::vector<float> floats(const rv::tensor& t) {
   const float* p = t.data<const float>();
   return std::vector<float>(p, p + t.numel());
@@ -161,6 +212,50 @@ TEST_CASE("Slice, Split, Concat, Transpose and Unsqueeze over a symbolic batch: 
     CHECK(z.shape() == rv::shape({zrows, 6}));
     CHECK(floats(z)[0] == static_cast<float>((batch - 2) * 6));
     CHECK(floats(z)[static_cast<std::size_t>((zrows - 1) * 6)] == static_cast<float>(((batch - 2) % 2) * 6));
+  }
+}
+
+TEST_CASE("Pad, Tile, Expand, ConstantOfShape, Range, OneHot, Squeeze with constant shape values") {
+  const std::vector<std::byte> bytes = shaped_model();
+  rv::result<rv::executable> exe = onnx::load(bytes);
+  INFO((exe.ok() ? std::string() : std::string(exe.error().message())));
+  REQUIRE(exe.ok());
+  rv::registry reg;
+  onnx::register_kernels(reg);
+  rv::virtual_machine vm(*exe, reg);
+  for (std::int64_t batch : {1, 4}) {
+    CAPTURE(batch);
+    std::vector<float> xv(static_cast<std::size_t>(batch * 3));
+    for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+    const rv::tensor x = rv::tensor::from<float>(std::span<const float>(xv), rv::shape{batch, 3});
+    rv::result<rv::value> r = vm.try_invoke("main", std::vector<rv::value>{x});
+    INFO((r.ok() ? std::string() : std::string(r.error().message())));
+    REQUIRE(r.ok());
+    const rv::tuple outs = r->as<rv::tuple>();
+    REQUIRE(outs.size() == 6);
+    const rv::tensor p = outs[0].as<rv::tensor>();  // row i: x[i, 1], x[i, 0], x[i, 1]
+    CHECK(p.shape() == rv::shape({batch, 3}));
+    CHECK(floats(p)[0] == 1.0f);
+    CHECK(floats(p)[1] == 0.0f);
+    CHECK(floats(p)[2] == 1.0f);
+    const rv::tensor t = outs[1].as<rv::tensor>();
+    CHECK(t.shape() == rv::shape({2 * batch, 3}));
+    CHECK(floats(t)[static_cast<std::size_t>(batch * 3)] == 0.0f);
+    const rv::tensor e = outs[2].as<rv::tensor>();
+    CHECK(e.shape() == rv::shape({2, batch, 3}));
+    CHECK(floats(e)[static_cast<std::size_t>(batch * 3 + 2)] == 2.0f);
+    const rv::tensor k = outs[3].as<rv::tensor>();
+    CHECK(k.shape() == rv::shape({2, 2}));
+    CHECK(k.data<const std::int64_t>()[3] == 7);
+    const rv::tensor o = outs[4].as<rv::tensor>();  // Range(1, 8, 3) = 1, 4, 7; one-hot of depth 9 on axis 0
+    CHECK(o.shape() == rv::shape({9, 3}));
+    CHECK(o.data<const std::int64_t>()[1 * 3 + 0] == 1);
+    CHECK(o.data<const std::int64_t>()[4 * 3 + 1] == 1);
+    CHECK(o.data<const std::int64_t>()[7 * 3 + 2] == 1);
+    CHECK(o.data<const std::int64_t>()[0] == 0);
+    const rv::tensor q = outs[5].as<rv::tensor>();
+    CHECK(q.shape() == rv::shape({batch, 3}));
+    CHECK(floats(q) == xv);
   }
 }
 

@@ -57,7 +57,8 @@ inline bool is_const(const ir::sym& d, std::int64_t v) { return d.is_const() && 
 /// The one value of a constant numeric input (OneHot's depth, Range's bounds) as a double.
 inline result<double> number_value(node_ctx& c, std::size_t i, std::string_view what) {
   RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
-  if (e->what != entry::kind::constant) return c.unsupported(what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
+  if (e->what != entry::kind::constant)
+    return c.unsupported(what, " computed at run time: the output's shape depends on it, so it must be an initializer or a Constant");
   if (!kd::in_set(e->dt, kd::numbers)) return c.unsupported(what, " of ", e->dt);
   RELAXVM_TRY_ASSIGN(tensor t, e->value());
   if (t.numel() != 1) return c.fail(what, " must hold one value, but holds ", t.numel());
@@ -79,7 +80,7 @@ inline result<std::vector<std::int64_t>> ints_of(node_ctx& c, std::int64_t input
   RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
   present = true;
   if (e->what != entry::kind::constant)
-    return c.unsupported(what, " computed at run time (they must be an initializer or a Constant, as the output's shape depends on them)");
+    return c.unsupported(what, " computed at run time: the output's shape depends on them, so they must be an initializer or a Constant");
   return c.st.int_values(*e, c.node.op_type, what);
 }
 
@@ -640,7 +641,7 @@ inline status convert_range(node_ctx& c) {
   for (std::size_t i = 0; i < 3; ++i) {
     RELAXVM_TRY_ASSIGN(in[i], c.input(i));
     if (in[i]->dt != in[0]->dt) return c.fail("input ", i, " is ", in[i]->dt, " but input 0 is ", in[0]->dt);
-    if (in[i]->what != entry::kind::constant) return c.unsupported("Range of bounds computed at run time (its length must be known at import)");
+    if (in[i]->what != entry::kind::constant) return c.unsupported("bounds computed at run time: the output's length depends on them, so they must be initializers or Constants");
   }
   RELAXVM_TRY(require_type(c, *in[0], 0, kd::numbers));
   tensor t[3];
