@@ -107,17 +107,22 @@ inline result<tensor> read_npy(std::span<const std::byte> bytes, std::string_vie
     }
   }
   if (cur >= 0) dims.push_back(cur);
+  // The header may claim any shape: its size is checked against the bytes the file holds before
+  // anything is allocated for it (saturating: a product past 2^64 is no file's size).
+  const std::size_t data_bytes = bytes.size() - (start + header_len);
+  std::uint64_t need = static_cast<std::uint64_t>(t.bytes());
+  for (std::int64_t d : dims)
+    need = d == 0 ? 0 : need > UINT64_MAX / static_cast<std::uint64_t>(d) ? UINT64_MAX : need * static_cast<std::uint64_t>(d);
+  if (data_bytes != need)
+    return fail("the data is " + std::to_string(data_bytes) + " bytes, not the " +
+                (need == UINT64_MAX ? std::string("more than 2^64") : std::to_string(need)) + " its shape and dtype need");
   RELAXVM_TRY_ASSIGN(tensor out, tensor::try_empty(shape(std::span<const std::int64_t>(dims)), t));
-  const std::size_t data_start = start + header_len;
-  const auto nbytes = static_cast<std::size_t>(out.nbytes());
-  if (bytes.size() - data_start != nbytes)
-    return fail("the data is " + std::to_string(bytes.size() - data_start) + " bytes, not the " + std::to_string(nbytes) +
-                " its shape and dtype need");
-  if (nbytes > 0) std::memcpy(out.raw_data(), bytes.data() + data_start, nbytes);
+  if (data_bytes > 0) std::memcpy(out.raw_data(), bytes.data() + start + header_len, data_bytes);
   return out;
 }
 
-/// The bytes of a .npy file (version 1.0) holding `t`, a compact host tensor of a NumPy dtype.
+/// The bytes of a .npy file holding `t`, a compact host tensor of a NumPy dtype: format 1.0, or
+/// 2.0 (a 4-byte header length) when the header passes 1.0's 65,535 bytes (thousands of dimensions).
 inline result<std::vector<std::byte>> write_npy(const tensor& t) {
   const dtype d = t.dtype();
   if (!(d.is_bool() || ((d.is_float() || d.is_int() || d.is_uint()) && d.lanes == 1 && d.bits % 8 == 0 && d.bits <= 64)))
@@ -127,17 +132,19 @@ inline result<std::vector<std::byte>> write_npy(const tensor& t) {
   std::string header = "{'descr': '" + detail::descr_of(d) + "', 'fortran_order': False, 'shape': (";
   for (std::int64_t i = 0; i < t.ndim(); ++i) header += std::to_string(t.shape()[i]) + (t.ndim() == 1 ? "," : i + 1 < t.ndim() ? ", " : "");
   header += "), }";
-  const std::size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
+  // NumPy pads the header with spaces and a newline so that the data starts 64-byte aligned.
+  const auto padded = [&](std::size_t preamble) { return header.size() + 1 + (64 - (preamble + header.size() + 1) % 64) % 64; };
+  const std::size_t preamble = padded(10) <= 0xffff ? 10 : 12;
+  if (padded(preamble) > 0xffffffffu) return value_error("write_npy: the header of ", t.ndim(), " dimensions is over 4 GiB");
+  header.resize(padded(preamble) - 1, ' ');
   header += '\n';
-  std::vector<std::byte> out(10 + header.size() + static_cast<std::size_t>(t.nbytes()));
+  std::vector<std::byte> out(preamble + header.size() + static_cast<std::size_t>(t.nbytes()));
   std::memcpy(out.data(), detail::npy_magic, 6);
-  out[6] = std::byte{1};
+  out[6] = std::byte{preamble == 10 ? std::uint8_t{1} : std::uint8_t{2}};
   out[7] = std::byte{0};
-  out[8] = static_cast<std::byte>(header.size() & 0xff);
-  out[9] = static_cast<std::byte>(header.size() >> 8);
-  std::memcpy(out.data() + 10, header.data(), header.size());
-  if (t.nbytes() > 0) std::memcpy(out.data() + 10 + header.size(), t.raw_data(), static_cast<std::size_t>(t.nbytes()));
+  for (std::size_t i = 0; i + 8 < preamble; ++i) out[8 + i] = static_cast<std::byte>((header.size() >> (8 * i)) & 0xff);
+  std::memcpy(out.data() + preamble, header.data(), header.size());
+  if (t.nbytes() > 0) std::memcpy(out.data() + preamble + header.size(), t.raw_data(), static_cast<std::size_t>(t.nbytes()));
   return out;
 }
 

@@ -12,19 +12,28 @@
 // FILE is a relaxvm executable, or an executable TVM v0.19.0 wrote (Relax .rxe, Relay .ro with
 // --params for its late-bound constants); the format is told from the bytes. Exit status: 0 ok,
 // 1 an error (the message on stderr), 2 bad usage.
+//
+// Every file and program may be hostile, so each cost has a finite default limit: --max-file-size
+// (every command; 256 MiB) for each file read, and --max-instructions (10 million per invocation)
+// and --max-memory (2 GiB) for run and time.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <relaxvm.hpp>
 #include <relaxvm/graph.hpp>
-#include <relaxvm/ops/ops.hpp>
+#include <relaxvm/onnx.hpp>
 #include <relaxvm/profiler.hpp>
 #include <relaxvm/tvm.hpp>
 
@@ -49,13 +58,41 @@ void check(rv::status s, std::string_view what = {}) {
   if (!s.ok()) fail((what.empty() ? std::string() : std::string(what) + ": ") + std::string(s.error().message()));
 }
 
-std::vector<std::byte> read_file(const std::string& path) {
+// What the command line lets a file or a program cost.
+struct limits {
+  std::uint64_t max_file_size = 0;    // bytes of any file read
+  std::int64_t max_instructions = 0;  // per invocation; 0: none
+  std::uint64_t max_memory = 0;       // bytes a VM may allocate; 0: none
+  std::vector<std::string> upper_bounds;  // an ONNX model's named dims: NAME=N
+};
+
+// The whole file, refused past `limit` bytes: what a file holds is what is allocated for it, and
+// /dev/zero or a pipe has no size to check first, so the reading stops one byte past the limit.
+std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open '" + path + "'");
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto too_large = [&] {
+    fail("'" + path + "' is larger than --max-file-size (" + std::to_string(limit) + " bytes); raise it to read the file");
+  };
+  std::vector<std::byte> out;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > limit) too_large();
+    if (!ec) out.reserve(static_cast<std::size_t>(size));
+  }
+  constexpr std::uint64_t chunk = std::uint64_t{1} << 20;
+  for (;;) {
+    const std::size_t have = out.size();
+    const std::uint64_t left = limit - have;  // the file so far is within the limit
+    const auto want = static_cast<std::size_t>(left < chunk ? left + 1 : chunk);
+    out.resize(have + want);
+    in.read(reinterpret_cast<char*>(out.data() + have), static_cast<std::streamsize>(want));
+    out.resize(have + static_cast<std::size_t>(in.gcount()));
+    if (out.size() > limit) too_large();
+    if (!in) break;
+  }
   if (in.bad()) fail("cannot read '" + path + "'");
-  std::vector<std::byte> out(chars.size());
-  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
   return out;
 }
 void write_file(const std::string& path, std::span<const std::byte> bytes) {
@@ -66,13 +103,14 @@ void write_file(const std::string& path, std::span<const std::byte> bytes) {
 
 // ---- executables in any format ------------------------------------------------------------
 
-enum class format { relaxvm, tvm_relax, tvm_relay };
+enum class format { relaxvm, tvm_relax, tvm_relay, onnx };
 
 std::string_view format_name(format f) {
   switch (f) {
     case format::relaxvm: return "relaxvm executable";
     case format::tvm_relax: return "TVM Relax VM executable (v0.19.0)";
     case format::tvm_relay: return "TVM Relay VM executable (v0.19.0)";
+    case format::onnx: return "ONNX model";
   }
   return "?";
 }
@@ -90,27 +128,51 @@ format detect(std::span<const std::byte> bytes, const std::string& path) {
     return format::relaxvm;
   if (bytes.size() >= 8 && u64_at(bytes, 0) == rv::tvm::vm_bytecode_magic) return format::tvm_relay;
   if (bytes.size() >= 16 && u64_at(bytes, 8) == rv::tvm::vm_bytecode_magic) return format::tvm_relax;
-  fail("'" + path + "' is not an executable relaxvm reads (neither relaxvm's magic bytes nor TVM's VM bytecode magic)");
+  // ONNX files have no magic number: a ModelProto that reads, with a graph, is one.
+  if (const rv::result<rv::onnx::model_info> m = rv::onnx::parse_model(bytes); m.ok()) return format::onnx;
+  fail("'" + path + "' is not a file relaxvm reads (neither relaxvm's magic bytes, nor TVM's VM bytecode magic, nor an ONNX model)");
 }
 
 struct loaded {
   rv::executable exe;
   format kind;
   std::size_t bytes;
+  std::optional<rv::ir::module> ir;  // an ONNX model's imported program
 };
 
-loaded load(const std::string& path, const std::string& params_path = {}) {
-  const std::vector<std::byte> bytes = read_file(path);
+// --upper-bound NAME=N, for an ONNX model's named dimensions.
+rv::onnx::options onnx_options(const limits& lim) {
+  rv::onnx::options opt;
+  for (const std::string& b : lim.upper_bounds) {
+    const std::size_t eq = b.find('=');
+    std::int64_t n = -1;
+    const char* end = b.data() + b.size();
+    if (eq == std::string::npos || eq == 0 || std::from_chars(b.data() + eq + 1, end, n).ptr != end || n < 0)
+      fail("--upper-bound '" + b + "' must be NAME=N with N a non-negative integer");
+    opt.upper_bounds.emplace_back(b.substr(0, eq), n);
+  }
+  return opt;
+}
+
+loaded load(const std::string& path, const std::string& params_path, const limits& lim) {
+  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
   const format f = detect(bytes, path);
   if (!params_path.empty() && f != format::tvm_relay)
     fail("--params is for TVM Relay executables; '" + path + "' is a " + std::string(format_name(f)));
+  if (!lim.upper_bounds.empty() && f != format::onnx)
+    fail("--upper-bound is for ONNX models; '" + path + "' is a " + std::string(format_name(f)));
   switch (f) {
-    case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size()};
-    case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size()};
+    case format::onnx: {
+      rv::ir::module m = check(rv::onnx::import(bytes, onnx_options(lim)), path);
+      rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);
+      return {std::move(exe), f, bytes.size(), std::move(m)};
+    }
+    case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size(), {}};
+    case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size(), {}};
     case format::tvm_relay: {
-      if (params_path.empty()) return {check(rv::tvm::load_relay(bytes), path), f, bytes.size()};
-      const std::vector<std::byte> params = read_file(params_path);
-      return {check(rv::tvm::load_relay(bytes, params), path), f, bytes.size()};
+      if (params_path.empty()) return {check(rv::tvm::load_relay(bytes), path), f, bytes.size(), {}};
+      const std::vector<std::byte> params = read_file(params_path, lim.max_file_size);
+      return {check(rv::tvm::load_relay(bytes, params), path), f, bytes.size(), {}};
     }
   }
   fail("unreachable");
@@ -142,10 +204,70 @@ bool parse_double(std::string_view s, double& out) {
   out = std::strtod(copy.c_str(), &end);
   return end == copy.c_str() + copy.size();
 }
+// A number that became infinite without saying "inf": past the range of the type it was read as
+// (strtod gives HUGE_VAL for 1e400; a float gives inf for 1e39).
+bool overflowed(std::string_view text, double v) { return std::isinf(v) && text.find_first_of("iI") == std::string_view::npos; }
+// "-12", "+7": what a person means as an integer, whether or not it fits.
+bool looks_integral(std::string_view s) {
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One element of a tensor literal, parsed in the tensor's own dtype: integers exactly (a double
+// holds 53 bits, and casting one out of range is undefined), every value within the dtype's
+// range, so what is stored is what was written or an error.
+void store_element(std::string_view text, rv::dtype t, unsigned char* at, const std::string& input) {
+  const std::string dtype_name = rv::to_string(rv::value(t));
+  auto bad = [&](std::string_view why) { fail("input '" + input + "': '" + std::string(text) + "' " + std::string(why)); };
+  auto put = [&](auto x) { std::memcpy(at, &x, sizeof x); };
+  if (t.is_bool()) {
+    if (text == "true" || text == "1") put(std::uint8_t{1});
+    else if (text == "false" || text == "0") put(std::uint8_t{0});
+    else bad("is not a bool (true, false, 1 or 0)");
+    return;
+  }
+  if (t.lanes == 1 && t.is_float() && (t.bits == 32 || t.bits == 64)) {
+    double v = 0;
+    if (!parse_double(text, v)) bad("is not a number");
+    // Halfway between float's largest value and 2^128, and beyond, round to infinity.
+    constexpr double float32_overflow = 0x1.ffffffp127;
+    if (overflowed(text, v) || (t.bits == 32 && std::isfinite(v) && std::abs(v) >= float32_overflow))
+      bad("is out of " + dtype_name + "'s range");
+    if (t.bits == 32) return put(static_cast<float>(v));
+    return put(v);
+  }
+  if (t.lanes == 1 && (t.is_int() || t.is_uint()) && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+    if (!looks_integral(text)) bad("is not an integer (" + dtype_name + " literals are integers)");
+    // The dtype's range; uint64's top does not fit int64, so the two signs are parsed apart.
+    const int b = t.bits;
+    const std::int64_t lo = t.is_uint() ? 0 : b == 64 ? INT64_MIN : -(std::int64_t{1} << (b - 1));
+    const std::uint64_t hi = t.is_uint() ? (b == 64 ? UINT64_MAX : (std::uint64_t{1} << b) - 1)
+                                         : (std::uint64_t{1} << (b - 1)) - 1;
+    const std::string range = "is out of " + dtype_name + "'s range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (text.front() == '+') text.remove_prefix(1);  // from_chars takes no '+'
+    const char* end = text.data() + text.size();
+    std::uint64_t bits = 0;  // the value in two's complement, stored in its low b bits
+    if (text.front() == '-') {
+      std::int64_t v = 0;
+      const auto r = std::from_chars(text.data(), end, v);
+      if (r.ec != std::errc() || v < lo) bad(range);
+      bits = static_cast<std::uint64_t>(v);
+    } else {
+      const auto r = std::from_chars(text.data(), end, bits);
+      if (r.ec != std::errc() || bits > hi) bad(range);
+    }
+    if (b == 8) put(static_cast<std::uint8_t>(bits));
+    else if (b == 16) put(static_cast<std::uint16_t>(bits));
+    else if (b == 32) put(static_cast<std::uint32_t>(bits));
+    else put(bits);
+    return;
+  }
+  fail("input '" + input + "': literals of " + dtype_name + " are not supported; use a .npy file");
+}
 
 // A nested list of numbers, "[[1, 2], [3, 4]]", as a tensor of dtype t.
 rv::tensor parse_tensor(std::string_view text, rv::dtype t, const std::string& input) {
-  std::vector<double> values;
+  std::vector<std::string> elements;
   std::vector<std::int64_t> dims, counts;
   int depth = 0, max_depth = -1, number_depth = -1;
   std::string number;
@@ -153,9 +275,7 @@ rv::tensor parse_tensor(std::string_view text, rv::dtype t, const std::string& i
     if (number.empty()) return;
     if (number_depth >= 0 && number_depth != depth) fail("input '" + input + "': ragged nesting");
     number_depth = depth;
-    double v = 0;
-    if (!parse_double(number, v)) fail("input '" + input + "': '" + number + "' is not a number");
-    values.push_back(v);
+    elements.push_back(std::move(number));
     ++counts.back();
     number.clear();
   };
@@ -191,39 +311,29 @@ rv::tensor parse_tensor(std::string_view text, rv::dtype t, const std::string& i
   // Nested empty lists give -1 for the levels never reached.
   for (std::int64_t& d : dims) d = std::max<std::int64_t>(d, 0);
   rv::tensor out = check(rv::tensor::try_empty(rv::shape(std::span<const std::int64_t>(dims)), t), "input '" + input + "'");
-  if (static_cast<std::int64_t>(values.size()) != out.numel()) fail("input '" + input + "': ragged nesting");
+  if (static_cast<std::int64_t>(elements.size()) != out.numel()) fail("input '" + input + "': ragged nesting");
   auto* p = static_cast<unsigned char*>(out.raw_data());
   const auto size = static_cast<std::size_t>(t.bytes());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double v = values[i];
-    auto store = [&](auto x) { std::memcpy(p + i * size, &x, sizeof x); };
-    if (t == rv::dtype::float32()) store(static_cast<float>(v));
-    else if (t == rv::dtype::float64()) store(v);
-    else if (t.is_bool()) store(static_cast<std::uint8_t>(v != 0));
-    else if (t.is_int() && t.bits == 8) store(static_cast<std::int8_t>(v));
-    else if (t.is_int() && t.bits == 16) store(static_cast<std::int16_t>(v));
-    else if (t.is_int() && t.bits == 32) store(static_cast<std::int32_t>(v));
-    else if (t.is_int()) store(static_cast<std::int64_t>(v));
-    else if (t.bits == 8) store(static_cast<std::uint8_t>(v));
-    else if (t.bits == 16) store(static_cast<std::uint16_t>(v));
-    else if (t.bits == 32) store(static_cast<std::uint32_t>(v));
-    else if (t.is_uint()) store(static_cast<std::uint64_t>(v));
-    else fail("input '" + input + "': literals of " + rv::to_string(rv::value(t)) + " are not supported; use a .npy file");
-  }
+  for (std::size_t i = 0; i < elements.size(); ++i) store_element(elements[i], t, p + i * size, input);
   return out;
 }
 
 constexpr std::string_view input_help =
     "INPUT: 3 (int64), 2.5 (float64), true/false, \"text\" (a string), shape:2,3 (a shape), "
-    "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), or a .npy file";
+    "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), a .npy file, or an ONNX TensorProto (.pb)";
 
-rv::value parse_input(const std::string& s) {
-  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s), s));
+rv::value parse_input(const std::string& s, const limits& lim) {
+  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s, lim.max_file_size), s));
+  if (s.size() > 3 && s.ends_with(".pb")) return check(rv::onnx::read_tensor(read_file(s, lim.max_file_size)), s);  // an ONNX TensorProto
   std::int64_t i = 0;
   double d = 0;
   if (parse_int(s, i)) return i;
+  if (looks_integral(s)) fail("input '" + s + "' is out of int64's range (write it as a float, 1e20, if a float is meant)");
   if (s == "true" || s == "false") return s == "true";
-  if (parse_double(s, d)) return d;
+  if (parse_double(s, d)) {
+    if (overflowed(s, d)) fail("input '" + s + "' is out of float64's range");
+    return d;
+  }
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return rv::string(std::string_view(s).substr(1, s.size() - 2));
   if (s.starts_with("shape:")) {
     std::vector<std::int64_t> dims;
@@ -243,9 +353,9 @@ rv::value parse_input(const std::string& s) {
   fail("input '" + s + "' is not understood. " + std::string(input_help));
 }
 
-std::vector<rv::value> parse_inputs(const std::vector<std::string>& inputs) {
+std::vector<rv::value> parse_inputs(const std::vector<std::string>& inputs, const limits& lim) {
   std::vector<rv::value> out;
-  for (const std::string& s : inputs) out.push_back(parse_input(s));
+  for (const std::string& s : inputs) out.push_back(parse_input(s, lim));
   return out;
 }
 
@@ -270,16 +380,89 @@ void write_outputs(const rv::value& result, const std::vector<std::string>& path
   for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::cli::write_npy(tensors[i]), paths[i]));
 }
 
+// The VM's limits from the command line: a program from a file is untrusted (docs/security.md).
+template <class Options>
+void set_max_memory(Options& opts, std::uint64_t bytes) {
+  // --max-memory is passed as vm_options::max_memory, the cap on what one VM allocates, in VM
+  // versions that have it.
+  if constexpr (requires { opts.max_memory; }) opts.max_memory = static_cast<decltype(opts.max_memory)>(bytes);
+}
+rv::vm_options vm_options_of(const limits& lim) {
+  rv::vm_options opts;
+  opts.max_instructions = lim.max_instructions;
+  set_max_memory(opts, lim.max_memory);
+  return opts;
+}
+
 rv::registry kernels() {
   rv::registry reg;  // the builtins are there already
-  rv::ops::register_all(reg);
+  rv::onnx::register_kernels(reg);  // the portable kernels and relaxvm/ops'
   return reg;
 }
 
 // ---- commands -------------------------------------------------------------------------------
 
-void info(const std::string& path, const std::string& params) {
-  const loaded l = load(path, params);
+// An ONNX model's inputs, outputs, named dimensions, operators and planned memory.
+void onnx_info(const std::string& path, const limits& lim) {
+  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+  const rv::onnx::model_info m = check(rv::onnx::parse_model(bytes), path);
+  std::printf("%s: ONNX model, %zu bytes, IR version %lld, producer '%.*s %.*s'\n", path.c_str(), bytes.size(),
+              static_cast<long long>(m.ir_version), static_cast<int>(m.producer_name.size()), m.producer_name.data(),
+              static_cast<int>(m.producer_version.size()), m.producer_version.data());
+  std::printf("opsets:");
+  for (const rv::onnx::opset_id& o : m.opset_import)
+    std::printf(" %.*s %lld", static_cast<int>(o.domain.empty() ? 7 : o.domain.size()), o.domain.empty() ? "ai.onnx" : o.domain.data(),
+                static_cast<long long>(o.version));
+  std::printf("\n");
+  std::vector<std::string_view> names;
+  auto describe = [&](const char* what, const std::vector<rv::onnx::value_info>& list, bool skip_initializers) {
+    for (const rv::onnx::value_info& v : list) {
+      if (skip_initializers && std::any_of(m.graph.initializers.begin(), m.graph.initializers.end(),
+                                           [&](const rv::onnx::tensor_info& t) { return t.name == v.name; }))
+        continue;
+      std::string dims;
+      for (const rv::onnx::dimension& d : v.type.shape) {
+        if (!dims.empty()) dims += ", ";
+        if (d.known()) dims += std::to_string(d.value);
+        else if (!d.param.empty()) {
+          dims += std::string(d.param);
+          if (std::find(names.begin(), names.end(), d.param) == names.end()) names.push_back(d.param);
+        } else dims += "?";
+      }
+      const std::string_view dt = rv::onnx::data_type_name(v.type.elem_type);
+      std::printf("%s %.*s: %.*s [%s]\n", what, static_cast<int>(v.name.size()), v.name.data(), static_cast<int>(dt.size()), dt.data(),
+                  dims.c_str());
+    }
+  };
+  describe("input", m.graph.inputs, true);
+  describe("output", m.graph.outputs, false);
+  std::printf("symbolic dims:");
+  for (std::string_view n : names) std::printf(" %.*s", static_cast<int>(n.size()), n.data());
+  std::printf(names.empty() ? " none\n" : "\n");
+  std::vector<std::pair<std::string_view, int>> ops;
+  for (const rv::onnx::node_info& n : m.graph.nodes) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == n.op_type; });
+    if (it == ops.end()) ops.emplace_back(n.op_type, 1);
+    else ++it->second;
+  }
+  std::printf("%zu nodes, %zu initializers; ops:", m.graph.nodes.size(), m.graph.initializers.size());
+  for (const auto& [op, n] : ops) std::printf(" %.*s x%d", static_cast<int>(op.size()), op.data(), n);
+  std::printf("\n");
+  const rv::ir::module ir = check(rv::onnx::import(m, onnx_options(lim)), path);
+  const std::int64_t planned = rv::ir::planned_bytes(ir, "main", rv::onnx::plan);
+  if (planned >= 0) std::printf("planned memory: %lld bytes per call (at the upper bounds)\n", static_cast<long long>(planned));
+  else std::printf("planned memory: not bounded (give --upper-bound NAME=N for each symbolic dim)\n");
+  const rv::executable exe = check(rv::ir::try_build(ir, rv::onnx::plan), path);
+  std::printf("%s", exe.stats().c_str());
+}
+
+void info(const std::string& path, const std::string& params, const limits& lim) {
+  if (detect(read_file(path, lim.max_file_size), path) == format::onnx) {
+    if (!params.empty()) fail("--params is for TVM Relay executables; '" + path + "' is an ONNX model");
+    onnx_info(path, lim);
+    return;
+  }
+  const loaded l = load(path, params, lim);
   std::printf("%s: %s, %zu bytes\n", path.c_str(), std::string(format_name(l.kind)).c_str(), l.bytes);
   std::printf("%s", l.exe.stats().c_str());
   const auto warnings = l.exe.warnings();
@@ -287,8 +470,8 @@ void info(const std::string& path, const std::string& params) {
   for (const std::string& w : warnings) std::printf("  warning: %s\n", w.c_str());
 }
 
-int verify(const std::string& path, const std::string& params, bool strict) {
-  const loaded l = load(path, params);
+int verify(const std::string& path, const std::string& params, bool strict, const limits& lim) {
+  const loaded l = load(path, params, lim);
   for (const std::string& w : l.exe.warnings()) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
   const bool bad = strict && !l.exe.warnings().empty();
   std::printf("%s: %s (%s, %zu warning%s)\n", path.c_str(), bad ? "verified, but warnings are errors (--strict)" : "ok",
@@ -297,23 +480,23 @@ int verify(const std::string& path, const std::string& params, bool strict) {
 }
 
 void run(const std::string& path, const std::string& params, const std::string& function,
-         const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
-  const loaded l = load(path, params);
+         const std::vector<std::string>& inputs, const std::vector<std::string>& outputs, const limits& lim) {
+  const loaded l = load(path, params, lim);
   const rv::registry reg = kernels();
-  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg));
-  const std::vector<rv::value> args = parse_inputs(inputs);
+  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg, vm_options_of(lim)));
+  const std::vector<rv::value> args = parse_inputs(inputs, lim);
   const rv::value y = check(vm.try_invoke(function, args));
   std::printf("%s\n", rv::to_string(y).c_str());
   write_outputs(y, outputs);
 }
 
 void time_it(const std::string& path, const std::string& params, const std::string& function,
-             const std::vector<std::string>& inputs, int runs, int warmup, bool profile, const std::string& fmt) {
+             const std::vector<std::string>& inputs, int runs, int warmup, bool profile, const std::string& fmt, const limits& lim) {
   if (runs < 1) fail("--runs must be at least 1");
-  const loaded l = load(path, params);
+  const loaded l = load(path, params, lim);
   const rv::registry reg = kernels();
-  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg));
-  const std::vector<rv::value> args = parse_inputs(inputs);
+  rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg, vm_options_of(lim)));
+  const std::vector<rv::value> args = parse_inputs(inputs, lim);
   const rv::vm_function f = check(vm.try_function(function));
   for (int i = 0; i < warmup; ++i) check(f.try_call(args));
   std::vector<double> us;
@@ -334,16 +517,16 @@ void time_it(const std::string& path, const std::string& params, const std::stri
 }
 
 void graph_run(const std::string& path, const std::string& params, const std::vector<std::string>& inputs,
-               const std::vector<std::string>& outputs, bool profile) {
-  const std::vector<std::byte> json = read_file(path);
+               const std::vector<std::string>& outputs, bool profile, const limits& lim) {
+  const std::vector<std::byte> json = read_file(path, lim.max_file_size);
   const rv::registry reg = kernels();
   rv::graph::executor g = check(rv::graph::executor::create(
       std::string_view(reinterpret_cast<const char*>(json.data()), json.size()), reg), path);
-  if (!params.empty()) check(g.load_params(read_file(params)), params);
+  if (!params.empty()) check(g.load_params(read_file(params, lim.max_file_size)), params);
   for (const std::string& in : inputs) {
     const std::size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0) fail("graph input '" + in + "' must be NAME=INPUT");
-    const rv::value v = parse_input(in.substr(eq + 1));
+    const rv::value v = parse_input(in.substr(eq + 1), lim);
     if (v.kind() != rv::value_kind::tensor) fail("graph input '" + in + "' must be a tensor");
     check(g.set_input(std::string_view(in).substr(0, eq), v.as<rv::tensor>()), "set_input");
   }
@@ -358,8 +541,9 @@ void graph_run(const std::string& path, const std::string& params, const std::ve
   if (profile) std::printf("%s", check(g.profile(10), "profile").table().c_str());
 }
 
-void convert(const std::string& in, const std::string& out, const std::string& params, const std::string& to) {
-  const loaded l = load(in, params);
+void convert(const std::string& in, const std::string& out, const std::string& params, const std::string& to,
+             const limits& lim) {
+  const loaded l = load(in, params, lim);
   std::vector<std::byte> bytes;
   if (to == "relaxvm") bytes = l.exe.save();
   else bytes = check(rv::tvm::save_relax(l.exe), out);
@@ -378,10 +562,28 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs, outputs;
   bool strict = false, profile = false;
   int runs = 100, warmup = 5;
+  // Finite by default: the files and programs the tool is given may be hostile (docs/security.md).
+  limits lim{.max_file_size = std::uint64_t{256} << 20, .max_instructions = 10'000'000, .max_memory = std::uint64_t{2} << 30, .upper_bounds = {}};
 
+  auto add_file_limit = [&](CLI::App* c) {
+    c->add_option("--max-file-size", lim.max_file_size, "refuse files larger than this (bytes, or 64MiB, 2GiB, ...)")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
+  };
   auto add_file = [&](CLI::App* c) {
-    c->add_option("FILE", file, "the executable (relaxvm, or TVM Relax .rxe / Relay .ro)")->required();
+    c->add_option("FILE", file, "the executable (relaxvm, or TVM Relax .rxe / Relay .ro) or an ONNX model (.onnx)")->required();
     c->add_option("--params", params, "a TVM params file with a Relay executable's late-bound constants");
+    c->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
+    add_file_limit(c);
+  };
+  auto add_vm_limits = [&](CLI::App* c) {
+    c->add_option("--max-instructions", lim.max_instructions,
+                  "stop an invocation after this many instructions (0: no limit)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    c->add_option("--max-memory", lim.max_memory, "the most the VM may allocate (bytes, or 512MiB, 4GiB, ...; 0: no limit)")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
   };
   CLI::App* info_cmd = app.add_subcommand("info", "format, size, functions, constants and warnings");
   add_file(info_cmd);
@@ -400,6 +602,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("-f,--function", function, "the function to call")->capture_default_str();
   run_cmd->allow_extras()->footer(inputs_help);
   run_cmd->add_option("-o,--output", outputs, "write the result (a tensor, or a tuple's tensors in order) to .npy files");
+  add_vm_limits(run_cmd);
   CLI::App* time_cmd = app.add_subcommand("time", "time a function: median and spread over runs");
   add_file(time_cmd);
   time_cmd->add_option("-f,--function", function, "the function to call")->capture_default_str();
@@ -410,6 +613,7 @@ int main(int argc, char** argv) {
   time_cmd->add_option("--format", fmt, "the profile as table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
+  add_vm_limits(time_cmd);
   CLI::App* graph_cmd = app.add_subcommand("graph", "the graph executor (TVM graph JSON)");
   graph_cmd->require_subcommand(1);
   CLI::App* graph_run_cmd = graph_cmd->add_subcommand("run", "run a graph and print its outputs");
@@ -418,6 +622,7 @@ int main(int argc, char** argv) {
   graph_run_cmd->allow_extras()->footer("NAME=INPUT for each graph input. " + inputs_help);
   graph_run_cmd->add_option("-o,--output", outputs, "write the outputs to .npy files, in order");
   graph_run_cmd->add_flag("--profile", profile, "print the per-node timing table of 10 runs");
+  add_file_limit(graph_run_cmd);
   CLI::App* convert_cmd = app.add_subcommand("convert", "write an executable in another format");
   convert_cmd->add_option("IN", file, "the executable to read (any format relaxvm reads)")->required();
   convert_cmd->add_option("OUT", out_file, "the file to write")->required();
@@ -425,6 +630,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"relaxvm", "tvm-relax"}))
       ->capture_default_str();
   convert_cmd->add_option("--params", params, "a params file with a Relay executable's late-bound constants");
+  convert_cmd->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
+  add_file_limit(convert_cmd);
 
   try {
     app.parse(argc, argv);
@@ -435,19 +642,31 @@ int main(int argc, char** argv) {
   for (CLI::App* c : {run_cmd, time_cmd, graph_run_cmd})
     if (*c) inputs = c->remaining();
   try {
-    if (*info_cmd) info(file, params);
-    else if (*text_cmd) std::printf("%s", load(file, params).exe.as_text().c_str());
-    else if (*cpp_cmd) std::printf("%s", load(file, params).exe.as_cpp().c_str());
-    else if (*verify_cmd) return verify(file, params, strict);
-    else if (*run_cmd) run(file, params, function, inputs, outputs);
-    else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt);
-    else if (*graph_run_cmd) graph_run(file, params, inputs, outputs, profile);
-    else if (*convert_cmd) convert(file, out_file, params, to);
+    if (*info_cmd) info(file, params, lim);
+    else if (*text_cmd) {
+      const loaded l = load(file, params, lim);
+      if (l.ir) std::printf("%s\n", rv::ir::to_text(*l.ir).c_str());  // an ONNX model: its IR, then its bytecode
+      std::printf("%s", l.exe.as_text().c_str());
+    }
+    else if (*cpp_cmd) std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
+    else if (*verify_cmd) return verify(file, params, strict, lim);
+    else if (*run_cmd) run(file, params, function, inputs, outputs, lim);
+    else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt, lim);
+    else if (*graph_run_cmd) graph_run(file, params, inputs, outputs, profile, lim);
+    else if (*convert_cmd) convert(file, out_file, params, to, lim);
   } catch (const failure& f) {
     std::fprintf(stderr, "relaxvm: error: %s\n", f.message.c_str());
     return 1;
   } catch (const rv::error& e) {
     std::fprintf(stderr, "relaxvm: error: %s\n", std::string(e.message()).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // A file, an input or a program needing more memory than the machine gives: an error like
+    // any other, not an abort.
+    std::fprintf(stderr, "relaxvm: error: out of memory: a file, an input or the program needed more than this machine gives\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "relaxvm: error: %s\n", e.what());
     return 1;
   }
   return 0;

@@ -6,21 +6,61 @@
 # the examples again and the benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
 # and each libFuzzer target for 5 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-tools/setup.sh
+#
+#   tools/check.sh [MESON_TEST_ARGS...]     e.g. --timeout-multiplier 3 on a slow or busy machine
+#
+# Every stage runs even when an earlier one failed (the builds do not depend on each other, and
+# each build keeps going past a failed target), and the end lists every stage that failed; the
+# exit status is 1 when any did.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+tools/setup.sh || { echo "tools/check.sh: tools/setup.sh could not install what the build needs" >&2; exit 1; }
 jobs=$(nproc)
+extra_test_args=("$@")
+test_args=()  # more `meson test` arguments for the builds that follow
 
-run() {  # name, compiler, extra meson options... (test_args: extra `meson test` arguments)
+failed=()
+passed=0
+stage() {  # name, command...: runs one stage, notes whether it failed, and returns its status
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "== $name: FAILED"
+    failed+=("$name")
+    return 1
+  fi
+}
+
+setup() {  # dir, compiler, meson options...
+  local dir=$1 cxx=$2
+  shift 2
+  [ -d "$dir" ] || CXX=$cxx meson setup "$dir" "$@" >/dev/null
+}
+
+run() {  # name, compiler, extra meson options...
   local dir=build-$1 cxx=$2
   shift 2
-  if [ ! -d "$dir" ]; then
-    CXX=$cxx meson setup "$dir" "$@" >/dev/null
-  fi
-  echo "== $dir: build"
-  ninja -C "$dir" -j "$jobs"
-  echo "== $dir: test"
-  meson test -C "$dir" --num-processes "$jobs" --print-errorlogs ${test_args:-}
+  stage "$dir: setup" setup "$dir" "$cxx" "$@" || return 0  # noted; the next build goes on
+  # -k 0: build every target that can be built, so a failed one fails its tests, not all of them.
+  stage "$dir: build" ninja -C "$dir" -j "$jobs" -k 0
+  stage "$dir: test" meson test -C "$dir" --no-rebuild --num-processes "$jobs" --print-errorlogs "${test_args[@]}" \
+    "${extra_test_args[@]}" || failed[-1]+=": $(failed_tests "$dir")"
+}
+
+failed_tests() {  # dir: the names of the tests that failed in its last `meson test`
+  python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+try:
+    with open(sys.argv[1]) as f:
+        results = [json.loads(line) for line in f if line.strip()]
+except OSError:
+    results = [{'name': 'no test log', 'result': 'ERROR'}]
+print(', '.join(r['name'] + ' (' + r['result'] + ')' for r in results
+                if r['result'] not in ('OK', 'SKIP', 'EXPECTEDFAIL')))
+PY
 }
 
 # Sanitizer options are set per test in meson.build (test_env).
@@ -33,7 +73,7 @@ fi
 # to 4x (clang with ASan) per test file. The -O3 build below keeps the optimizer's warnings.
 run gcc g++ -Doptimization=1 -Ddebug=false -Dbench=false
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
-test_args="--no-suite firmware"
+test_args=(--no-suite firmware)
 # The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the -O3
 # build: the sanitizer build skips both.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
@@ -41,21 +81,30 @@ run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimizat
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
 # docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
 # line tables are all its reports need, and build faster than full debug information.
-if [ ! -d build-tsan ]; then
-  CXX=clang++-16 meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dcpp_args=-gline-tables-only \
-    -Dnoexcept_tests=false -Dexamples=false -Dbench=false -Dtool=false -Dpython=false >/dev/null
-fi
-echo "== build-tsan: build and run tests/test_threads under ThreadSanitizer"
-ninja -C build-tsan -j "$jobs" tests/test_threads
-# clang 16's TSan stops with "unexpected memory mapping" on kernels that randomize mmap with more
-# bits than it expects (vm.mmap_rnd_bits = 32 on some recent ones); without randomization it runs.
-no_aslr=()
-if setarch -R true >/dev/null 2>&1; then
-  no_aslr=(setarch -R)
-fi
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "${no_aslr[@]}" build-tsan/tests/test_threads
+tsan() {
+  setup build-tsan clang++-16 -Db_sanitize=thread -Db_lundef=false -Dcpp_args=-gline-tables-only \
+    -Dnoexcept_tests=false -Dexamples=false -Dbench=false -Dtool=false -Dpython=false || return
+  ninja -C build-tsan -j "$jobs" tests/test_threads || return
+  # clang 16's TSan stops with "unexpected memory mapping" on kernels that randomize mmap with more
+  # bits than it expects (vm.mmap_rnd_bits = 32 on some recent ones); without randomization it runs.
+  local no_aslr=()
+  if setarch -R true >/dev/null 2>&1; then
+    no_aslr=(setarch -R)
+  fi
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "${no_aslr[@]}" build-tsan/tests/test_threads
+}
+stage "build-tsan: tests/test_threads under ThreadSanitizer" tsan
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
 run release g++ --buildtype=release -Dtests=false -Dtool=false -Dpython=false
 # Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
-tools/fuzz.sh 5
-echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; clang 16 with TSan, the thread test; g++ 12 -O3 examples and benchmarks; fuzzing)"
+stage "fuzz: each target for 5 s" tools/fuzz.sh 5
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "== all tests passed (g++ 12; clang 16 with ASan, LSan and UBSan; clang 16 with TSan, the thread test; g++ 12 -O3 examples and benchmarks; fuzzing)"
+else
+  echo "== ${#failed[@]} stage(s) failed (each test stage's log: build-*/meson-logs/testlog.txt):"
+  printf '  %s\n' "${failed[@]}"
+fi
+echo "stages: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]

@@ -19,6 +19,7 @@
 #include "relaxvm/onnx/tensor.hpp"
 #include "relaxvm/onnx/import.hpp"
 #include "relaxvm/onnx/convert.hpp"
+#include "relaxvm/onnx/fold.hpp"
 
 #include <string>
 #include <unordered_map>
@@ -37,7 +38,9 @@ inline std::string unsupported_ops(const model_info& m) {
   std::vector<missing> list;
   for (std::size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const node_info& n = m.graph.nodes[i];
-    if (find_converter(n.domain, n.op_type) != nullptr) continue;
+    // An op that folds over symbolic values may need no converter; one that does not fold is
+    // refused when it is reached.
+    if (find_converter(n.domain, n.op_type) != nullptr || may_fold(n.domain, n.op_type)) continue;
     missing* found = nullptr;
     for (missing& x : list)
       if (x.domain == n.domain && x.op == n.op_type) found = &x;
@@ -56,6 +59,101 @@ inline std::string unsupported_ops(const model_info& m) {
     if (x.nodes.size() > 5) t << ", and " << (x.nodes.size() - 5) << " more";
   }
   return std::string(t.view());
+}
+
+/// Runs a node whose inputs are all constants once, now, on the VM with the kernels, and binds
+/// its outputs as constants; false (nothing done) when its inputs or outputs are too large to be
+/// worth keeping as constants.
+inline result<bool> fold_constant(node_ctx& c, converter convert);
+
+}  // namespace detail
+
+/// Registers every kernel an imported program may call.
+inline void register_kernels(basic_registry& reg) {
+  kernels::register_all(reg);
+  ops::register_all(reg);
+}
+
+namespace detail {
+
+inline result<bool> fold_constant(node_ctx& c, converter convert) {
+  constexpr std::int64_t max_elements = std::int64_t{1} << 20;
+  const node_info& n = c.node;
+  if (n.inputs.empty()) return false;
+  std::vector<tensor> inputs;
+  std::int64_t total = 0;
+  for (std::string_view name : n.inputs) {
+    if (name.empty()) {
+      inputs.emplace_back();
+      continue;
+    }
+    entry* e = c.st.find(name);
+    if (e == nullptr || !e->is_constant()) return false;
+    RELAXVM_TRY_ASSIGN(tensor t, e->value());
+    total += t.numel();
+    if (total > max_elements) return false;
+    inputs.push_back(std::move(t));
+  }
+  // A one-node program over the inputs as parameters, built by the node's own converter.
+  import_state sub(c.st.model(), options{});
+  sub.opset_ = c.st.opset();
+  std::vector<ir::module_builder::param> params;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back("in" + std::to_string(i));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    std::vector<ir::sym> dims;
+    for (std::int64_t d : inputs[i].shape().dims()) dims.push_back(ir::sym(d));
+    params.push_back({names[i], tensor_struct(dims, inputs[i].dtype())});
+  }
+  {
+    ir::function_builder f = sub.module().function("main", std::span<const ir::module_builder::param>(params));
+    sub.fn_ = &f;
+    std::size_t p = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) continue;
+      entry e;
+      e.v = f.param(p++);
+      e.dt = inputs[i].dtype();
+      for (std::int64_t d : inputs[i].shape().dims()) e.dims.push_back(ir::sym(d));
+      sub.bind(n.inputs[i], std::move(e));
+    }
+    node_ctx sc{sub, n, c.index};
+    // A converter that needs its inputs' values at import (Slice's starts, Expand's shape) sees
+    // parameters here: it is converted in the program instead, where its inputs are constants.
+    if (!convert(sc).ok()) return false;
+    std::vector<ir::operand> outs;
+    for (std::string_view name : n.outputs) {
+      entry* e = name.empty() ? nullptr : sub.find(name);
+      if (e == nullptr) return false;
+      RELAXVM_TRY_ASSIGN(ir::var v, sub.operand_of(*e));
+      outs.push_back(v);
+    }
+    const ir::var t = f.tuple(std::span<const ir::operand>(outs));
+    f.ret(t);
+    sub.fn_ = nullptr;
+  }
+  RELAXVM_TRY_ASSIGN(ir::module m, sub.module().try_get());
+  RELAXVM_TRY_ASSIGN(executable exe, ir::try_build(m));
+  registry reg;
+  register_kernels(reg);
+  RELAXVM_TRY_ASSIGN(virtual_machine vm, virtual_machine::create(exe, reg));
+  std::vector<value> args;
+  for (tensor& t : inputs)
+    if (t.defined()) args.emplace_back(t);
+  result<value> r = vm.try_invoke("main", args);
+  if (!r.ok()) return c.fail("folding its constant inputs failed: ", r.error().message());
+  const tuple results = r->as<tuple>();
+  std::int64_t out_total = 0;
+  for (std::int64_t i = 0; i < results.size(); ++i) out_total += results[i].as<tensor>().numel();
+  if (out_total > max_elements) return false;
+  std::size_t k = 0;
+  for (std::string_view name : n.outputs) {
+    // A copy: the result's memory belongs to the VM's allocator.
+    RELAXVM_TRY_ASSIGN(tensor copy, results[static_cast<std::int64_t>(k++)].as<tensor>().try_copy());
+    c.st.bind(name, entry::of(std::move(copy)));
+  }
+  return true;
 }
 
 }  // namespace detail
@@ -135,7 +233,15 @@ inline result<ir::module> import(const model_info& m, const options& opt = {}) {
     auto df = f.dataflow();
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       detail::node_ctx c{st, g.nodes[i], i};
-      RELAXVM_TRY(detail::find_converter(g.nodes[i].domain, g.nodes[i].op_type)(c));
+      RELAXVM_TRY_ASSIGN(const bool symbolic, detail::fold_symbolic(c));
+      if (symbolic) continue;
+      const detail::converter convert = detail::find_converter(g.nodes[i].domain, g.nodes[i].op_type);
+      if (convert == nullptr)
+        return value_error("onnx: ", detail::node_text(g.nodes[i], i).view(),
+                           " is not supported here: relaxvm folds it over shapes and constants, and this one computes tensor data");
+      RELAXVM_TRY_ASSIGN(const bool folded, detail::fold_constant(c, convert));
+      if (folded) continue;
+      RELAXVM_TRY(convert(c));
       if (!mb.ok()) return st.builder_error();
     }
     if (g.outputs.empty()) return value_error("onnx: the graph has no outputs");
@@ -165,16 +271,14 @@ inline result<ir::module> import(std::span<const std::byte> bytes, const options
   return import(m, opt);
 }
 
+/// How load() lowers and plans an imported module (each symbolic shape made once; no check of a
+/// result the function allocated itself).
+inline constexpr ir::plan_options plan{.reuse_shapes = true, .elide_proven_return_check = true};
+
 /// Imports, lowers and plans a model into a verified executable.
 inline result<executable> load(std::span<const std::byte> bytes, const options& opt = {}) {
   RELAXVM_TRY_ASSIGN(ir::module m, import(bytes, opt));
-  return ir::try_build(m, ir::plan_options{.reuse_shapes = true, .elide_proven_return_check = true});
-}
-
-/// Registers every kernel an imported program may call.
-inline void register_kernels(basic_registry& reg) {
-  kernels::register_all(reg);
-  ops::register_all(reg);
+  return ir::try_build(m, plan);
 }
 
 }  // namespace relaxvm::onnx

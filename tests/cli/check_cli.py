@@ -9,16 +9,29 @@ TVM v0.19.0 wrote (tests/fixtures/tvm).
 """
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
 import tempfile
 
 failures = []
+# Whether the tool is built with AddressSanitizer, which reserves terabytes of address space for
+# its shadow memory: an address-space limit would stop it from starting.
+sanitized = False
 
 
-def run(tool, *args, status=0, cwd=None):
-    r = subprocess.run([tool, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+def cap_address_space(gib):
+    """A preexec_fn that caps the tool's address space, so that a tool allocating without bound
+    fails the check (bad_alloc, abort) instead of taking the machine's memory."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return None if sanitized else cap
+
+
+def run(tool, *args, status=0, cwd=None, memory_gib=4):
+    r = subprocess.run([tool, *args], capture_output=True, text=True, errors='replace', timeout=120, cwd=cwd,
+                       preexec_fn=cap_address_space(memory_gib))
     if r.returncode != status:
         failures.append(f"relaxvm {' '.join(args)}: exit {r.returncode}, expected {status}\n{r.stdout}{r.stderr}")
     return r.stdout, r.stderr
@@ -29,24 +42,34 @@ def expect(cond, what, detail=""):
         failures.append(f"{what}\n{detail}")
 
 
-def read_npy_floats(path):
-    """A float32 .npy file's shape and values (C order), read with the standard library."""
+def read_npy(path):
+    """A .npy file's format version, header and data, read with the standard library."""
     with open(path, 'rb') as f:
         data = f.read()
     assert data[:6] == b'\x93NUMPY', path
-    header_len = struct.unpack('<H', data[8:10])[0]
-    header = data[10:10 + header_len].decode('latin1')
+    version = data[6]
+    start = 10 if version == 1 else 12
+    header_len = struct.unpack('<H' if version == 1 else '<I', data[8:start])[0]
+    assert (start + header_len) % 64 == 0, 'the data is 64-byte aligned'
+    return version, data[start:start + header_len].decode('latin1'), data[start + header_len:]
+
+
+def read_npy_floats(path):
+    """A float32 .npy file's shape and values (C order), read with the standard library."""
+    _, header, body = read_npy(path)
     assert "'descr': '<f4'" in header and "'fortran_order': False" in header, header
     shape = tuple(int(d) for d in header.split("'shape': (")[1].split(')')[0].split(',') if d.strip())
-    body = data[10 + header_len:]
     return shape, list(struct.unpack(f'<{len(body) // 4}f', body))
 
 
 def main():
+    global sanitized
     tool, make_program, fixtures = sys.argv[1:4]
+    with open(tool, 'rb') as f:
+        sanitized = b'__asan_init' in f.read()
     with tempfile.TemporaryDirectory() as tmp:
-        prog = os.path.join(tmp, 'prog.rvx')
-        subprocess.run([make_program, prog], check=True)
+        prog, grow = os.path.join(tmp, 'prog.rvx'), os.path.join(tmp, 'grow.rvx')
+        subprocess.run([make_program, prog, grow], check=True)
 
         # --help and bad usage
         out, _ = run(tool, '--help')
@@ -80,7 +103,7 @@ def main():
         with open(os.path.join(tmp, 'text.txt'), 'w') as f:
             f.write('hello, not an executable')
         _, err = run(tool, 'info', os.path.join(tmp, 'text.txt'), status=1)
-        expect('not an executable relaxvm reads' in err, 'a text file', err)
+        expect('not a file relaxvm reads' in err and 'nor an ONNX model' in err, 'a text file', err)
 
         # run: literals, .npy in and out, tuples, errors
         out, _ = run(tool, 'run', prog, '[1, -2, 3]', 'float32:[1, 1, -5]')
@@ -104,6 +127,76 @@ def main():
         expect("input 'what?' is not understood" in err, 'a bad literal', err)
         out, _ = run(tool, 'run', prog, '-f', 'unused', 'shape:2,3', '"text"')
         expect(out == 'shape[2, 3]\n', 'shape literal', out)
+
+        # Tensor literals are parsed in their dtype: integers exactly, and nothing out of range.
+        for literal, printed in [('int64:[9007199254740993, -9223372036854775808]', '[9007199254740993, -9223372036854775808]'),
+                                 ('uint64:[18446744073709551615]', '[18446744073709551615]'),
+                                 ('int8:[-128, 127, +5]', '[-128, 127, 5]'), ('uint16:[65535]', '[65535]'),
+                                 ('float32:[3.4028235e38, -inf]', '[3.4028235e+38, -inf]'), ('bool:[true, 0]', '[true, false]')]:
+            out, _ = run(tool, 'run', prog, '-f', 'unused', literal, '1')
+            expect(out.startswith('tensor(' + printed), f'the literal {literal}', out)
+        for literal, why in [('int8:[300]', "'300' is out of int8's range [-128, 127]"),
+                             ('uint8:[-1]', "'-1' is out of uint8's range [0, 255]"),
+                             ('int64:[9223372036854775808]', "is out of int64's range"),
+                             ('uint64:[18446744073709551616]', "is out of uint64's range"),
+                             ('int64:[1e30]', "'1e30' is not an integer"), ('int32:[nan]', "'nan' is not an integer"),
+                             ('int16:[2.5]', "'2.5' is not an integer"), ('float32:[1e39]', "'1e39' is out of float32's range"),
+                             ('float64:[1e400]', "is out of float64's range"), ('bool:[2]', "'2' is not a bool"),
+                             ('99999999999999999999', "is out of int64's range"), ('1e400', "is out of float64's range")]:
+            _, err = run(tool, 'run', prog, '-f', 'unused', literal, '1', status=1)
+            expect(why in err and literal in err, f'the literal {literal} is refused', err)
+
+        # Files are read up to --max-file-size (256 MiB by default), whatever their size says
+        # (/dev/zero says 0). The default is checked in --help: reading 256 MiB is slow under ASan.
+        for sub in ('info', 'text', 'cpp', 'verify', 'run', 'time', 'convert'):
+            out, _ = run(tool, sub, '--help')
+            expect('--max-file-size UINT:SIZE [b, kb(=1024b), ...]=268435456' in out, f'{sub} --help: file limit', out)
+        _, err = run(tool, 'info', '/dev/zero', '--max-file-size', '16MiB', status=1)
+        expect("'/dev/zero' is larger than --max-file-size (16777216 bytes)" in err, 'info /dev/zero', err)
+        _, err = run(tool, 'info', prog, '--max-file-size', '100', status=1)
+        expect('is larger than --max-file-size (100 bytes)' in err, 'a file over --max-file-size', err)
+        run(tool, 'info', prog, '--max-file-size', '1MiB')
+        wide = os.path.join(tmp, 'wide.npy')  # 8 KiB, more than prog.rvx
+        run(tool, 'run', prog, '-f', 'unused', '[' + ', '.join(['1'] * 2048) + ']', '1', '-o', wide)
+        _, err = run(tool, 'run', prog, '-f', 'unused', wide, '1', '--max-file-size', '4KiB', status=1)
+        expect('wide.npy' in err and 'larger than --max-file-size (4096 bytes)' in err, 'an input over --max-file-size', err)
+        _, err = run(tool, 'graph', 'run', prog, '--max-file-size', '64', status=1)
+        expect('larger than --max-file-size' in err, 'graph run reads within --max-file-size', err)
+        if not sanitized:  # AddressSanitizer stops the process on a failed new; the others throw bad_alloc
+            _, err = run(tool, 'info', '/dev/zero', '--max-file-size', '64GiB', status=1, memory_gib=1)
+            expect(err == 'relaxvm: error: out of memory: a file, an input or the program needed more than this machine '
+                   'gives\n', 'running out of memory is an error, not an abort', err)
+
+        # A hostile program: an endless loop making tuples stops at the default instruction budget.
+        _, err = run(tool, 'run', grow, status=1)
+        expect('instruction budget exceeded: this invocation ran 10000000 instructions' in err, 'run has a budget', err)
+        _, err = run(tool, 'time', grow, '--max-instructions', '100000', '--runs', '1', status=1)
+        expect('instruction budget exceeded: this invocation ran 100000 instructions' in err, 'time --max-instructions', err)
+        run(tool, 'run', prog, '[1]', '[2]', '--max-instructions', '2', status=1)
+        run(tool, 'run', prog, '[1]', '[2]', '--max-instructions', '3')
+        run(tool, 'run', prog, '[1]', '[2]', '--max-instructions', '0', '--max-memory', '64MiB')
+        run(tool, 'run', prog, '[1]', '[2]', '--max-instructions', '-1', status=2)
+        for sub in ('run', 'time'):
+            out, _ = run(tool, sub, '--help')
+            expect('--max-instructions INT:NONNEGATIVE=10000000' in out and '=2147483648' in out, f'{sub} --help: limits', out)
+
+        # .npy: a header's shape is checked against the file's size before anything is allocated,
+        # and a header over 65,535 bytes is written in format 2.0.
+        huge = os.path.join(tmp, 'huge.npy')
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 2), }"
+        header += ' ' * (128 - 10 - len(header) - 1) + '\n'
+        with open(huge, 'wb') as f:
+            f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode())
+        _, err = run(tool, 'run', prog, '-f', 'unused', huge, '1', status=1)
+        expect('the data is 0 bytes, not the 34359738368 its shape and dtype need' in err, 'a .npy claiming 32 GiB', err)
+        deep = os.path.join(tmp, 'deep.npy')
+        literal = 'int32:' + '[' * 30000 + '7' + ']' * 30000
+        out, _ = run(tool, 'run', prog, '-f', 'unused', literal, '1', '-o', deep)
+        version, header, body = read_npy(deep)
+        expect(version == 2 and header.count('1, ') == 29999 and body == struct.pack('<i', 7), '30,000 dimensions: format 2.0',
+               header[:100])
+        again, _ = run(tool, 'run', prog, '-f', 'unused', deep, '1')
+        expect(again == out and out.startswith('tensor('), 'the format 2.0 file reads back', again[:200])
 
         # time, with the profiler
         out, _ = run(tool, 'time', prog, '[1, 2]', '[3, 4]', '--runs', '20', '--warmup', '2')
@@ -166,6 +259,47 @@ def main():
         _, err = run(tool, 'graph', 'run', os.path.join(fixtures, 'graph_mlp3.json'), '--params',
                      os.path.join(fixtures, 'graph_mlp3.params'), status=1)
         expect('fx.' in err, "TVM's graph names kernels the tool lacks", err)
+
+        # ONNX models (tests/fixtures/onnx, exported from torch): detected by content, imported,
+        # run on .npy and TensorProto (.pb) inputs, equal to torch's outputs.
+        onnx_dir = os.path.join(os.path.dirname(fixtures), 'onnx')
+        mlp, dyn = os.path.join(onnx_dir, 'mlp.onnx'), os.path.join(onnx_dir, 'mlp.dynbatch.onnx')
+        _, want = read_npy_floats(os.path.join(onnx_dir, 'mlp.output.npy'))
+
+        def close_to_torch(path):
+            shape, got = read_npy_floats(path)
+            scale = max(abs(v) for v in want)
+            return shape == (1, 10) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-4 * scale
+
+        out, _ = run(tool, 'info', mlp)
+        expect('ONNX model' in out and 'Gemm x3' in out and 'symbolic dims: none' in out and 'planned memory:' in out,
+               'info on an ONNX model', out)
+        out, _ = run(tool, 'info', dyn)
+        expect('symbolic dims: batch' in out and 'not bounded' in out, 'info: a dynamic batch', out)
+        out, _ = run(tool, 'info', dyn, '--upper-bound', 'batch=8')
+        expect('bytes per call' in out, 'info: a bounded dynamic batch', out)
+        for given in ('mlp.input.npy', 'mlp.input.pb'):
+            y = os.path.join(tmp, 'y_' + given + '.npy')
+            out, _ = run(tool, 'run', mlp, os.path.join(onnx_dir, given), '-o', y)
+            expect(os.path.exists(y) and close_to_torch(y), 'run an ONNX model on ' + given, out)
+        out, _ = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.dynbatch.batch5.input.npy'), '--upper-bound', 'batch=8')
+        expect('shape=[5, 10]' in out, 'run a dynamic batch of 5', out)
+        _, err = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.dynbatch.batch5.input.npy'), '--upper-bound', 'batch=4',
+                     status=1)
+        expect('batch' in err, 'past an upper bound', err)
+        _, err = run(tool, 'run', dyn, os.path.join(onnx_dir, 'mlp.input.npy'), '--upper-bound', 'width=8', status=1)
+        expect("no input has a dimension of that name" in err, 'an upper bound for an unknown name', err)
+        _, err = run(tool, 'run', prog, '1', '--upper-bound', 'batch=8', status=1)
+        expect('--upper-bound is for ONNX models' in err, '--upper-bound on an executable', err)
+        out, _ = run(tool, 'text', mlp)
+        expect('@main' in out and 'onnx.Relu' in out, 'text: an ONNX model as IR, then bytecode', out)
+        out, _ = run(tool, 'time', mlp, os.path.join(onnx_dir, 'mlp.input.npy'), '--runs', '3', '--warmup', '1')
+        expect('median' in out, 'time an ONNX model', out)
+        rvx = os.path.join(tmp, 'mlp.rvx')
+        run(tool, 'convert', mlp, rvx)
+        y = os.path.join(tmp, 'y_rvx.npy')
+        run(tool, 'run', rvx, os.path.join(onnx_dir, 'mlp.input.npy'), '-o', y)
+        expect(os.path.exists(y) and close_to_torch(y), 'an ONNX model converted to .rvx runs the same', '')
 
     if failures:
         print('\n\n'.join(failures))

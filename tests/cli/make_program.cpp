@@ -1,15 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the relaxvm executable tests/cli/check_cli.py runs the command-line tool on:
-//   main(x, y) = relu(x + y) with ops.add and ops.relu;  pair(x) = (x, relu(x));  unused(x) warns.
+// Writes the relaxvm executables tests/cli/check_cli.py runs the command-line tool on:
+//   OUT.rvx: main(x, y) = relu(x + y) with ops.add and ops.relu;  pair(x) = (x, relu(x));  unused(x) warns.
+//   GROW.rvx (when given): a hostile program; main() = loop { t = (t,) }, which never returns and
+//   holds ever more tuples.
 #include <cstdio>
 #include <relaxvm.hpp>
 
 namespace rv = relaxvm;
 
+int save(const rv::executable& exe, const char* path) {
+  const rv::status saved = exe.try_save_file(path);
+  if (!saved.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(saved.error().message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUT.rvx\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s OUT.rvx [GROW.rvx]\n", argv[0]);
     return 2;
+  }
+  if (argc == 3) {
+    rv::exec_builder g;
+    {
+      auto fn = g.function("main", 0);
+      g.emit_call("vm.builtin.null_value", {}, g.r(0));
+      g.emit_call("vm.builtin.make_tuple", {g.r(0)}, g.r(0));  // 1
+      g.emit_goto(-1);                                        // 2: -> 1
+      g.emit_ret(g.r(0));
+    }
+    if (const int rc = save(g.get(), argv[2])) return rc;
   }
   rv::exec_builder b;
   {
@@ -28,10 +50,5 @@ int main(int argc, char** argv) {
     auto fn = b.function("unused", 2, {"x", "ignored"});  // an unused input: a verifier warning
     b.emit_ret(b.r(0));
   }
-  const rv::status saved = b.get().try_save_file(argv[1]);
-  if (!saved.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(saved.error().message()).c_str());
-    return 1;
-  }
-  return 0;
+  return save(b.get(), argv[1]);
 }

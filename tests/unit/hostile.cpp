@@ -407,6 +407,42 @@ TEST_CASE("a moved-from virtual_machine or executable gives an error, not a cras
   CHECK(vm.invoke("main", {}).as<std::int64_t>() == 7);
 }
 
+TEST_CASE("a vm_function used after its virtual_machine is destroyed gives an error, not a use after free") {
+  // Issue 33, point 5: a vm_function kept a raw pointer to its VM.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 1, {"x"});
+    b.emit_ret(b.r(0));
+  }
+  const rv::executable exe = b.get();
+  rv::registry reg;
+  const std::string gone = "vm_function: its virtual_machine was destroyed";
+  rv::vm_function f = rv::vm_function(nullptr, 0), saved = f;
+  {
+    rv::virtual_machine vm(exe, reg);
+    vm.save_function("main", "main_7", true, {rv::value(std::int64_t{7})});
+    f = vm["main"];
+    saved = vm["main_7"];
+    rv::virtual_machine other = std::move(vm);  // handles follow the VM they were made by
+    CHECK(f(std::int64_t{3}).as<std::int64_t>() == 3);
+    CHECK(saved().as<std::int64_t>() == 7);
+    CHECK(f.name() == "main");
+  }
+  CHECK(error_of(f.try_call(std::vector<rv::value>{rv::value(std::int64_t{3})})) == gone);
+  CHECK(error_of(saved.try_call({})) == gone);
+  CHECK(error_of(rv::vm_function(nullptr, 0).try_call({})) == gone);  // a handle of no VM at all
+#if RELAXVM_USE_EXCEPTIONS
+  CHECK_THROWS_WITH_AS(f.name(), gone.c_str(), rv::error);
+  CHECK_THROWS_WITH_AS(f(std::int64_t{3}), gone.c_str(), rv::error);
+#endif
+  // A VM moved onto another destroys the one it replaces: that one's handles fail too.
+  rv::virtual_machine a(exe, reg), c(exe, reg);
+  rv::vm_function of_a = a["main"];
+  a = std::move(c);
+  CHECK(error_of(of_a.try_call(std::vector<rv::value>{rv::value(std::int64_t{1})})) == gone);
+  CHECK(a["main"](std::int64_t{5}).as<std::int64_t>() == 5);
+}
+
 TEST_CASE("loading a file and making a VM for it take memory in proportion to its size (docs/security.md)") {
   // The bound docs/security.md states: load + VM <= 32 x the file's size + 2 MiB, whatever the
   // file holds. The worst case is a file of bool constants (2 bytes each, 48 in the layout);

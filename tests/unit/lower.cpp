@@ -707,20 +707,28 @@ TEST_CASE("memory planning, symbolic: upper bounds give constant storages, and a
   }
 }
 
-TEST_CASE("memory planning: an alias made by match_cast or vm.builtin.reshape keeps its storage (apache/tvm#20190, #20134)") {
-  // a = exp(x); alias = a by match_cast (or a reshape view); c = twice(a); d = add(c);
-  // result = sum2(alias, d). In the reference's plan d took a's storage after a's last direct use,
-  // so alias read d's values: exp(x) + 2 exp(x) + 1 became 2 (2 exp(x) + 1).
+TEST_CASE("memory planning: an alias made by match_cast, a view or an opaque call keeps its storage (apache/tvm#20190, #20134)") {
+  // a = exp(x); alias = a by match_cast (or a reshape view, or a packed call that may return its
+  // argument or a tuple's field: issue 33); c = twice(a); d = add(c); result = sum2(alias, d).
+  // In the reference's plan d took a's storage after a's last direct use, so alias read d's
+  // values: exp(x) + 2 exp(x) + 1 became 2 (2 exp(x) + 1).
   rv::registry reg = chain_kernels();
+  reg.add("first_of", rv::make_typed("first_of", [](const rv::tensor& a, const rv::tensor&) { return a; }));
   const auto t4 = ir::tensor_info({4}, f32);
-  for (int alias_kind = 0; alias_kind < 2; ++alias_kind) {
+  for (int alias_kind = 0; alias_kind < 5; ++alias_kind) {
     CAPTURE(alias_kind);
     ir::module_builder m;
     {
       auto f = m.function("main", {{"x", t4}});
       const ir::var a = f.call_dps("exp", {f.param(0)}, t4);
-      const ir::var alias = alias_kind == 0 ? f.match_cast(a, t4)
-                                            : f.call_packed("vm.builtin.reshape", {a, ir::shape_arg({4})}, t4);
+      ir::var alias;
+      switch (alias_kind) {
+        case 0: alias = f.match_cast(a, t4); break;
+        case 1: alias = f.call_packed("vm.builtin.reshape", {a, ir::shape_arg({4})}, t4); break;
+        case 2: alias = f.call_packed("vm.builtin.copy", {a}, t4); break;
+        case 3: alias = f.call_packed("vm.builtin.tuple_getitem", {f.tuple({f.param(0), a}), ir::prim(1)}, t4); break;
+        default: alias = f.call_packed("first_of", {a, f.param(0)}, t4); break;
+      }
       const ir::var d = f.call_dps("add", {f.call_dps("twice", {a}, t4)}, t4);
       f.ret(f.call_dps("sum2", {alias, d}, t4));
     }
@@ -808,4 +816,77 @@ TEST_CASE("planned_memory: the most a call takes from the allocators, at compile
     f.ret(f.call("main", {f.call_dps("relu", {f.param(0)}, ir::tensor_info({4}, f32))}, ir::tensor_info({4}, f32)));
   }
   CHECK(contains(ir::planned_memory(r.get(), "main").message.view(), "function 'main' calls itself, directly or not"));
+}
+
+TEST_CASE("planned_memory counts what the builtins a program calls allocate, and an arena of that size suffices (issue 33)") {
+  // main(x: (n, 4), n <= 4): y = to_device(x) (a copy), a storage of 16n bytes from
+  // vm.builtin.alloc_storage, z = shape_to_tensor(shape(y)), then relu(y), returned (its own
+  // storage). Each is at most 64 bytes, as is the shape heap: 5 x 64.
+  const auto t = [](ir::sym d) { return ir::tensor_info({d, 4}, f32); };
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  {
+    auto f = m.function("main", {{"x", t(n)}});
+    f.upper_bound(n, 4);
+    const ir::var y = f.call_packed("vm.builtin.to_device", {f.param(0), ir::prim(1), ir::prim(0)}, t(n));
+    f.call_builtin("vm.builtin.alloc_storage", {ir::shape_arg({n * 16}), ir::prim(0), ir::dtype_arg(rv::dtype::uint8())},
+                   ir::object_info());
+    f.call_packed("vm.builtin.shape_to_tensor", {f.shape_of(y)}, ir::tensor_info({2}, rv::dtype::int64()));
+    f.ret(f.call_dps("relu", {y}, t(n)));
+  }
+  const ir::module mod = m.get();
+  const ir::memory_need need = ir::planned_memory(mod, "main");
+  CHECK(need.bounded);
+  CHECK(need.bytes == 5 * 64);
+  CHECK(need.storages == 2);
+  // Run at the bound with an arena of exactly that size: before, the copy and the storage were
+  // not counted and the arena ran out ("arena allocator: exhausted").
+  rv::registry reg = chain_kernels();
+  std::vector<std::byte> arena(static_cast<std::size_t>(need.bytes) + 64);
+  const std::span<std::byte> buffer = [&] {  // 64-byte aligned, need.bytes long
+    void* p = arena.data();
+    std::size_t space = arena.size();
+    std::align(64, static_cast<std::size_t>(need.bytes), p, space);
+    return std::span<std::byte>(static_cast<std::byte*>(p), static_cast<std::size_t>(need.bytes));
+  }();
+  rv::vm_options opts;
+  opts.devices = {{rv::device::cpu(), rv::allocator::arena(buffer)}};
+  rv::virtual_machine vm(ir::build(mod), reg, opts);
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> x = iota(16);
+    std::vector<float> want;
+    for (float v : x) want.push_back(v > 0 ? v : 0.0f);
+    check_floats(vm["main"](rv::tensor::from<float>(x, {4, 4})).as<rv::tensor>(), want);
+  }
+
+  // What cannot be bounded is refused, with the reason.
+  const auto refused = [&](auto&& body) {
+    ir::module_builder r;
+    const ir::sym k = r.sym("k");
+    {
+      auto f = r.function("main", {{"x", t(k)}});
+      body(f, k);
+    }
+    const ir::module rm = r.get();
+    const ir::memory_need no = ir::planned_memory(rm, "main");
+    CHECK_FALSE(no.bounded);
+    CHECK(ir::planned_bytes(rm, "main") == -1);
+    return std::string(no.message.view());
+  };
+  CHECK(contains(refused([&](ir::function_builder& f, const ir::sym& k) {  // k has no upper bound
+                   f.ret(f.call_packed("vm.builtin.to_device", {f.param(0), ir::prim(1), ir::prim(0)}, t(k)));
+                 }),
+                 "function 'main': the size of the copy 'lv' has no upper bound (its dimension k)"));
+  CHECK(contains(refused([&](ir::function_builder& f, const ir::sym& k) {
+                   f.upper_bound(k, 4);
+                   f.call_builtin("vm.builtin.alloc_storage", {ir::shape_arg({k}), ir::prim(0), ir::prim(4)}, ir::object_info());
+                   f.ret(f.param(0));
+                 }),
+                 "has no shape of known values and dtype: its size is not known"));
+  CHECK(contains(refused([&](ir::function_builder& f, const ir::sym& k) {
+                   f.upper_bound(k, 4);
+                   f.call_packed("vm.builtin.call_tir_dyn", {f.param(0), ir::shape_arg({k})}, ir::object_info());
+                   f.ret(f.param(0));
+                 }),
+                 "vm.builtin.call_tir_dyn (making 'lv') may allocate memory that is not known here"));
 }

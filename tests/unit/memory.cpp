@@ -193,7 +193,8 @@ TEST_CASE("alloc_storage takes a device index into the VM's devices; -1 is the h
   CHECK(p.fails({rv::shape{8}, 0, rv::dtype(kDLFloat, 7)}, rv::error_kind::value) ==
         "vm.builtin.alloc_storage: float7 is not a valid element type");
   CHECK(p.fails({rv::shape{std::int64_t{1} << 60}, 0, rv::dtype::uint8()}, rv::error_kind::runtime) ==
-        "naive allocator: cannot allocate 1152921504606846976 bytes");
+        "naive allocator: cannot allocate 1152921504606846976 bytes: more than the largest request that goes to the "
+        "system (1099511627776 bytes, RELAXVM_MAX_SYSTEM_REQUEST)");
   CHECK(p.fails({8, 0, rv::dtype::uint8()}, rv::error_kind::type) ==
         "vm.builtin.alloc_storage: argument 1 expects shape but got int64 8");
   probe scoped("vm.builtin.alloc_storage", 4, true);
@@ -492,4 +493,183 @@ TEST_CASE("strided tensors from DLPack are refused where a compact one is needed
   probe dev("vm.builtin.to_device", 3, true, two_cpus(rv::allocator::naive(), rv::allocator::naive()));
   CHECK(dev.fails({strided, kDLCPU, 1}, rv::error_kind::value) == "copy_to: strided tensors are not supported");
   CHECK(strided.data<const double>()[1] == 3.0);  // untouched
+}
+
+TEST_CASE("a kernel that calls alloc_tensor and then make_shape leaves no view listed in the kept storage") {
+  // Issue 33, point 3: both builtins keep what they make in the slot of the Call running them
+  // (the kernel's). make_shape used to overwrite the kept view without taking it off its
+  // storage's list, so the next run read the freed view in kept_free_storage.
+  rv::allocator pool = rv::allocator::pooled();
+  rv::vm_options o;
+  o.devices = {{rv::device::cpu(), pool}};
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({64})), b.imm(0), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(0));
+    b.emit_call("test.view_then_shape", {b.r(0)}, b.r(1));
+    b.emit_ret(b.r(1));
+  }
+  rv::registry reg;
+  reg.def("test.view_then_shape", [](const rv::object_ref<rv::storage_object>& st) {
+    const rv::tensor view = *rv::builtins::alloc_tensor(st, 0, rv::shape{4}, rv::dtype::float32(), {});
+    CHECK(st->num_kept_views == 1);  // the kernel's slot keeps the view, listed in the kept storage
+    const rv::value args[] = {rv::value(), rv::value(std::int64_t{1}), rv::value(std::int64_t{0}), rv::value(std::int64_t{4})};
+    CHECK(*rv::builtins::make_shape(args) == rv::shape{4});  // the same slot now keeps the shape
+    return static_cast<std::int64_t>(st->num_kept_views);
+  });
+  rv::virtual_machine vm(b.get(), reg, o);
+  for (int run = 0; run < 3; ++run) CHECK(vm.invoke("main", {}).as<std::int64_t>() == 0);
+  vm.release_kept();
+  CHECK(pool.stats().bytes_in_use == 0);
+}
+
+TEST_CASE("the arena takes its memory back after a zero-byte block, in any order") {
+  // Issue 33, point 4: a zero-byte block at the top stayed live once the block below it was
+  // freed (its offset was then above the lowered top), so the arena never emptied again.
+  alignas(64) static std::byte buffer[8192];
+  rv::allocator a = rv::allocator::arena(buffer);
+  void* p = *a.try_allocate(64, 64);
+  void* z = *a.try_allocate(0, 64);
+  a.deallocate(p, 64, 64);
+  a.deallocate(z, 0, 64);
+  CHECK(a.stats().bytes_in_use == 0);
+  // Then blocks freed out of order are reclaimed once none is live, run after run: two 1 KiB
+  // storages per run in an 8 KiB arena.
+  for (int run = 0; run < 20; ++run) {
+    CAPTURE(run);
+    void* x = *a.try_allocate(1024, 64);
+    void* y = *a.try_allocate(1024, 64);
+    void* e = *a.try_allocate(0, 64);
+    a.deallocate(x, 1024, 64);
+    a.deallocate(e, 0, 64);
+    a.deallocate(y, 1024, 64);
+    CHECK(a.stats().bytes_in_use == 0);
+  }
+  // Zero-byte blocks in a VM's arena, run after run.
+  rv::vm_options o;
+  o.devices = {{rv::device::cpu(), a}};
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    const auto u8 = b.c(b.add_dtype(rv::dtype::uint8()));
+    const auto alloc = [&](std::int64_t n, std::int64_t r) {
+      b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({n})), b.imm(0), u8}, b.r(r));
+    };
+    const auto kill = [&](std::int64_t r) { b.emit_call("vm.builtin.kill_object", {b.r(r)}, b.r(r)); };
+    alloc(1024, 0);
+    alloc(0, 1);
+    kill(0);  // the top block, with the zero-byte block above it
+    kill(1);
+    alloc(1024, 2);
+    alloc(1024, 3);
+    kill(2);  // not the top: reclaimed once nothing is live
+    b.emit_ret(b.r(3));
+  }
+  rv::registry reg;
+  rv::virtual_machine vm(b.get(), reg, o);
+  for (int run = 0; run < 20; ++run) {
+    CAPTURE(run);
+    REQUIRE(vm.try_invoke("main", {}).ok());
+    CHECK(a.stats().bytes_in_use == 0);
+  }
+}
+
+namespace {
+// main(n): t = null; while (n > 0) { t = make_tuple(t[, alloc_storage(1 KiB)]); n = n - 1 }; return t
+rv::executable hoarding_program(bool storages) {
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 1, {"n"});
+    b.emit_call("vm.builtin.null_value", {}, b.r(1));
+    b.emit_call("test.gt0", {b.r(0)}, b.r(2));  // 1
+    b.emit_if(b.r(2), storages ? 5 : 4);        // 2: false -> the return
+    if (storages) {
+      b.emit_call("vm.builtin.alloc_storage",
+                  {b.vm_state(), b.c(b.add_shape({1024})), b.imm(-1), b.c(b.add_dtype(rv::dtype::uint8()))}, b.r(3));
+      b.emit_call("vm.builtin.make_tuple", {b.r(1), b.r(3)}, b.r(1));
+    } else {
+      b.emit_call("vm.builtin.make_tuple", {b.r(1)}, b.r(1));
+    }
+    b.emit_call("test.dec", {b.r(0)}, b.r(0));
+    b.emit_goto(storages ? -5 : -4);  // -> 1
+    b.emit_ret(b.r(1));
+  }
+  return b.get();
+}
+rv::registry hoarding_registry() {
+  rv::registry reg;
+  reg.def("test.gt0", [](std::int64_t n) { return n > 0; });
+  reg.def("test.dec", [](std::int64_t n) { return n - 1; });
+  return reg;
+}
+}  // namespace
+
+TEST_CASE("vm_options::max_memory bounds what a program's tensors, storages and objects hold at once") {
+  // Issue 33, point 10: a loop that keeps what it makes ran until the process died.
+  const rv::registry reg = hoarding_registry();
+  for (const bool storages : {false, true}) {
+    CAPTURE(storages);
+    rv::allocator pool = rv::allocator::pooled();
+    rv::vm_options o;
+    o.devices = {{rv::device::cpu(), pool}};
+    o.max_memory = std::int64_t{256} << 10;
+    rv::virtual_machine vm(hoarding_program(storages), reg, o);
+    const rv::result<rv::value> r = vm.try_invoke("main", std::vector<rv::value>{rv::value(std::int64_t{1} << 40)});
+    REQUIRE_FALSE(r.ok());
+    const std::string m = message(r.error());
+    CAPTURE(m);
+    CHECK(r.error().kind() == rv::error_kind::runtime);
+    CHECK(contains(m, storages ? "memory budget exceeded: 1024 bytes for a storage would bring what the VM holds to "
+                               : "memory budget exceeded: 64 bytes for an object would bring what the VM holds to "));
+    CHECK(contains(m, "bytes, over its limit of 262144 bytes (vm_options::max_memory: tensors, storages and objects, "
+                      "all devices)"));
+    CHECK(contains(m, storages ? "vm.builtin.alloc_storage" : "test.dec"));  // where it stopped
+    // Everything was given back, and the VM is usable: under the budget a run is as before.
+    CHECK(pool.stats().bytes_in_use <= 1024);  // at most the storage its instruction keeps
+    const rv::value t = vm.invoke("main", {rv::value(std::int64_t{100})});
+    CHECK(t.as<rv::tuple>().size() == (storages ? 2 : 1));
+    // A larger budget lets the same run go further; a VM made without one has none to change.
+    vm.set_memory_budget(std::int64_t{1} << 30);
+    CHECK(vm.try_invoke("main", std::vector<rv::value>{rv::value(std::int64_t{150})}).ok());
+  }
+  rv::virtual_machine unmetered(hoarding_program(false), reg);
+  CHECK(contains(message(unmetered.try_set_memory_budget(1024).error()), "made without a memory budget"));
+  rv::vm_options negative;
+  negative.max_memory = -1;
+  CHECK(message(rv::virtual_machine::create(hoarding_program(false), reg, negative).error()) ==
+        "virtual_machine: max_memory is -1; use 0 for no limit");
+}
+
+TEST_CASE("a storage request past the memory budget, or past the per-request limit, never reaches the system") {
+  // Issue 33, point 10: a 2^62-byte storage request went to the system allocator.
+  rv::exec_builder b;
+  {
+    auto fn = b.function("main", 0);
+    b.emit_call("vm.builtin.alloc_storage",
+                {b.vm_state(), b.c(b.add_shape({std::int64_t{1} << 62})), b.imm(0), b.c(b.add_dtype(rv::dtype::uint8()))},
+                b.r(0));
+    b.emit_ret(b.r(0));
+  }
+  const rv::executable exe = b.get();
+  rv::registry reg;
+  for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{1} << 20}) {
+    CAPTURE(budget);
+    for (rv::allocator a : {rv::allocator::naive(), rv::allocator::pooled()}) {
+      rv::vm_options o;
+      o.devices = {{rv::device::cpu(), a}};
+      o.max_memory = budget;
+      rv::virtual_machine vm(exe, reg, o);
+      const std::string m = message(vm.try_invoke("main", {}).error());
+      CAPTURE(m);
+      if (budget == 0) {
+        CHECK(contains(m, std::string(a.kind_name()) + " allocator: cannot allocate 4611686018427387904 bytes: more than "
+                          "the largest request that goes to the system (1099511627776 bytes, RELAXVM_MAX_SYSTEM_REQUEST)"));
+      } else {
+        CHECK(contains(m, "memory budget exceeded: 4611686018427387904 bytes for a storage"));
+      }
+      CHECK(a.stats().system_allocations == 0);
+    }
+  }
+  CHECK_FALSE(rv::tensor::try_empty(rv::shape{std::int64_t{1} << 62}, rv::dtype::uint8()).ok());
 }

@@ -69,7 +69,7 @@ RELAXVM_HOT_INLINE storage_problem request_storage(std::span<const device_alloca
 #if RELAXVM_HEAP
 // Whether the storage an alloc_storage instruction kept (`kept`, its slot) is free again and is
 // what it would allocate now: `size` bytes from device allocator `d`.
-RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const device_allocator& d) noexcept {
+RELAXVM_HOT_INLINE bool kept_storage_fits(const kept_slot* kept, std::size_t size, const device_allocator& d) noexcept {
   const storage_object* k = kept_free_storage(kept);
   return k != nullptr && k->size == size && k->alignment == alloc_alignment && k->dev == d.device &&
          k->alloc.get() == d.allocator.get();
@@ -77,7 +77,7 @@ RELAXVM_HOT_INLINE bool kept_storage_fits(value* kept, std::size_t size, const d
 // Whether the view an alloc_tensor instruction kept is free again and is the view it would make
 // now: the same view of the same storage (whose size and data never change), checked when it
 // was made, so valid now.
-RELAXVM_HOT_INLINE bool kept_view_fits(value* kept, const storage_object& st, std::int64_t offset, const shape& s,
+RELAXVM_HOT_INLINE bool kept_view_fits(const kept_slot* kept, const storage_object& st, std::int64_t offset, const shape& s,
                                        dtype t) noexcept {
   const tensor_object* k = kept_exclusive<tensor_object>(kept);
   return k != nullptr && k->owner.get() == &st && k->dl.data == st.data && offset >= 0 &&
@@ -98,15 +98,15 @@ RELAXVM_ERROR_FN error device_index_error(std::int64_t index, std::size_t device
 RELAXVM_HOT_INLINE result<value> allocate_storage(vm_context& ctx, const device_allocator& d, std::size_t size) {
   // The storage this instruction made last time, when the program no longer uses it and it fits
   // exactly; otherwise it goes back to its allocator before the new one is made.
-  value* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
-  if (kept_storage_fits(kept, size, d)) return *kept;
+  kept_slot* kept = d.allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+  if (kept_storage_fits(kept, size, d)) return kept->get();
   if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(object_ref<storage_object> st,
                      relaxvm::detail::storage_of(d.allocator.allocate_checked(size, alloc_alignment), d.allocator, size,
                                                  alloc_alignment, d.device));
   if (kept != nullptr) st->keeper = &ctx;
   value made(std::move(st));
-  if (kept != nullptr) *kept = made;
+  if (kept != nullptr) keep(*kept, made);
   return made;
 }
 #else  // nothing is kept: the storage itself
@@ -147,8 +147,8 @@ inline result<tensor> alloc_tensor(const object_ref<storage_object>& st, std::in
   // of the same storage (whose size and data never change): checked then, so valid now.
   // Nothing is kept over an arena's storage (it would hold the arena's memory past its run).
   vm_context* ctx = st->alloc.reuses_any_order() ? running_context() : nullptr;
-  if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
-    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(*kept);
+  if (kept_slot* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr; kept != nullptr) {
+    if (detail::kept_view_fits(kept, *st.get(), offset, s, t)) return value_traits<tensor>::get(kept->get());
     RELAXVM_TRY_ASSIGN(tensor made, view_storage(st, offset, s, t, fn));
     keep_view(*kept, made, *st.get(), ctx);
     return made;
@@ -179,9 +179,9 @@ inline bool alloc_storage_prepared(const closure_object& self, const value* args
     if (request_storage(ctx.devices(), borrowed<shape>(args[1].raw_object()).get(),
                         value_traits<std::int64_t>::get(args[2]), value_traits<dtype>::get(args[3]),
                         req) == storage_problem::none) {
-      value* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
+      kept_slot* kept = req.device->allocator.reuses_any_order() ? ctx.instruction_slot() : nullptr;
       if (kept_storage_fits(kept, static_cast<std::size_t>(req.nbytes), *req.device)) {
-        ret = *kept;
+        ret = kept->get();
         return true;
       }
     }
@@ -202,10 +202,10 @@ inline bool alloc_tensor_prepared(const closure_object& self, const value* args,
   if (RELAXVM_LIKELY(value_traits<object_ref<storage_object>>::check(args[0]) && args[2].kind() == value_kind::shape)) {
     const auto& st = *static_cast<const storage_object*>(args[0].raw_object());
     vm_context* ctx = st.alloc.reuses_any_order() ? running_context() : nullptr;
-    if (value* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
+    if (kept_slot* kept = ctx != nullptr ? ctx->instruction_slot() : nullptr;
         kept_view_fits(kept, st, value_traits<std::int64_t>::get(args[1]), borrowed<shape>(args[2].raw_object()).get(),
                        value_traits<dtype>::get(args[3]))) {
-      ret = *kept;
+      ret = kept->get();
       return true;
     }
   }

@@ -170,16 +170,16 @@ inline result<std::string_view> context_arg(std::string_view fn, const value& v)
 
 /// Where a make_shape instruction keeps its shape: its slot in the running VM, or null (outside
 /// a VM, and in static_vm, which keeps nothing).
-RELAXVM_HOT_INLINE value* make_shape_slot() noexcept {
+RELAXVM_HOT_INLINE kept_slot* make_shape_slot() noexcept {
   vm_context* ctx = RELAXVM_HEAP ? running_context() : nullptr;
   return ctx != nullptr ? ctx->instruction_slot() : nullptr;
 }
 /// How many leading dimensions of the shape kept in `kept` equal dim(0), dim(1), ... (n when it
 /// is that shape), or -1 when no shape of n dimensions is kept there.
 template <class Dim>
-RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const value* kept, std::size_t n, const Dim& dim) {
-  if (kept == nullptr || kept->kind() != value_kind::shape || kept->raw_object() == nullptr) return -1;
-  const auto* k = static_cast<const shape_object*>(kept->raw_object());
+RELAXVM_HOT_INLINE std::int64_t kept_shape_prefix(const kept_slot* kept, std::size_t n, const Dim& dim) {
+  if (kept == nullptr || kept->get().kind() != value_kind::shape || kept->get().raw_object() == nullptr) return -1;
+  const auto* k = static_cast<const shape_object*>(kept->get().raw_object());
   if (k->size != static_cast<std::int64_t>(n)) return -1;
   std::size_t i = 0;
   while (i < n && k->dims()[i] == dim(i)) ++i;
@@ -193,7 +193,7 @@ RELAXVM_HOT_INLINE result<heap_view> heap_arg(std::string_view fn, const value& 
 }
 
 /// Where an alloc_shape_heap instruction keeps its heap: its slot in VM `ctx`, or null.
-RELAXVM_HOT_INLINE value* heap_slot(vm_context* ctx) noexcept {
+RELAXVM_HOT_INLINE kept_slot* heap_slot(vm_context* ctx) noexcept {
   return RELAXVM_HEAP && ctx && ctx->devices().back().allocator.reuses_any_order() ? ctx->instruction_slot() : nullptr;
 }
 /// A new 1-d host tensor of `n` elements of type `t` (not initialized): from VM `ctx`'s host
@@ -210,7 +210,7 @@ RELAXVM_NOINLINE inline result<tensor> host_vector(vm_context* ctx, std::int64_t
   return tensor::try_empty(dims, t);
 }
 /// Whether the heap kept in `kept` is free again and has `size` slots; if so, it is zeroed.
-RELAXVM_HOT_INLINE bool reuse_kept_heap(value* kept, std::int64_t size) noexcept {
+RELAXVM_HOT_INLINE bool reuse_kept_heap(const kept_slot* kept, std::int64_t size) noexcept {
   tensor_object* k = kept_exclusive<tensor_object>(kept);
   if (k == nullptr || k->dl.ndim != 1 || k->dims[0] != size || k->dl.dtype.code != kDLInt || k->dl.dtype.bits != 64 ||
       k->dl.device.device_type != kDLCPU || k->read_only || k->dl.byte_offset != 0 || !k->strides.empty() ||
@@ -237,13 +237,13 @@ inline result<value> alloc_shape_heap(std::span<const value> args) {
   if (size < 0) return detail::value_error(fn, ": size is ", size, "; it must be 0 or more");
   // The heap this instruction made last time, when nothing else holds it (a heap is private to
   // its frame, so it is free again once that frame has returned).
-  value* kept = detail::heap_slot(ctx);
-  if (detail::reuse_kept_heap(kept, size)) return *kept;
-  if (kept != nullptr) kept->reset();
+  kept_slot* kept = detail::heap_slot(ctx);
+  if (detail::reuse_kept_heap(kept, size)) return kept->get();
+  if (kept != nullptr) drop_kept(*kept);
   RELAXVM_TRY_ASSIGN(tensor heap, detail::host_vector(ctx, size, dtype::int64()));
   if (size > 0) std::memset(heap.raw_data(), 0, static_cast<std::size_t>(size) * sizeof(std::int64_t));
   value made(heap);
-  if (kept != nullptr) *kept = made;
+  if (kept != nullptr) keep(*kept, made);
   return made;
 }
 
@@ -372,19 +372,19 @@ template <class Dim>
 RELAXVM_HOT_INLINE result<shape> make_dims(std::size_t n, const Dim& dim) {
   // The shape this instruction made last time: shapes are values, so an equal one is handed out
   // again however many hold it; one nothing else holds is rewritten in place.
-  value* kept = n > 0 ? make_shape_slot() : nullptr;
+  kept_slot* kept = n > 0 ? make_shape_slot() : nullptr;
   if (const std::int64_t same = kept_shape_prefix(kept, n, dim); same >= 0) {
-    auto* k = static_cast<shape_object*>(kept->raw_object());
-    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(*kept);
+    auto* k = static_cast<shape_object*>(kept->get().raw_object());
+    if (same == static_cast<std::int64_t>(n)) return value_traits<shape>::get(kept->get());
     if (k->use_count() == 1) {
       for (auto i = static_cast<std::size_t>(same); i < n; ++i) k->dims()[i] = dim(i);
-      return value_traits<shape>::get(*kept);
+      return value_traits<shape>::get(kept->get());
     }
   }
   std::int64_t* dims = nullptr;
   RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
   for (std::size_t i = 0; i < n; ++i) dims[i] = dim(i);
-  if (kept != nullptr) *kept = value(s);
+  if (kept != nullptr) keep(*kept, value(s));
   return s;
 }
 }  // namespace detail
@@ -730,9 +730,9 @@ using relaxvm::detail::invoke_general;
 
 inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                       std::optional<error>& err) {
-  value* kept = heap_slot(args[0].raw_context());
+  kept_slot* kept = heap_slot(args[0].raw_context());
   if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
-    ret = *kept;
+    ret = kept->get();
     return true;
   }
   return invoke_general(self, args, nargs, ret, err);
@@ -816,9 +816,9 @@ inline bool make_shape_prepared(const closure_object& self, const value* args, s
     if (!heap.can_read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()))
       return invoke_general(self, args, nargs, ret, err);
   const auto dim = [&](std::size_t i) { return heap.read(args[2 + 2 * i].raw_int(), args[3 + 2 * i].raw_int()); };
-  value* kept = make_shape_slot();
+  kept_slot* kept = make_shape_slot();
   if (RELAXVM_LIKELY(kept_shape_prefix(kept, n, dim) == static_cast<std::int64_t>(n))) {
-    ret = *kept;
+    ret = kept->get();
     return true;
   }
   return invoke_general(self, args, nargs, ret, err);

@@ -11,6 +11,11 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../runtime/registry.hpp"
 #include "elementwise.hpp"
+#include "reduce.hpp"
+#include "normalization.hpp"
+#include "linalg.hpp"
+#include "conv.hpp"
+#include "pool.hpp"
 #include "data.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
@@ -51,6 +56,57 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor h, detail::optional_tensor("onnx.Clip", hi, 2));
     return Clip_out(x, l, h, out);
   });
+  // Reductions, softmax family, TopK, normalizations, matrix products.
+  reg.def("onnx.ReduceSum", &ReduceSum_out).def("onnx.ReduceMean", &ReduceMean_out).def("onnx.ReduceMax", &ReduceMax_out);
+  reg.def("onnx.ReduceMin", &ReduceMin_out).def("onnx.ReduceProd", &ReduceProd_out).def("onnx.ReduceL1", &ReduceL1_out);
+  reg.def("onnx.ReduceL2", &ReduceL2_out).def("onnx.ReduceLogSum", &ReduceLogSum_out).def("onnx.ReduceLogSumExp", &ReduceLogSumExp_out);
+  reg.def("onnx.ReduceSumSquare", &ReduceSumSquare_out).def("onnx.ArgMax", &ArgMax_out).def("onnx.ArgMin", &ArgMin_out);
+  reg.def("onnx.Softmax", &Softmax_out).def("onnx.LogSoftmax", &LogSoftmax_out).def("onnx.Hardmax", &Hardmax_out);
+  reg.def("onnx.TopK", &TopK_out).def("onnx.BatchNormalization", &BatchNormalization_out);
+  reg.def("onnx.InstanceNormalization", &InstanceNormalization_out).def("onnx.LRN", &LRN_out);
+  reg.def("onnx.MeanVarianceNormalization", &MeanVarianceNormalization_out).def("onnx.MatMul", &MatMul_out);
+  // LayerNormalization(x, scale, bias | none, axis, epsilon, y, mean, inv_std_dev).
+  reg.def("onnx.LayerNormalization", [](const tensor& x, const tensor& scale, const value& bias, std::int64_t axis, double epsilon,
+                                        const tensor& y, const tensor& mean, const tensor& inv_std_dev) -> status {
+    RELAXVM_TRY_ASSIGN(tensor b, detail::optional_tensor("onnx.LayerNormalization", bias, 2));
+    return LayerNormalization_out(x, scale, b, axis, epsilon, y, mean, inv_std_dev);
+  });
+  // Gemm(a, b, c | none, alpha, beta, trans_a, trans_b, out).
+  reg.def("onnx.Gemm", [](const tensor& a, const tensor& b, const value& c, double alpha, double beta, std::int64_t trans_a,
+                          std::int64_t trans_b, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor ct, detail::optional_tensor("onnx.Gemm", c, 2));
+    return Gemm_out(a, b, ct, alpha, beta, trans_a, trans_b, out);
+  });
+  // Einsum(a, b | none, a_labels, b_labels, out_labels, out).
+  reg.def("onnx.Einsum", [](const tensor& a, const value& b, const shape& la, const shape& lb, const shape& lo, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor bt, detail::optional_tensor("onnx.Einsum", b, 1));
+    return Einsum_out(a, bt, la, lb, lo, out);
+  });
+  // Convolution and pooling: an optional bias, MaxPool's optional Indices output.
+  reg.def("onnx.Conv", [](const tensor& x, const tensor& w, const value& b, std::int64_t auto_pad, std::int64_t group, const shape& strides,
+                          const shape& pads, const shape& dilations, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor bias, detail::optional_tensor("onnx.Conv", b, 2));
+    return Conv_out(x, w, bias, auto_pad, group, strides, pads, dilations, out);
+  });
+  reg.def("onnx.ConvTranspose", [](const tensor& x, const tensor& w, const value& b, std::int64_t auto_pad, std::int64_t group,
+                                   const shape& strides, const shape& pads, const shape& dilations, const shape& output_padding,
+                                   const shape& output_shape, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor bias, detail::optional_tensor("onnx.ConvTranspose", b, 2));
+    return ConvTranspose_out(x, w, bias, auto_pad, group, strides, pads, dilations, output_padding, output_shape, out);
+  });
+  reg.def("onnx.MaxPool", [](const tensor& x, std::int64_t auto_pad, std::int64_t ceil_mode, std::int64_t storage_order,
+                             const shape& kernel_shape, const shape& strides, const shape& pads, const shape& dilations, const tensor& out,
+                             std::span<const value> indices) -> status {
+    if (indices.size() > 1) return detail::value_error("onnx.MaxPool: ", 9 + indices.size(), " arguments; it takes 9 or 10");
+    tensor idx;
+    if (indices.size() == 1) {
+      RELAXVM_TRY_ASSIGN(idx, detail::optional_tensor("onnx.MaxPool", indices[0], 9));
+    }
+    return MaxPool_out(x, auto_pad, ceil_mode, storage_order, kernel_shape, strides, pads, dilations, out, idx);
+  });
+  reg.def("onnx.AveragePool", &AveragePool_out).def("onnx.LpPool", &LpPool_out);
+  reg.def("onnx.GlobalAveragePool", &GlobalAveragePool_out).def("onnx.GlobalMaxPool", &GlobalMaxPool_out);
+  reg.def("onnx.GlobalLpPool", &GlobalLpPool_out);
   // Data movement (kernels/data.hpp).
   reg.def("onnx.Transpose", &Transpose_out).def("onnx.DepthToSpace", &DepthToSpace_out).def("onnx.SpaceToDepth", &SpaceToDepth_out);
   reg.def("onnx.Slice", &Slice_out).def("onnx.Expand", &Expand_out).def("onnx.Tile", &Tile_out).def("onnx.Gather", &Gather_out);

@@ -8,7 +8,11 @@
 #ifndef RELAXVM_LOWER_BUILD_HPP
 #define RELAXVM_LOWER_BUILD_HPP
 
+#include <cstdint>
+#include <limits>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../bytecode/builder.hpp"
@@ -77,12 +81,75 @@ E build(const module& m, plan_options opt = {}) {
 struct memory_need {
   bool bounded = false;        ///< false: a size has no upper bound, or lowering failed (message)
   std::int64_t bytes = 0;      ///< when bounded: the most bytes one call holds at once
-  std::int64_t storages = 0;   ///< storages one call makes, at most (both branches of an if counted)
+  std::int64_t storages = 0;   ///< storages one call makes, at most (both branches of an if counted;
+                               ///< vm.builtin.alloc_storage calls included)
   relaxvm::detail::text message;
 };
 
 namespace detail {
 constexpr std::int64_t round_up(std::int64_t n, std::int64_t to) { return (n + to - 1) / to * to; }
+
+/// What a call of a library builtin takes from the VM's device allocators. Kernels (any other
+/// name) are trusted code, outside the program: what they allocate is theirs to bound.
+enum class allocation : std::uint8_t {
+  none,          // nothing (a view, a check, a shape, an object)
+  storage,       // alloc_storage: prod(shape) x dtype bytes
+  copy,          // a copy of its first argument (to_device; ensure_zero_offset when misaligned)
+  shape_tensor,  // shape_to_tensor: 8 bytes per dimension
+  shape_heap,    // alloc_shape_heap: 8 bytes per slot
+  unknown,       // it runs other code (call_tir_dyn), or is an unknown vm.builtin
+};
+constexpr allocation builtin_allocation(std::string_view fn) {
+  constexpr std::string_view prefix = "vm.builtin.";
+  if (fn.substr(0, prefix.size()) != prefix) return allocation::none;
+  const std::string_view n = fn.substr(prefix.size());
+  if (n == "alloc_storage") return allocation::storage;
+  if (n == "to_device" || n == "ensure_zero_offset") return allocation::copy;
+  if (n == "shape_to_tensor") return allocation::shape_tensor;
+  if (n == "alloc_shape_heap") return allocation::shape_heap;
+  constexpr std::string_view none[] = {
+      "alloc_tensor", "check_func_info", "check_prim_value_info", "check_shape_info", "check_tensor_info",
+      "check_tuple_info", "check_upper_bound", "copy", "fatal", "get_field", "get_tag", "kill_object", "load_shape",
+      "make_adt", "make_closure", "make_prim_value", "make_shape", "make_tuple", "match_prim_value", "match_shape",
+      "memory_manager.clear", "null_value", "print", "read_if_cond", "reshape", "scalar_eq", "shape_arith",
+      "shape_of", "store_shape", "tensor_to_shape", "tuple_getitem", "tuple_reset_item"};
+  for (std::string_view x : none)
+    if (n == x) return allocation::none;
+  return allocation::unknown;  // invoke_closure and call_tir_dyn run other code
+}
+/// The dimensions of a shape argument (a shape leaf, or a variable of known shape).
+constexpr bool shape_dims(const function& f, const leaf& l, std::vector<sym_ref>& dims) {
+  if (l.kind == leaf_kind::shape) {
+    dims = l.dims;
+    return true;
+  }
+  if (!l.is_var() || f.var(l.index).info.kind != info_kind::shape || !f.var(l.index).info.known) return false;
+  dims = f.var(l.index).info.dims;
+  return true;
+}
+/// The number of dimensions of a shape argument, or -1.
+constexpr std::int64_t shape_ndim(const function& f, const leaf& l) {
+  if (l.kind == leaf_kind::shape) return static_cast<std::int64_t>(l.dims.size());
+  if (!l.is_var() || f.var(l.index).info.kind != info_kind::shape) return -1;
+  return f.var(l.index).info.ndim;
+}
+/// The dtype and shape of a tensor argument (a variable's struct info, checked at run time, or a
+/// constant); false when either is not known.
+constexpr bool tensor_layout(const module& m, const function& f, const leaf& l, relaxvm::dtype& dt,
+                             std::vector<sym_ref>& dims) {
+  if (l.kind == leaf_kind::constant && l.index >= 0 && static_cast<std::size_t>(l.index) < m.constants.size()) {
+    const constant& c = m.constants[static_cast<std::size_t>(l.index)];
+    dt = c.dt;
+    for (std::int64_t d : c.dims) dims.push_back(sym_ref::constant(d));
+    return true;
+  }
+  if (!l.is_var()) return false;
+  const struct_info& info = f.var(l.index).info;
+  if (info.kind != info_kind::tensor || !info.known || info.dt.is_void()) return false;
+  dt = info.dt;
+  dims = info.dims;
+  return true;
+}
 
 // The storages and shape heaps of each function of a lowered module, and whom it calls.
 class memory_counter {
@@ -112,6 +179,33 @@ class memory_counter {
       ok = ok && relaxvm::detail::checked_add(need.bytes, round_up(bytes, align_), need.bytes);
       if (!ok && need.message.empty()) need.message << "function '" << f.nm.view() << "' needs more than 2^63 bytes";
     };
+    // The most bytes of `dims` x `dt`, or why there is no bound.
+    const auto add_bytes = [&](const binding& b, std::string_view what, relaxvm::dtype dt,
+                               const std::vector<sym_ref>& dims) {
+      std::int64_t bytes = dt.bytes();
+      for (const sym_ref& d : dims) {
+        const sym_range r = planned_.syms.range(d, ranges);
+        if (!r.has_hi) {
+          need.message << "function '" << f.nm.view() << "': the size of " << what << " '" << f.var(b.var).nm.view()
+                       << "' has no upper bound (its dimension ";
+          planned_.syms.print(need.message, d);
+          need.message << "); give its variables one (function_builder::upper_bound)";
+          ok = false;
+          return;
+        }
+        if (!relaxvm::detail::checked_mul(bytes, r.hi > 0 ? r.hi : 0, bytes)) {
+          need.message << "function '" << f.nm.view() << "' needs more than 2^63 bytes";
+          ok = false;
+          return;
+        }
+      }
+      add(bytes);
+    };
+    const auto unknown = [&](const binding& b, std::string_view why) {
+      need.message << "function '" << f.nm.view() << "': " << b.value.callee.view() << " (making '"
+                   << f.var(b.var).nm.view() << "') " << why;
+      ok = false;
+    };
     for_each_binding(f.body, [&](const binding& b) {
       if (!ok) return;
       const expr& e = b.value;
@@ -132,6 +226,39 @@ class memory_counter {
       } else if (e.kind == expr_kind::invoke_closure) {
         need.message << "function '" << f.nm.view() << "' invokes a closure: its memory is not known here";
         ok = false;
+      } else if (e.kind == expr_kind::call_packed || e.kind == expr_kind::call_builtin) {
+        // A builtin the program calls itself (%vm, when it takes one, is not among args).
+        switch (builtin_allocation(e.callee.view())) {
+          case allocation::none: return;
+          case allocation::storage: {  // alloc_storage(shape, device_index, dtype, [scope])
+            ++need.storages;
+            std::vector<sym_ref> dims;
+            if (e.args.size() < 3 || e.args[2].kind != leaf_kind::dtype || !shape_dims(f, e.args[0], dims))
+              return unknown(b, "has no shape of known values and dtype: its size is not known");
+            return add_bytes(b, "storage", e.args[2].dt, dims);
+          }
+          case allocation::copy: {  // a copy of the tensor args[0]
+            relaxvm::dtype dt;
+            std::vector<sym_ref> dims;
+            if (e.args.empty() || !tensor_layout(planned_, f, e.args[0], dt, dims))
+              return unknown(b, "copies a tensor whose dtype and shape are not known: its size is not known");
+            return add_bytes(b, "the copy", dt, dims);
+          }
+          case allocation::shape_tensor: {  // an int64 vector of args[0]'s dimensions
+            const std::int64_t ndim = e.args.empty() ? -1 : shape_ndim(f, e.args[0]);
+            if (ndim < 0) return unknown(b, "converts a shape of unknown length: its size is not known");
+            return add(ndim * 8);
+          }
+          case allocation::shape_heap: {  // args[0] int64 slots
+            if (e.args.empty() || e.args[0].kind != leaf_kind::prim || !e.args[0].value.is_const() ||
+                e.args[0].value.value < 0 || e.args[0].value.value > std::numeric_limits<std::int64_t>::max() / 8)
+              return unknown(b, "has a size that is not a constant");
+            return add(e.args[0].value.value * 8);
+          }
+          case allocation::unknown:
+            return unknown(b, "may allocate memory that is not known here (it calls a function, or is not a builtin "
+                              "of this library)");
+        }
       }
     });
     // The shape heap (alloc_shape_heap's slot count, from the fully lowered function).
@@ -153,11 +280,16 @@ class memory_counter {
 }  // namespace detail
 
 /// The most memory one call of function `fn` takes from the VM's device allocators: its storages
-/// (after memory planning with `opt`, each tensor left unplanned with its own), at the upper bounds
-/// of their sizes, and its shape heap, each rounded up to `alignment` (an arena allocator's, 64),
-/// for it and every function it calls, as if nothing were freed before the call returns. Size an
-/// arena with it: a call never needs more. Not bounded (bounded false, and why in message) when a
-/// size has no upper bound, a function calls itself, or a closure is invoked. Usable in constexpr.
+/// (after memory planning with `opt`, each tensor left unplanned with its own), its shape heap,
+/// and what the builtins it calls itself allocate (vm.builtin.alloc_storage, the copies of
+/// to_device and ensure_zero_offset, shape_to_tensor, alloc_shape_heap), at the upper bounds of
+/// their sizes, each rounded up to `alignment` (an arena allocator's, 64), for it and every
+/// function it calls, as if nothing were freed before the call returns. Size an arena with it: a
+/// call never needs more. Kernels are trusted code, and what they allocate is not counted. Not
+/// bounded (bounded false, and why in message) when a size has no upper bound or is not known, a
+/// function calls itself, a closure is invoked, or a builtin that runs other code
+/// (call_tir_dyn) or that this library does not have (an unknown vm.builtin.*) is called.
+/// Usable in constexpr.
 constexpr memory_need planned_memory(module m, std::string_view fn, plan_options opt = {}, std::int64_t alignment = 64) {
   memory_need need;
   const std::int64_t fi = m.find(fn);

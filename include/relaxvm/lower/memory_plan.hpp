@@ -6,10 +6,15 @@
 //   1. Tokens. Each alloc_tensor gets a token; the token follows its tensor through var-to-var
 //      bindings, match_casts, tuples and get_item, reshape views (R.reshape, and direct calls of
 //      vm.builtin.reshape / vm.builtin.ensure_zero_offset). A kernel call (call_packed, a
-//      destination-passing call) counts one use of each token among its arguments. Anything else
+//      destination-passing call) counts one use of each token among its arguments. Its result,
+//      unless the callee always allocates, may be any tensor it was passed or one inside a tuple
+//      it was passed: their tokens join one set, which the result (and any field of it) holds,
+//      and a set's tensors live until the last use of any of them (a tuple whose tree would pass
+//      64 nodes is one set too, so nested tuples cannot double it at each level). Anything else
 //      that sees a token (a module function, a closure, a builtin taking the VM, an if condition
-//      or branch value, a use in another block, the function's result) leaves its tensor
-//      unplanned: it stays R.builtin.alloc_tensor, and lower_alloc_tensor gives it its own storage.
+//      or branch value, a use in another block, the function's result) leaves its tensor (its
+//      set) unplanned: it stays R.builtin.alloc_tensor, and lower_alloc_tensor gives it its own
+//      storage.
 //   2. Plan, in program order, with one pool of free storages (per if branch), matched by (scope, dtype):
 //      a tensor never used by a kernel gets a storage of its own; a constant size takes the
 //      smallest free storage of at least its size (at most 16x larger, first freed first), else
@@ -25,14 +30,16 @@
 // (n, 32) float32 takes 1,024 bytes.
 //
 // Differences from the reference, on purpose: tokens follow match_cast (the reference reused a
-// storage while a match_cast alias was alive: apache/tvm#20190, #20207) and direct calls of
-// vm.builtin.reshape (#20134); an if branch starts with no free storage and keeps what it frees, so
-// no storage is used where its variable is not visible.
+// storage while a match_cast alias was alive: apache/tvm#20190, #20207), direct calls of
+// vm.builtin.reshape (#20134) and the results of opaque calls (issue 33); an if branch starts
+// with no free storage and keeps what it frees, so no storage is used where its variable is not
+// visible.
 #ifndef RELAXVM_LOWER_MEMORY_PLAN_HPP
 #define RELAXVM_LOWER_MEMORY_PLAN_HPP
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +50,12 @@
 #include "passes.hpp"
 
 namespace relaxvm::RELAXVM_ABI::ir {
+
+/// The most work the planner's size proofs (can_prove_equal) do for one function, in all: each
+/// proof takes at most ir::max_proof_steps of it, and once it is spent a symbolic size that is
+/// not the same expression gets a storage of its own, so however many symbolic sizes a function
+/// compares, its proofs cost at most this.
+inline constexpr std::int64_t max_plan_proof_steps = 64 * max_proof_steps;
 
 struct plan_options {
   /// Allocate every storage of constant size at the function's entry instead of at its first
@@ -103,19 +116,30 @@ class memory_planner {
   }
 
  private:
-  // What a variable holds: a planned tensor's token, or a tuple of such trees.
+  // What a variable holds: a planned tensor's token, or a tuple of such trees (at most
+  // max_tree_nodes nodes: a larger tuple is one token for all the tensors in it).
   struct tree {
     std::int32_t token = -1;
+    std::int32_t nodes = 1;
     std::vector<tree> fields;
   };
+  static constexpr std::int32_t max_tree_nodes = 64;
+  // Tokens are grouped into sets that live and die together (union-find: `parent`, and at a
+  // set's root its members, the uses left of all of them, and whether they escape). A set is
+  // made where a value may be any of several tensors: the result of an opaque call, a tuple
+  // too large to follow field by field.
   struct token {
     sym_ref bytes;
     relaxvm::dtype dt;
     name scope;
     std::int32_t block = -1;
-    std::int64_t uses = 0;
-    bool discarded = false;
+    std::int64_t uses = 0;  // kernel calls using this tensor
     std::int32_t storage = -1;
+    std::int32_t parent = -1;
+    // at a root:
+    std::int64_t set_uses = 0;  // kernel calls using any tensor of the set, not yet planned
+    bool discarded = false;     // the set is not planned
+    std::vector<std::int32_t> members;
   };
   struct storage {
     sym_ref bytes;  // the final size (a constant size may grow while planning)
@@ -137,9 +161,40 @@ class memory_planner {
     for (const tree& x : t.fields) for_each_token(x, f);
   }
   constexpr token& tok(std::int32_t t) { return tokens_[static_cast<std::size_t>(t)]; }
-  constexpr void discard(const leaf& l) {
-    for_each_token(tree_of(l), [&](std::int32_t t) { tok(t).discarded = true; });
+  constexpr token& root(std::int32_t t) {
+    while (tok(t).parent != t) t = tok(t).parent = tok(tok(t).parent).parent;  // path halving
+    return tok(t);
   }
+  constexpr void unite(std::int32_t a, std::int32_t b) {
+    a = root(a).parent;
+    b = root(b).parent;
+    if (a == b) return;
+    if (tok(a).members.size() < tok(b).members.size()) {
+      const std::int32_t t = a;
+      a = b;
+      b = t;
+    }
+    token &ra = tok(a), &rb = tok(b);
+    rb.parent = a;
+    ra.set_uses += rb.set_uses;
+    ra.discarded = ra.discarded || rb.discarded;
+    for (std::int32_t m : rb.members) ra.members.push_back(m);
+    rb.members.clear();
+  }
+  // One token for every token in the values `args`: what may be any of them.
+  constexpr tree merged(std::span<const leaf> args) {
+    tree r;
+    for (const leaf& l : args)
+      for_each_token(tree_of(l), [&](std::int32_t k) {
+        if (r.token < 0) r.token = k;
+        else unite(r.token, k);
+      });
+    return r;
+  }
+  constexpr void discard(const leaf& l) {
+    for_each_token(tree_of(l), [&](std::int32_t t) { root(t).discarded = true; });
+  }
+  constexpr bool planned(std::int32_t t) { return t >= 0 && !root(t).discarded && tok(t).storage >= 0; }
 
   // Whether a call_packed only makes a view of its first argument.
   static constexpr bool is_view(const expr& e) {
@@ -149,6 +204,12 @@ class memory_planner {
   }
   static constexpr bool is_kernel_call(const expr& e) {
     return (e.kind == expr_kind::call_packed || e.kind == expr_kind::call_dps) && !is_view(e);
+  }
+  // Whether a kernel call's result is new memory, never one of its arguments: a call_dps output
+  // (lowering allocates it), or a builtin that always copies.
+  static constexpr bool returns_fresh(const expr& e) {
+    return e.kind == expr_kind::call_dps || e.callee == std::string_view("vm.builtin.to_device") ||
+           e.callee == std::string_view("vm.builtin.shape_to_tensor");
   }
 
   // The dimensions of an alloc_tensor's shape argument; false when they are not known.
@@ -189,6 +250,8 @@ class memory_planner {
         t.dt = e.args[1].dt;
         t.scope = e.args[3].text;
         t.block = blk;
+        t.parent = static_cast<std::int32_t>(tokens_.size());
+        t.members.push_back(t.parent);
         tokens_.push_back(static_cast<token&&>(t));
         tree tr;
         tr.token = static_cast<std::int32_t>(tokens_.size()) - 1;
@@ -198,6 +261,11 @@ class memory_planner {
       case expr_kind::leaf: set_tree(b.var, tree_of(e.args[0])); return;  // var = var, match_cast
       case expr_kind::tuple: {
         tree tr;
+        for (const leaf& l : e.args) tr.nodes += tree_of(l).nodes;
+        if (tr.nodes > max_tree_nodes) {  // nested tuples would double the tree at each level
+          set_tree(b.var, merged(e.args));
+          return;
+        }
         for (const leaf& l : e.args) tr.fields.push_back(tree_of(l));
         set_tree(b.var, static_cast<tree&&>(tr));
         return;
@@ -206,6 +274,8 @@ class memory_planner {
         const tree& t = tree_of(e.args[0]);
         if (e.index >= 0 && static_cast<std::size_t>(e.index) < t.fields.size())
           set_tree(b.var, t.fields[static_cast<std::size_t>(e.index)]);
+        else if (t.token >= 0)  // a merged set: any field may be any of its tensors
+          set_tree(b.var, t);
         return;
       }
       case expr_kind::if_:
@@ -225,10 +295,19 @@ class memory_planner {
         continue;
       }
       for_each_token(tree_of(l), [&](std::int32_t t) {
-        if (tok(t).block == blk) ++tok(t).uses;
-        else tok(t).discarded = true;  // allocated in another block
+        if (tok(t).block != blk) {
+          root(t).discarded = true;  // allocated in another block
+          return;
+        }
+        ++tok(t).uses;
+        ++root(t).set_uses;
       });
     }
+    // The result of a call that is neither a view nor known to allocate may be any tensor it
+    // was passed, or one held in a tuple it was passed (vm.builtin.copy, tuple_getitem, a kernel
+    // returning its argument): those tensors live as long as it is used.
+    if (is_kernel_call(e) && !returns_fresh(e) && b.var >= 0 && !f_.var(b.var).info.is_void())
+      set_tree(b.var, merged(e.args));
   }
 
   // ---- 2. plan -----------------------------------------------------------------------------
@@ -240,7 +319,7 @@ class memory_planner {
     const expr& e = b.value;
     if (e.kind == expr_kind::builtin_alloc_tensor) {
       const tree& t = tree_of(leaf::of_var(b.var));
-      if (t.token >= 0 && !tok(t.token).discarded) tok(t.token).storage = request(tok(t.token));
+      if (t.token >= 0 && !root(t.token).discarded) tok(t.token).storage = request(tok(t.token));
       return;
     }
     for (const seq& br : e.branches) {
@@ -254,9 +333,10 @@ class memory_planner {
     if (!is_kernel_call(e)) return;
     for (const leaf& l : e.args)
       for_each_token(tree_of(l), [&](std::int32_t t) {
-        token& k = tok(t);
-        if (k.discarded || k.storage < 0) return;
-        if (--k.uses == 0) pool_.push_back(k.storage);
+        token& r = root(t);
+        if (r.discarded || --r.set_uses != 0) return;
+        for (std::int32_t k : r.members)  // the set's last use: all its storages are free
+          if (tok(k).storage >= 0) pool_.push_back(tok(k).storage);
       });
   }
   constexpr bool same_kind(const storage& s, const token& t) const { return s.dt == t.dt && s.scope == t.scope; }
@@ -289,7 +369,7 @@ class memory_planner {
     } else if (t.uses > 0) {
       for (std::size_t i = 0; i < pool_.size() && chosen < 0; ++i) {
         const storage& s = storages_[static_cast<std::size_t>(pool_[i])];
-        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes))
+        if (same_kind(s, t) && !s.bytes.is_const() && m_.syms.can_prove_equal(s.bytes, t.bytes, proof_steps_))
           chosen = static_cast<std::int64_t>(i);
       }
     }
@@ -312,7 +392,7 @@ class memory_planner {
     std::vector<binding> hoisted;
     auto rw = [&](function&, binding& b, std::vector<binding>& out) {
       const std::int32_t t = b.value.kind == expr_kind::builtin_alloc_tensor ? tree_of(leaf::of_var(b.var)).token : -1;
-      if (t < 0 || tok(t).discarded || tok(t).storage < 0) {
+      if (!planned(t)) {
         out.push_back(static_cast<binding&&>(b));
         return;
       }
@@ -341,6 +421,7 @@ class memory_planner {
   std::vector<storage> storages_;
   std::vector<std::int32_t> pool_;
   std::int32_t next_block_ = 0;
+  std::int64_t proof_steps_ = max_plan_proof_steps;  // what the function's size proofs have left
   tree none_;
 };
 

@@ -53,6 +53,11 @@ constexpr bool is_condition(sym_op op) { return op >= sym_op::eq; }
 /// nodes are bounded; a larger one is invalid, and the builder reports it.
 inline constexpr std::int32_t max_sym_depth = 256;
 inline constexpr std::int32_t max_sym_nodes = 4096;
+/// The most work one sym_arena::can_prove_equal does, in steps (a node expanded, a term made or
+/// compared, an atom compared): expanding a product of sums can double the terms per factor, so
+/// past this the answer is "not proved" (lowering then keeps a copy or a storage of its own), and
+/// a proof's time does not depend on the expression's shape or on the rest of the module.
+inline constexpr std::int64_t max_proof_steps = std::int64_t{1} << 16;
 
 struct sym_node {
   sym_op op = sym_op::var;
@@ -339,15 +344,25 @@ class sym_arena {
     return detail::fold(n.op, a, b, out);
   }
 
-  /// Whether a == b for every value of the variables, decided conservatively: both sides are
-  /// expanded into sums of products of atoms (variables, and subexpressions that are not + - *,
-  /// compared structurally) with integer coefficients. False means "not proved", not "different".
-  constexpr bool can_prove_equal(sym_ref a, sym_ref b) const {
-    if (equal(a, b)) return true;
+  /// Whether a == b for every value of the variables, decided conservatively: they are the same
+  /// tree, or products of the same factors (compared structurally) in any order and grouping, or
+  /// both sides expand into the same sum of products of atoms (variables, and subexpressions that
+  /// are not + - *, compared structurally) with integer coefficients. False means "not proved",
+  /// not "different":
+  /// also when the proof would take more than max_proof_steps, or more than `budget` (a caller's
+  /// allowance for many proofs, which this one's steps are taken from).
+  constexpr bool can_prove_equal(sym_ref a, sym_ref b, std::int64_t& budget) const {
+    prover p{*this, budget < max_proof_steps ? budget : max_proof_steps, {}};
+    const std::int64_t allowed = p.steps;
     poly pa, pb;
-    if (!expand(a, pa) || !expand(b, pb)) return false;
-    if (!scale_add(pa, pb, -1)) return false;
-    return pa.empty();
+    const bool proved = p.same_tree(a, b) || p.same_factors(a, b) ||
+                        (p.expand(a, pa) && p.expand(b, pb) && p.scale_add(pa, pb, -1) && pa.empty());
+    budget -= allowed - (p.steps > 0 ? p.steps : 0);
+    return proved;
+  }
+  constexpr bool can_prove_equal(sym_ref a, sym_ref b) const {
+    std::int64_t budget = max_proof_steps;
+    return can_prove_equal(a, b, budget);
   }
 
   /// The values `e` can take when variable i lies in vars[i] (variables past the end: any value).
@@ -414,72 +429,127 @@ class sym_arena {
   // ---- can_prove_equal: sums of products ----------------------------------------------------
   struct term {
     std::int64_t coef = 0;
-    std::vector<std::int32_t> atoms;  // sorted representative nodes
+    std::vector<std::int32_t> atoms;  // sorted indices into prover::atoms
   };
   using poly = std::vector<term>;
 
-  // The first node structurally equal to `r`: atoms are compared by representative.
-  constexpr std::int32_t representative(sym_ref r) const {
-    for (std::int32_t i = 0; i < r.node; ++i)
-      if (equal(sym_ref{i, 0}, r)) return i;
-    return r.node;
-  }
-  static constexpr bool same_atoms(const term& x, const term& y) {
-    if (x.atoms.size() != y.atoms.size()) return false;
-    for (std::size_t i = 0; i < x.atoms.size(); ++i)
-      if (x.atoms[i] != y.atoms[i]) return false;
-    return true;
-  }
-  // p += k * q, merging equal products and dropping zero terms.
-  static constexpr bool scale_add(poly& p, const poly& q, std::int64_t k) {
-    for (const term& t : q) {
-      std::int64_t c = 0;
-      if (!relaxvm::detail::checked_mul(t.coef, k, c)) return false;
-      bool merged = false;
-      for (std::size_t i = 0; i < p.size(); ++i) {
-        if (!same_atoms(p[i], t)) continue;
-        if (!relaxvm::detail::checked_add(p[i].coef, c, p[i].coef)) return false;
-        if (p[i].coef == 0) p.erase(p.begin() + static_cast<std::ptrdiff_t>(i));
-        merged = true;
-        break;
+  // One proof: its atoms (subexpressions that are not + - *, one entry per structurally distinct
+  // one, so a term's atoms compare as integers) and the steps it has left. Every loop charges
+  // its steps before it runs, so the whole proof does at most max_proof_steps of work.
+  struct prover {
+    const sym_arena& ar;
+    std::int64_t steps = 0;
+    std::vector<sym_ref> atoms;
+
+    constexpr bool charge(std::int64_t n) {
+      steps -= n;
+      return steps >= 0;
+    }
+    // Structural equality, charged: comparing two trees costs up to their size, and trees of
+    // another operation, depth or size are never equal.
+    constexpr bool same_tree(sym_ref a, sym_ref b) {
+      if (a.is_const() || b.is_const()) return a.is_const() && b.is_const() && a.value == b.value;
+      if (a.node == b.node) return true;
+      const sym_node &x = ar.node(a), &y = ar.node(b);
+      if (!charge(1) || x.op != y.op || x.depth != y.depth || x.size != y.size) return false;
+      return charge(x.size) && ar.equal(a, b);
+    }
+    // The factors of a product (operands of nested *, constants multiplied into `coef`).
+    constexpr bool factors_of(sym_ref e, std::int64_t& coef, std::vector<sym_ref>& out) {
+      if (!charge(1)) return false;
+      if (e.is_const()) return relaxvm::detail::checked_mul(coef, e.value, coef);
+      if (ar.node(e).op != sym_op::mul) {
+        out.push_back(e);
+        return true;
       }
-      if (!merged && c != 0) p.push_back(term{c, t.atoms});
+      return factors_of(ar.lhs(e), coef, out) && factors_of(ar.rhs(e), coef, out);
     }
-    return true;
-  }
-  constexpr bool expand(sym_ref e, poly& out) const {
-    out.clear();
-    if (e.is_const()) {
-      if (e.value != 0) out.push_back(term{e.value, {}});
-      return true;
-    }
-    const sym_node& n = node(e);
-    if (n.op == sym_op::add || n.op == sym_op::sub) {
-      poly b;
-      if (!expand(lhs(e), out) || !expand(rhs(e), b)) return false;
-      return scale_add(out, b, n.op == sym_op::add ? 1 : -1);
-    }
-    if (n.op == sym_op::mul) {
-      poly a, b;
-      if (!expand(lhs(e), a) || !expand(rhs(e), b)) return false;
-      for (const term& x : a) {
-        for (const term& y : b) {
-          term t;
-          if (!relaxvm::detail::checked_mul(x.coef, y.coef, t.coef)) return false;
-          t.atoms = x.atoms;
-          for (std::int32_t at : y.atoms) {  // sorted insert
-            std::size_t i = 0;
-            while (i < t.atoms.size() && t.atoms[i] < at) ++i;
-            t.atoms.insert(t.atoms.begin() + static_cast<std::ptrdiff_t>(i), at);
-          }
-          if (!scale_add(out, poly{t}, 1)) return false;
+    // Whether a and b are products of the same factors in another order or grouping (an element
+    // count before and after a reshape): proved without expanding the factors' sums.
+    constexpr bool same_factors(sym_ref a, sym_ref b) {
+      std::int64_t ca = 1, cb = 1;
+      std::vector<sym_ref> fa, fb;
+      if (!factors_of(a, ca, fa) || !factors_of(b, cb, fb) || ca != cb || fa.size() != fb.size()) return false;
+      for (const sym_ref& x : fa) {
+        std::size_t i = 0;
+        while (i < fb.size() && !same_tree(fb[i], x)) {
+          if (steps < 0) return false;
+          ++i;
         }
+        if (i == fb.size()) return false;
+        fb.erase(fb.begin() + static_cast<std::ptrdiff_t>(i));
       }
       return true;
     }
-    out.push_back(term{1, {representative(e)}});
-    return true;
-  }
+    // The atom of `r`: the first one structurally equal to it, else a new one.
+    constexpr bool atom_of(sym_ref r, std::int32_t& out) {
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        if (same_tree(atoms[i], r)) {
+          out = static_cast<std::int32_t>(i);
+          return true;
+        }
+        if (steps < 0) return false;
+      }
+      if (!charge(1)) return false;
+      atoms.push_back(r);
+      out = static_cast<std::int32_t>(atoms.size()) - 1;
+      return true;
+    }
+    // p += k * q, merging equal products and dropping zero terms.
+    constexpr bool scale_add(poly& p, const poly& q, std::int64_t k) {
+      for (const term& t : q) {
+        std::int64_t c = 0;
+        if (!relaxvm::detail::checked_mul(t.coef, k, c)) return false;
+        bool merged = false;
+        for (std::size_t i = 0; i < p.size() && !merged; ++i) {
+          if (!charge(1 + static_cast<std::int64_t>(t.atoms.size()))) return false;
+          if (p[i].atoms != t.atoms) continue;
+          if (!relaxvm::detail::checked_add(p[i].coef, c, p[i].coef)) return false;
+          if (p[i].coef == 0) p.erase(p.begin() + static_cast<std::ptrdiff_t>(i));
+          merged = true;
+        }
+        if (merged || c == 0) continue;
+        if (!charge(1 + static_cast<std::int64_t>(t.atoms.size()))) return false;
+        p.push_back(term{c, t.atoms});
+      }
+      return true;
+    }
+    constexpr bool expand(sym_ref e, poly& out) {
+      out.clear();
+      if (!charge(1)) return false;
+      if (e.is_const()) {
+        if (e.value != 0) out.push_back(term{e.value, {}});
+        return true;
+      }
+      const sym_node& n = ar.node(e);
+      if (n.op == sym_op::add || n.op == sym_op::sub) {
+        poly b;
+        if (!expand(ar.lhs(e), out) || !expand(ar.rhs(e), b)) return false;
+        return scale_add(out, b, n.op == sym_op::add ? 1 : -1);
+      }
+      if (n.op == sym_op::mul) {
+        poly a, b;
+        if (!expand(ar.lhs(e), a) || !expand(ar.rhs(e), b)) return false;
+        for (const term& x : a)
+          for (const term& y : b) {
+            if (!charge(1 + static_cast<std::int64_t>(x.atoms.size() + y.atoms.size()))) return false;
+            term t;
+            if (!relaxvm::detail::checked_mul(x.coef, y.coef, t.coef)) return false;
+            // Merge the two sorted lists of atoms.
+            std::size_t i = 0, j = 0;
+            while (i < x.atoms.size() || j < y.atoms.size())
+              t.atoms.push_back(j == y.atoms.size() || (i < x.atoms.size() && x.atoms[i] <= y.atoms[j]) ? x.atoms[i++]
+                                                                                                          : y.atoms[j++]);
+            if (!scale_add(out, poly{t}, 1)) return false;
+          }
+        return true;
+      }
+      std::int32_t at = 0;
+      if (!atom_of(e, at)) return false;
+      out.push_back(term{1, {at}});
+      return true;
+    }
+  };
 
   std::vector<sym_node> nodes_;
   std::vector<name> vars_;

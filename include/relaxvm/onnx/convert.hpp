@@ -10,15 +10,20 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "convert_base.hpp"
+#include "convert_conv.hpp"
 #include "convert_data.hpp"
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
 #include "convert_shape.hpp"
+#include "convert_reduce.hpp"
+#include "convert_normalization.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
 inline constexpr std::span<const op_converter> converter_tables[] = {
     elementwise_converters, linalg_converters, shape_converters,
+    reduce_converters, normalization_converters,
+    conv_converters,
     data_converters,
 };
 

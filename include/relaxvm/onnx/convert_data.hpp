@@ -57,7 +57,7 @@ inline bool is_const(const ir::sym& d, std::int64_t v) { return d.is_const() && 
 /// The one value of a constant numeric input (OneHot's depth, Range's bounds) as a double.
 inline result<double> number_value(node_ctx& c, std::size_t i, std::string_view what) {
   RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
-  if (e->what != entry::kind::constant)
+  if (!e->is_constant())
     return c.unsupported(what, " computed at run time: the output's shape depends on it, so it must be an initializer or a Constant");
   if (!kd::in_set(e->dt, kd::numbers)) return c.unsupported(what, " of ", e->dt);
   RELAXVM_TRY_ASSIGN(tensor t, e->value());
@@ -79,9 +79,21 @@ inline result<std::vector<std::int64_t>> ints_of(node_ctx& c, std::int64_t input
   if (!c.has_input(i)) return std::vector<std::int64_t>{};
   RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
   present = true;
-  if (e->what != entry::kind::constant)
+  if (!e->is_constant())
     return c.unsupported(what, " computed at run time: the output's shape depends on them, so they must be an initializer or a Constant");
   return c.st.int_values(*e, c.node.op_type, what);
+}
+
+/// The int list of input `i` as symbolic expressions: a constant's values, or symbolic values
+/// the importer folded (Expand's shape from Shape(x), ...).
+inline result<std::vector<ir::sym>> sym_ints_of(node_ctx& c, std::size_t i, std::string_view what) {
+  RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
+  if (e->what == entry::kind::symbolic) return e->values;
+  bool present = false;
+  RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> v, ints_of(c, 0, i, "", what, present));
+  for (std::int64_t x : v)
+    if (x < 0) return c.fail(what, " has a negative value ", x);
+  return syms_of(v);
 }
 
 /// A one-element constant of `dt` holding `v` (Pad's value before opset 11).
@@ -357,14 +369,10 @@ inline status convert_pad(node_ctx& c) {
 inline status convert_expand(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
-  bool present = false;
-  RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> target, ints_of(c, 8, 1, "", "the shape", present));
-  if (!present) return c.fail("Expand needs its shape input");
-  for (std::int64_t v : target)
-    if (v < 0) return c.fail("the shape has a negative dim ", v);
-  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, broadcast(c, x->dims, syms_of(target)));
-  // A symbolic dim of x against a target of 1 keeps x's dim (broadcast chose it); one against a
-  // known dim takes the known one, which the kernel checks.
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> target, sym_ints_of(c, 1, "the shape"));
+  // A dim of 1 on either side takes the other; two symbolic dims take the target's, and the
+  // kernel checks that x broadcasts to it.
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, broadcast(c, x->dims, target));
   RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
   const ir::operand args[] = {xv};
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Expand", args, std::move(dims), x->dt));
@@ -375,16 +383,12 @@ inline status convert_tile(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
   if (c.st.opset() < 6) return c.unsupported("Tile before opset 6 (tiles and axis inputs)");
-  bool present = false;
-  RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> repeats, ints_of(c, 6, 1, "", "the repeats", present));
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> repeats, sym_ints_of(c, 1, "the repeats"));
   if (repeats.size() != x->dims.size()) return c.fail("repeats has ", repeats.size(), " entries for an input of rank ", x->dims.size());
   std::vector<ir::sym> dims;
-  for (std::size_t k = 0; k < repeats.size(); ++k) {
-    if (repeats[k] < 0) return c.fail("repeats has a negative count ", repeats[k]);
-    dims.push_back(x->dims[k] * ir::sym(repeats[k]));
-  }
+  for (std::size_t k = 0; k < repeats.size(); ++k) dims.push_back(x->dims[k] * repeats[k]);
   RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
-  const ir::operand args[] = {xv, int_list(repeats)};
+  const ir::operand args[] = {xv, ir::shape_arg(std::span<const ir::sym>(repeats))};
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Tile", args, std::move(dims), x->dt));
   return c.output(0, std::move(y));
 }
@@ -641,7 +645,7 @@ inline status convert_range(node_ctx& c) {
   for (std::size_t i = 0; i < 3; ++i) {
     RELAXVM_TRY_ASSIGN(in[i], c.input(i));
     if (in[i]->dt != in[0]->dt) return c.fail("input ", i, " is ", in[i]->dt, " but input 0 is ", in[0]->dt);
-    if (in[i]->what != entry::kind::constant) return c.unsupported("bounds computed at run time: the output's length depends on them, so they must be initializers or Constants");
+    if (!in[i]->is_constant()) return c.unsupported("bounds computed at run time: the output's length depends on them, so they must be initializers or Constants");
   }
   RELAXVM_TRY(require_type(c, *in[0], 0, kd::numbers));
   tensor t[3];
@@ -668,11 +672,7 @@ inline status convert_range(node_ctx& c) {
 }
 
 inline status convert_constant_of_shape(node_ctx& c) {
-  bool present = false;
-  RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> shape, ints_of(c, 9, 0, "", "the shape", present));
-  if (!present) return c.fail("ConstantOfShape needs its shape input");
-  for (std::int64_t v : shape)
-    if (v < 0) return c.fail("the shape has a negative dim ", v);
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> shape, sym_ints_of(c, 0, "the shape"));
   entry value;
   const attribute_info* a = c.node.attribute("value");
   if (a != nullptr && a->type == attribute_type::t && a->t) {
@@ -688,7 +688,7 @@ inline status convert_constant_of_shape(node_ctx& c) {
   if (!kd::in_set(value.dt, kd::any_type)) return c.unsupported("a value of ", value.dt);
   RELAXVM_TRY_ASSIGN(ir::var vv, c.st.operand_of(value));
   const ir::operand args[] = {vv};
-  RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.ConstantOfShape", args, syms_of(shape), value.dt));
+  RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.ConstantOfShape", args, std::move(shape), value.dt));
   return c.output(0, std::move(y));
 }
 

@@ -28,21 +28,26 @@ inline status convert_flatten(node_ctx& c) {
 
 inline status convert_reshape(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
-  std::vector<std::int64_t> target;
+  std::vector<ir::sym> target;
   if (c.st.opset() < 5) {
     const attribute_info* a = c.node.attribute("shape");
     if (a == nullptr) return c.fail("Reshape before opset 5 needs its shape attribute");
-    target = a->ints;
+    for (std::int64_t v : a->ints) target.push_back(ir::sym(v));
   } else {
     RELAXVM_TRY_ASSIGN(entry* s, c.input(1));
-    RELAXVM_TRY_ASSIGN(target, c.st.int_values(*s, "Reshape", "the shape"));
+    RELAXVM_TRY_ASSIGN(target, c.st.sym_values(*s, "Reshape", "the shape"));
   }
   const bool allow_zero = c.attr_int("allowzero", 0) != 0;
   std::vector<ir::sym> dims;
   std::int64_t infer = -1;
   ir::sym known(1);
   for (std::size_t k = 0; k < target.size(); ++k) {
-    const std::int64_t t = target[k];
+    if (!target[k].is_const()) {  // a symbolic dim (from Shape): used as it is
+      dims.push_back(target[k]);
+      known = known * dims.back();
+      continue;
+    }
+    const std::int64_t t = target[k].ref().value;
     if (t == -1) {
       if (infer >= 0) return c.fail("the shape has more than one -1");
       infer = static_cast<std::int64_t>(k);

@@ -37,10 +37,13 @@ struct options {
 namespace detail {
 
 /// What the importer knows of an ONNX value: a tensor variable of the function (with its dtype
-/// and symbolic shape), or a constant (an initializer or a Constant node's tensor, kept in the
-/// file until a kernel needs it as an IR constant or a converter reads its values).
+/// and symbolic shape); a constant (an initializer or a Constant node's tensor, kept in the file
+/// until a kernel needs it as an IR constant or a converter reads its values); or symbolic
+/// values: a 0-d or 1-d integer tensor whose elements are symbolic expressions (what Shape, and
+/// Gather, Concat, Unsqueeze, Slice and arithmetic over it, compute), which the planner sees as
+/// shapes instead of data.
 struct entry {
-  enum class kind : std::uint8_t { tensor, constant };
+  enum class kind : std::uint8_t { tensor, constant, symbolic };
   kind what = kind::tensor;
   ir::var v;                    // the tensor variable (a constant's once it is emitted)
   relaxvm::dtype dt;            // element type
@@ -48,6 +51,7 @@ struct entry {
   const tensor_info* data = nullptr;  // a constant's data, in the file
   tensor host;                  // or made by the importer (folded, or from an attribute)
   bool emitted = false;         // a constant made into an IR constant
+  std::vector<ir::sym> values;  // symbolic: the elements (dims is {n}, or {} for one scalar)
 
   /// A constant made by the importer.
   static entry of(tensor t) {
@@ -58,10 +62,39 @@ struct entry {
     e.host = std::move(t);
     return e;
   }
-  /// The constant's data as a host tensor.
+  /// Symbolic values of `dt` (int64 or int32); a scalar when `scalar`.
+  static entry of_values(std::vector<ir::sym> v, relaxvm::dtype dt = relaxvm::dtype::int64(), bool scalar = false) {
+    entry e;
+    e.what = kind::symbolic;
+    e.dt = dt;
+    if (!scalar) e.dims.push_back(ir::sym(static_cast<std::int64_t>(v.size())));
+    e.values = std::move(v);
+    return e;
+  }
+  /// The constant's data as a host tensor (symbolic values: when every one is a constant).
   result<tensor> value() const {
     if (host.defined()) return host;
+    if (what == kind::symbolic) {
+      std::vector<std::int64_t> dims;
+      if (!this->dims.empty()) dims.push_back(static_cast<std::int64_t>(values.size()));
+      RELAXVM_TRY_ASSIGN(relaxvm::shape s, relaxvm::shape::try_make(dims));
+      RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(s, dt));
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (!values[i].is_const()) return value_error("onnx: a value computed from symbolic dimensions is not a constant");
+        if (dt == relaxvm::dtype::int32()) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(values[i].ref().value);
+        else t.data<std::int64_t>()[i] = values[i].ref().value;
+      }
+      return t;
+    }
     return make_tensor(*data);
+  }
+  /// Whether the value is known at import: a constant, or symbolic values that are all constants.
+  bool is_constant() const {
+    if (what == kind::constant) return true;
+    if (what != kind::symbolic) return false;
+    for (const ir::sym& v : values)
+      if (!v.is_const()) return false;
+    return true;
   }
 };
 
@@ -97,18 +130,36 @@ class import_state {
   /// The operand a kernel takes for `e`: its variable (a constant becomes an IR constant the
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
-    if (e.what == entry::kind::constant && !e.emitted) {
+    if (e.what == entry::kind::tensor || e.emitted) return e.v;
+    if (e.is_constant()) {
       RELAXVM_TRY_ASSIGN(tensor t, e.value());
       e.v = fn().constant(t);
-      e.emitted = true;
+    } else {
+      // Symbolic values a kernel takes as data: the shape they are, made into a tensor at run time.
+      ir::struct_info info = tensor_struct(e.dims, relaxvm::dtype::int64());
+      e.v = fn().call_packed("vm.builtin.shape_to_tensor", {ir::shape_arg(std::span<const ir::sym>(e.values))}, info);
+      if (e.v.valid() && e.dt != relaxvm::dtype::int64())
+        return value_error("onnx: symbolic ", e.dt, " values used as data are not supported yet");
     }
+    if (!e.v.valid()) return builder_error();
+    e.emitted = true;
     return e.v;
+  }
+
+  /// The elements of a 0-d or 1-d integer value known at import as symbolic expressions: symbolic
+  /// values, or an integer constant (a Reshape's shape, computed from Shape or given).
+  result<std::vector<ir::sym>> sym_values(const entry& e, std::string_view op, std::string_view what) {
+    if (e.what == entry::kind::symbolic) return e.values;
+    RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> ints, int_values(e, op, what));
+    std::vector<ir::sym> out;
+    for (std::int64_t v : ints) out.push_back(ir::sym(v));
+    return out;
   }
 
   /// The integer values of a constant 1-D (or scalar) tensor: a Reshape's shape, Unsqueeze's
   /// axes, Slice's starts. An error when the value is computed at run time.
   result<std::vector<std::int64_t>> int_values(const entry& e, std::string_view op, std::string_view what) {
-    if (e.what != entry::kind::constant)
+    if (!e.is_constant())
       return value_error("onnx: ", op, ": ", what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
     RELAXVM_TRY_ASSIGN(tensor t, e.value());
     std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));

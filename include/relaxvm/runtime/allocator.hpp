@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <span>
 #include <string_view>
@@ -93,6 +94,10 @@ inline void count_system_allocation(allocator_stats& s, std::size_t nbytes) noex
   s.peak_bytes_in_use = std::max(s.peak_bytes_in_use, s.bytes_in_use);
 }
 inline error out_of_memory(std::string_view who, std::size_t nbytes) {
+  if (RELAXVM_HEAP && nbytes > max_system_request)
+    return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes),
+                         " bytes: more than the largest request that goes to the system (",
+                         static_cast<std::uint64_t>(max_system_request), " bytes, RELAXVM_MAX_SYSTEM_REQUEST)");
   return runtime_error(who, ": cannot allocate ", static_cast<std::uint64_t>(nbytes), " bytes", no_heap_note);
 }
 
@@ -277,20 +282,23 @@ class arena_allocator final : public allocator_object {
                            static_cast<std::uint64_t>(buffer_.size() - std::min(top_, buffer_.size())),
                            " bytes left of ", static_cast<std::uint64_t>(buffer_.size()),
                            "; give the arena a larger buffer (its peak use is in stats())");
+    ++allocations_;
+    // A zero-byte block holds no memory: it is neither live nor part of the top, so that every
+    // live block lies below the top (the test deallocate relies on) and its free has nothing to
+    // give back.
+    if (nbytes == 0) return reinterpret_cast<void*>(start);
     top_ = offset + nbytes;
     ++live_;
-    ++allocations_;
     peak_ = std::max(peak_, top_);
     return reinterpret_cast<void*>(start);
   }
   /// The last block given out can be taken back at once; the rest is reclaimed when nothing
   /// allocated from the arena is live any more.
-  /// A block this arena did not give out (or with nothing live) is ignored.
+  /// A block this arena did not give out (or with nothing live), or of zero bytes, is ignored.
   void deallocate(void* p, std::size_t nbytes, std::size_t) noexcept override {
     const auto addr = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(buffer_.data());
     detail::lock_guard lock(mutex_);
-    // A zero-byte block may sit exactly at the top (offset == top_): it is still live.
-    if (live_ == 0 || addr < base || addr - base > top_ || nbytes > top_ - (addr - base)) return;
+    if (nbytes == 0 || live_ == 0 || addr < base || addr - base >= top_ || nbytes > top_ - (addr - base)) return;
     const std::size_t offset = addr - base;
     if (offset + nbytes == top_) top_ = offset;
     if (--live_ == 0) top_ = 0;
@@ -321,6 +329,50 @@ class arena_allocator final : public allocator_object {
   std::int64_t allocations_ = 0;
 };
 
+}  // namespace detail
+
+namespace detail {
+/// The error of a request of `nbytes` (`what`: where from) that would take a VM past its memory
+/// budget (vm_options::max_memory), to `total` bytes.
+RELAXVM_NOINLINE inline error memory_budget_error(std::uint64_t nbytes, std::string_view what, std::int64_t total,
+                                                  std::int64_t limit) {
+  return runtime_error("memory budget exceeded: ", nbytes, " bytes ", what, " would bring what the VM holds to ",
+                       total, " bytes, over its limit of ", limit,
+                       " bytes (vm_options::max_memory: tensors, storages and objects, all devices)");
+}
+
+/// A VM's device allocator under its memory budget: what storages take is counted in the VM's
+/// meter, and a request that would take the VM past its limit is an error before the device's
+/// own allocator is asked. Everything else is the device allocator's.
+class metered_allocator final : public allocator_object {
+ public:
+  static constexpr std::string_view type_name = "relaxvm.allocator.metered";
+  metered_allocator(allocator_object* inner, std::shared_ptr<memory_meter> meter)
+      : inner_(object_ref<allocator_object>::retain(inner)), meter_(std::move(meter)) {}
+  result<void*> allocate(std::size_t nbytes, std::size_t alignment) override {
+    const auto n = static_cast<std::int64_t>(std::min<std::size_t>(nbytes, PTRDIFF_MAX));
+    if (const std::int64_t limit = meter_->limit; limit > 0) {
+      const std::int64_t total = metered_total(*meter_, n);
+      if (total > limit || total < 0) return memory_budget_error(nbytes, "for a storage", total, limit);
+    }
+    RELAXVM_TRY_ASSIGN(void* p, inner_->allocate(nbytes, alignment));
+    meter_->storage_bytes.fetch_add(n, std::memory_order_relaxed);
+    return p;
+  }
+  void deallocate(void* p, std::size_t nbytes, std::size_t alignment) noexcept override {
+    inner_->deallocate(p, nbytes, alignment);
+    meter_->storage_bytes.fetch_sub(static_cast<std::int64_t>(nbytes), std::memory_order_relaxed);
+  }
+  void release() noexcept override { inner_->release(); }
+  allocator_stats stats() const override { return inner_->stats(); }
+  std::string_view kind_name() const override { return inner_->kind_name(); }
+  bool reuses_any_order() const override { return inner_->reuses_any_order(); }
+  void share_children() noexcept { inner_->share(); }
+
+ private:
+  object_ref<allocator_object> inner_;
+  std::shared_ptr<memory_meter> meter_;
+};
 }  // namespace detail
 
 /// What an arena allocator (allocator::arena) takes of firmware mode's object memory.

@@ -19,6 +19,23 @@
 
 namespace relaxvm::RELAXVM_ABI {
 
+class kept_slot;
+void drop_kept(kept_slot& slot) noexcept;
+void keep(kept_slot& slot, value made) noexcept;
+
+/// What a Call instruction keeps from one run to the next (vm_context::instruction_slot). Anyone
+/// reads it; only keep() and drop_kept() write it, so that a storage's list of the views kept
+/// for it (see below) stays true whichever builtin wrote the slot before.
+class kept_slot {
+ public:
+  const value& get() const noexcept { return v_; }
+
+ private:
+  friend void drop_kept(kept_slot& slot) noexcept;
+  friend void keep(kept_slot& slot, value made) noexcept;
+  value v_;
+};
+
 // Every VM overrides the virtual functions; they are not pure so that no vtable refers to
 // __cxa_pure_virtual, which links the C++ runtime's exception support into firmware.
 class vm_context {
@@ -43,7 +60,7 @@ class vm_context {
   /// made in it and hand it out again on the next run when nothing else holds it any more (see
   /// kept_exclusive), so that a program run again and again allocates nothing. Read it before
   /// calling anything that may run VM code.
-  value* instruction_slot() const noexcept { return slot_; }
+  kept_slot* instruction_slot() const noexcept { return slot_; }
   /// Returns every allocator's cached memory to the system (vm.builtin.memory_manager.clear).
   void release_memory() const {
     for (const device_allocator& d : devices()) d.allocator.release();
@@ -103,7 +120,7 @@ class vm_context {
   ~vm_context() = default;
 
   /// What instruction_slot() gives: the VM sets it around each Call of a packed function.
-  value* slot_ = nullptr;
+  kept_slot* slot_ = nullptr;
   /// The error of calling closure `name` over a vm function of another program.
   RELAXVM_NOINLINE static error foreign_closure(std::string_view name) {
     return detail::value_error("invoke_closure: closure '", name, "' belongs to another program than this VM's");
@@ -121,24 +138,27 @@ class vm_context {
 /// The object of type T kept in an instruction slot (vm_context::instruction_slot), when nothing
 /// but the slot holds it, so that it may be changed and handed out again; else null.
 template <class T>
-T* kept_exclusive(const value* slot) noexcept {
+T* kept_exclusive(const kept_slot* slot) noexcept {
   if (slot == nullptr) return nullptr;
-  object* o = slot->get_object();
+  object* o = slot->get().get_object();
   return o != nullptr && o->template is<T>() && o->use_count() == 1 ? static_cast<T*>(o) : nullptr;
 }
 
-#if RELAXVM_HEAP
 // Kept tensors pin their storage: a view that alloc_tensor keeps for its next run holds a
 // reference to the storage that alloc_storage keeps, so the storage is never held by its slot
 // alone. The storage therefore lists the views that its own VM's slots keep (at most
 // storage_object::max_kept_views; one more is kept unlisted, which only stops reuse), and is free
 // when nothing holds it but its slot and those views, each held only by its slot. A slot that
-// keeps a listed view is dropped with drop_kept, which takes the view off the list first.
+// keeps a listed view is emptied (drop_kept) or overwritten (keep) only after the view is taken
+// off the list: a kernel may call several allocating builtins in one Call, each writing the same
+// slot.
 
 /// Empties an instruction slot (vm_context::instruction_slot).
-inline void drop_kept(value& slot) noexcept {
-  if (slot.kind() == value_kind::tensor && slot.raw_object() != nullptr) {
-    auto* t = static_cast<tensor_object*>(slot.raw_object());
+inline void drop_kept(kept_slot& slot) noexcept {
+#if RELAXVM_HEAP
+  value& v = slot.v_;
+  if (v.kind() == value_kind::tensor && v.raw_object() != nullptr) {
+    auto* t = static_cast<tensor_object*>(v.raw_object());
     if (storage_object* s = t->kept_in; s != nullptr) {
       for (std::uint8_t i = 0; i < s->num_kept_views; ++i) {
         if (s->kept_views[i] != t) continue;
@@ -149,14 +169,21 @@ inline void drop_kept(value& slot) noexcept {
       t->kept_in = nullptr;
     }
   }
-  slot.reset();
+#endif
+  slot.v_.reset();
 }
 
+/// Keeps `made` in an instruction slot, replacing what it kept: the one way a slot is written.
+inline void keep(kept_slot& slot, value made) noexcept {
+  drop_kept(slot);
+  slot.v_ = std::move(made);
+}
+
+#if RELAXVM_HEAP
 /// Keeps `view`, a tensor over `st` that the instruction of `slot` made, in that slot (replacing
 /// what it kept), listed in `st` when `ctx`'s slot keeps `st` too.
-inline void keep_view(value& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
-  drop_kept(slot);
-  slot = value(view);
+inline void keep_view(kept_slot& slot, const tensor& view, storage_object& st, const vm_context* ctx) noexcept {
+  keep(slot, value(view));
   if (st.keeper == ctx && st.num_kept_views < storage_object::max_kept_views) {
     st.kept_views[st.num_kept_views++] = view.get();
     view.get()->kept_in = &st;
@@ -164,9 +191,9 @@ inline void keep_view(value& slot, const tensor& view, storage_object& st, const
 }
 
 /// The storage kept in `slot`, when the program no longer uses it (see above); else null.
-inline storage_object* kept_free_storage(const value* slot) noexcept {
+inline storage_object* kept_free_storage(const kept_slot* slot) noexcept {
   if (slot == nullptr) return nullptr;
-  object* o = slot->get_object();
+  object* o = slot->get().get_object();
   if (o == nullptr || !o->is<storage_object>()) return nullptr;
   auto* s = static_cast<storage_object*>(o);
   if (s->use_count() != 1u + s->num_kept_views) return nullptr;

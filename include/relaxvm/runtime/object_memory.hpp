@@ -9,9 +9,11 @@
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string_view>
@@ -92,10 +94,26 @@ inline object_cache& thread_object_cache() {
 /// Ends the message of a failed heap allocation.
 inline constexpr std::string_view no_heap_note =
     RELAXVM_HEAP ? "" : " (firmware mode, RELAXVM_HEAP=0, has no heap: allocate from an arena allocator)";
-/// Tensor data and allocator blocks from the system heap: null when there is no room, and always
-/// in firmware mode (RELAXVM_HEAP=0), which has no heap and links no operator new.
+}  // namespace detail
+
+/// The largest single request for tensor data or an allocator block that goes to the system
+/// heap (RELAXVM_MAX_SYSTEM_REQUEST, default 2^40 bytes, 1 TiB, on 64-bit targets): a larger one
+/// is an error before the system is asked, so that a program cannot reach the system allocator
+/// with a 2^62-byte request (which some allocators, and AddressSanitizer's, treat as fatal).
+#ifdef RELAXVM_MAX_SYSTEM_REQUEST
+inline constexpr std::size_t max_system_request = RELAXVM_MAX_SYSTEM_REQUEST;
+#else
+inline constexpr std::size_t max_system_request =
+    sizeof(std::size_t) >= 8 ? static_cast<std::size_t>(std::uint64_t{1} << 40) : static_cast<std::size_t>(PTRDIFF_MAX);
+#endif
+
+namespace detail {
+/// Tensor data and allocator blocks from the system heap: null when there is no room or the
+/// request is over max_system_request, and always in firmware mode (RELAXVM_HEAP=0), which has
+/// no heap and links no operator new.
 inline void* heap_allocate(std::size_t nbytes, std::size_t alignment) noexcept {
 #if RELAXVM_HEAP
+  if (nbytes > max_system_request) return nullptr;
   return ::operator new(nbytes > 0 ? nbytes : 1, std::align_val_t{alignment}, std::nothrow);
 #else
   (void)nbytes;
@@ -140,6 +158,52 @@ RELAXVM_NOINLINE inline error object_memory_error(std::size_t n) {
 }
 #endif
 
+/// A VM's memory budget (vm_options::max_memory) as the memory it counts sees it: what storages
+/// made through the VM's devices hold, and, while the VM runs on this thread, the objects made
+/// since its invocation began. Shared by the VM and its devices' allocators (which storages
+/// keep alive), so it outlives the VM while its storages do.
+struct memory_meter {
+  std::int64_t limit = 0;                      ///< bytes; 0: no limit
+  std::atomic<std::int64_t> storage_bytes{0};  ///< held by storages of the VM's devices (any thread frees them)
+  std::int64_t object_base = 0;                ///< thread_object_bytes when the running invocation began
+  std::int64_t* stop = nullptr;                ///< the running invocation's instruction budget: zeroed to stop it
+  std::size_t over_request = 0;                ///< the object that went over the limit (0: none)
+  std::int64_t over_total = 0;                 ///< and what the VM held with it
+};
+/// Object memory this thread has taken and not given back (blocks, headers included), with a
+/// heap (firmware mode's object memory is its own cap). An object freed on another thread than
+/// the one that made it moves bytes between the threads' counts.
+inline RELAXVM_THREAD_LOCAL std::int64_t thread_object_bytes = 0;
+/// The meter of the VM running on this thread, when it has a budget; else null.
+inline RELAXVM_THREAD_LOCAL memory_meter* object_meter = nullptr;
+/// Objects large enough to bypass the size classes carry their block size in a header this long
+/// (the new-expression alignment, so the object after it stays aligned).
+inline constexpr std::size_t large_object_header = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+/// Bytes `m`'s VM holds with `more` bytes added: its storages, and its running invocation's
+/// objects when it runs on this thread.
+inline std::int64_t metered_total(const memory_meter& m, std::int64_t more) noexcept {
+  const std::int64_t objects = object_meter == &m ? std::max<std::int64_t>(thread_object_bytes - m.object_base, 0) : 0;
+  return m.storage_bytes.load(std::memory_order_relaxed) + objects + more;
+}
+/// An object of `bytes` was just made while a metered VM runs: past its limit, the running
+/// invocation stops at its next instruction (its instruction budget is zeroed; the VM reports
+/// the memory budget, see over_request). Objects are made where no error can be returned.
+RELAXVM_NOINLINE inline void meter_object(std::size_t bytes) noexcept {
+  memory_meter& m = *object_meter;
+  if (m.limit <= 0 || m.over_request != 0) return;
+  if (const std::int64_t total = metered_total(m, 0); total > m.limit) {
+    m.over_request = bytes;
+    m.over_total = total;
+    if (m.stop) *m.stop = 0;
+  }
+}
+/// Counts `bytes` of object memory taken on this thread.
+RELAXVM_ALWAYS_INLINE void count_object_bytes(std::size_t bytes) noexcept {
+  thread_object_bytes += static_cast<std::int64_t>(bytes);
+  if (RELAXVM_UNLIKELY(object_meter != nullptr)) meter_object(bytes);
+}
+
 /// Memory for an object of `n` bytes; `size_class` receives what free_object_memory needs. In
 /// firmware mode null when the object memory has no room (try_make_raw_object_with_tail turns
 /// that into an error); with a heap, operator new's behaviour.
@@ -162,18 +226,29 @@ inline void* try_allocate_object_memory(std::size_t n, std::uint32_t& size_class
   m.peak = used > m.peak ? used : m.peak;
   return p;
 #endif
+#if RELAXVM_HEAP
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    count_object_bytes(std::size_t{32} << size_class);
 #if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (object_cache::block* b = cache.heads[size_class]) {
-      unpoison_block(b, size_class);
-      cache.heads[size_class] = b->next;
-      --cache.counts[size_class];
-      return b;
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (object_cache::block* b = cache.heads[size_class]) {
+        unpoison_block(b, size_class);
+        cache.heads[size_class] = b->next;
+        --cache.counts[size_class];
+        return b;
+      }
     }
-  }
 #endif
-  return ::operator new(size_class != uncached_class ? std::size_t{32} << size_class : n);
+    return ::operator new(std::size_t{32} << size_class);
+  }
+  // Larger than every size class: its size goes in a header, for free_object_memory to count.
+  const std::size_t bytes = n + large_object_header;
+  auto* raw = static_cast<std::byte*>(::operator new(bytes));
+  std::memcpy(raw, &bytes, sizeof bytes);
+  count_object_bytes(bytes);
+  return raw + large_object_header;
+#endif
 }
 
 inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
@@ -185,21 +260,31 @@ inline void free_object_memory(void* p, std::uint32_t size_class) noexcept {
   m.heads[size_class] = b;
   --m.live;
   return;
-#endif
+#else
+  if (RELAXVM_LIKELY(size_class != uncached_class)) {
+    thread_object_bytes -= std::int64_t{32} << size_class;
 #if RELAXVM_OBJECT_CACHE
-  if (size_class != uncached_class && !object_cache_gone) {
-    object_cache& cache = thread_object_cache();
-    if (cache.counts[size_class] < max_cached_blocks) {
-      auto* b = static_cast<object_cache::block*>(p);
-      b->next = cache.heads[size_class];
-      cache.heads[size_class] = b;
-      ++cache.counts[size_class];
-      poison_block(b, size_class);
-      return;
+    if (!object_cache_gone) {
+      object_cache& cache = thread_object_cache();
+      if (cache.counts[size_class] < max_cached_blocks) {
+        auto* b = static_cast<object_cache::block*>(p);
+        b->next = cache.heads[size_class];
+        cache.heads[size_class] = b;
+        ++cache.counts[size_class];
+        poison_block(b, size_class);
+        return;
+      }
     }
-  }
 #endif
-  ::operator delete(p);
+    ::operator delete(p);
+    return;
+  }
+  std::byte* raw = static_cast<std::byte*>(p) - large_object_header;
+  std::size_t bytes = 0;
+  std::memcpy(&bytes, raw, sizeof bytes);
+  thread_object_bytes -= static_cast<std::int64_t>(bytes);
+  ::operator delete(raw);
+#endif
 }
 
 }  // namespace detail

@@ -85,7 +85,7 @@ class decoded_program {
     const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
     packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
     const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed
-    mutable value kept;  ///< call: what its callee keeps for its next run (instruction_slot)
+    mutable kept_slot kept;  ///< call: what its callee keeps for its next run (instruction_slot)
     /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
     /// arguments (immediates, constants) written once when the VM is made, so that a run writes
     /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
@@ -156,9 +156,7 @@ class decoded_program {
   }
   /// Kept views leave their storages' lists before the slots go (see drop_kept).
   void release_kept() noexcept {
-#if RELAXVM_HEAP
     for (op& o : ops) drop_kept(o.kept);
-#endif
   }
 
   std::shared_ptr<const void> keep_alive;  ///< the executable's layout

@@ -53,6 +53,14 @@ struct vm_options {
   /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
   /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
   std::size_t max_native_stack = std::size_t{256} << 10;
+  /// Bytes the VM's allocations may hold at once: tensors and storages from its devices (all of
+  /// them, kept allocations included; counted as requested, until freed, wherever they went) and
+  /// the objects (tuples, closures, shapes, tensor records) its running invocation has made
+  /// and not freed; 0: no limit. A storage that would go past it is an error naming the request
+  /// before the device's allocator is asked; an object that goes past it stops the invocation at
+  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it
+  /// for a VM made with one (a VM made without has nothing counting its memory, and costs nothing).
+  std::int64_t max_memory = 0;
   /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
   /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
   /// longer holds it: a program run again with the same shapes then allocates nothing. The cost

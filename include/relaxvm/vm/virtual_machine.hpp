@@ -73,6 +73,7 @@ class basic_vm_impl final : public vm_context {
                            "; relaxvm runs on host (cpu) devices only (any device id)");
       if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
     }
+    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
     std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
     RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
     return vm;
@@ -100,8 +101,14 @@ class basic_vm_impl final : public vm_context {
   std::span<const device_allocator> devices() const override { return devices_; }
   // The loop's next budget check sees what a builtin charged.
   void charge(std::int64_t units) override { budget_left_ -= units; }
-  // Kept views leave their storages' lists before the slots go (see drop_kept).
-  ~basic_vm_impl() { release_kept(); }
+  // Kept views leave their storages' lists before the slots go (see drop_kept); handles learn
+  // that the VM is gone.
+  ~basic_vm_impl() {
+    *handle_ = nullptr;
+    release_kept();
+  }
+  /// What vm_function handles hold: this VM while it lives, null once it is destroyed.
+  const std::shared_ptr<basic_vm_impl*>& handle() const { return handle_; }
   void release_kept() noexcept { prog_.release_kept(); }
 
   // ---- entry points ----
@@ -142,6 +149,14 @@ class basic_vm_impl final : public vm_context {
   }
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
+  status set_memory_budget(std::int64_t bytes) {
+    if (!meter_ || bytes <= 0)
+      return value_error("set_memory_budget: ", !meter_ ? "this VM was made without a memory budget (vm_options::max_memory 0), so "
+                                                         "nothing counts its memory; give it one when it is made"
+                                                       : "the budget must be positive");
+    opts_.max_memory = meter_->limit = bytes;
+    return {};
+  }
   instrument_fn instrument() const { return instrument_ ? *instrument_ : instrument_fn(); }
   void set_instrument(instrument_fn fn) {
     instrument_ = fn ? std::make_shared<const instrument_fn>(std::move(fn)) : nullptr;
@@ -210,9 +225,47 @@ class basic_vm_impl final : public vm_context {
   }
 
   basic_vm_impl(const executable& exe, vm_options opts)
-      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), devices_(opts_.devices) {
+      : exe_(exe), view_(exe_.view()), opts_(std::move(opts)), meter_(make_meter(opts_)), devices_(metered(opts_, meter_)) {
     joins_on_heap_ = true;  // a packed closure's captured values are joined on the heap
   }
+  // A VM made with a memory budget counts what its devices and its invocations take in a meter
+  // (vm_options::max_memory); one made without has none and pays nothing for it.
+  static std::shared_ptr<memory_meter> make_meter(const vm_options& o) {
+    if (o.max_memory == 0) return nullptr;
+    auto m = std::make_shared<memory_meter>();
+    m->limit = o.max_memory;
+    return m;
+  }
+  static std::vector<device_allocator> metered(const vm_options& o, const std::shared_ptr<memory_meter>& m) {
+    std::vector<device_allocator> out = o.devices;
+    if (m)
+      for (device_allocator& d : out) d.allocator = allocator(make_object<metered_allocator>(d.allocator.get(), m));
+    return out;
+  }
+  // While an invocation of a metered VM runs, the objects made on its thread count against its
+  // budget; an object past it zeroes the instruction budget, so the loop stops at its next
+  // instruction and budget_error reports the memory budget instead.
+  class meter_scope {
+   public:
+    meter_scope(memory_meter* m, std::int64_t* budget_left) noexcept
+        : m_(m), saved_(object_meter), saved_stop_(m->stop) {
+      m_->stop = budget_left;
+      m_->object_base = thread_object_bytes;
+      m_->over_request = 0;
+      object_meter = m_;
+    }
+    meter_scope(const meter_scope&) = delete;
+    meter_scope& operator=(const meter_scope&) = delete;
+    ~meter_scope() {
+      object_meter = saved_;
+      m_->stop = saved_stop_;
+    }
+
+   private:
+    memory_meter* m_;
+    memory_meter* saved_;
+    std::int64_t* saved_stop_;
+  };
 
   // ---- frames ----
   status push_frame(std::int64_t fi, std::span<const value> args, std::span<const value> bound,
@@ -263,8 +316,16 @@ class basic_vm_impl final : public vm_context {
   }
 
   result<value> invoke_vm(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
+    // A metered VM's outermost invocation counts the objects it makes; the others pay one test.
+    if (RELAXVM_UNLIKELY(meter_ != nullptr) && frames_.empty()) {
+      const meter_scope metering(meter_.get(), &budget_left_);
+      return run_invocation(fi, args, bound);
+    }
+    return run_invocation(fi, args, bound);
+  }
+  result<value> run_invocation(std::int64_t fi, std::span<const value> args, std::span<const value> bound) {
     const std::size_t base = frames_.size();
-    if (base == 0) {  // a new invocation (re-entrant ones share its budget and its C++ stack)
+    if (base == 0) {  // a new invocation (re-entrant ones share its budget, memory and C++ stack)
       budget_left_ = opts_.max_instructions > 0 ? opts_.max_instructions : INT64_MAX;
       stack_base_ = native_stack_position();
     } else if (const std::size_t used = native_stack_used(stack_base_); used > opts_.max_native_stack) {
@@ -281,6 +342,8 @@ class basic_vm_impl final : public vm_context {
 
   RELAXVM_NOINLINE error budget_error() {
     budget_left_ = 0;  // stays spent until the next invocation
+    if (meter_ && meter_->over_request != 0)
+      return memory_budget_error(meter_->over_request, "for an object", meter_->over_total, meter_->limit);
     return runtime_error("instruction budget exceeded: this invocation ran ", opts_.max_instructions,
                          " instructions (vm_options::max_instructions; a call also costs one per 8 register slots it "
                          "sets up); the program may loop forever");
@@ -459,7 +522,7 @@ class basic_vm_impl final : public vm_context {
   }
 
   // What instruction_slot() gives while `o` runs.
-  value* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
+  kept_slot* slot_of(const op& o) const { return opts_.reuse_allocations ? &o.kept : nullptr; }
 
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
@@ -517,7 +580,8 @@ class basic_vm_impl final : public vm_context {
   executable exe_;
   exec_view view_;
   vm_options opts_;
-  const std::vector<device_allocator> devices_;  // checked in create(); never changes
+  const std::shared_ptr<memory_meter> meter_;    // with vm_options::max_memory, else null
+  const std::vector<device_allocator> devices_;  // checked in create(); never changes (metered with meter_)
   program prog_;
   std::vector<frame> frames_;
   value_stack<Unused> stack_;
@@ -527,6 +591,9 @@ class basic_vm_impl final : public vm_context {
   std::uintptr_t stack_base_ = 0;         // native_stack_position() where the outermost invocation began
   // Shared, so that a hook replacing or removing itself while it runs stays alive until it returns.
   std::shared_ptr<const instrument_fn> instrument_;
+  // One cell per VM, made with it: a handle reads the VM through it, so a call costs one more
+  // load, and copying a handle one reference count.
+  const std::shared_ptr<basic_vm_impl*> handle_ = std::make_shared<basic_vm_impl*>(this);
 };
 
 }  // namespace detail
@@ -534,28 +601,47 @@ class basic_vm_impl final : public vm_context {
 template <class Unused = void>
 class basic_virtual_machine;
 
-/// A function of a virtual_machine, found once by name: vm["main"](x, y).
+/// A function of a virtual_machine, found once by name: vm["main"](x, y). It follows its VM
+/// when the VM is moved; once the VM is destroyed every use is an error (from try_call a result,
+/// from the others a throw or RELAXVM_ON_ERROR), never a use of freed memory. It does not keep
+/// the VM alive: the VM's devices and buffers are its owner's to free.
 template <class Unused = void>
 class basic_vm_function {
   using impl = detail::basic_vm_impl<Unused>;
 
  public:
-  basic_vm_function(impl* vm, std::int64_t index, std::shared_ptr<const typename impl::saved_function> saved = nullptr)
-      : vm_(vm), index_(index), saved_(std::move(saved)) {}
+  basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
+                    std::shared_ptr<const typename impl::saved_function> saved = nullptr)
+      : vm_(vm ? std::move(vm) : no_vm()), index_(index), saved_(std::move(saved)) {}
 
   result<value> try_call(std::span<const value> args) const {
-    return saved_ ? vm_->invoke_saved(saved_, args) : vm_->invoke_index(index_, args);
+    impl* const vm = *vm_;
+    if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
+    return saved_ ? vm->invoke_saved(saved_, args) : vm->invoke_index(index_, args);
   }
   template <class... Args>
   value operator()(Args&&... args) const {
     std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
     return try_call(a).value();
   }
-  std::string_view name() const { return vm_->entry(index_).name; }
+  std::string_view name() const { return try_vm().value()->entry(index_).name; }
   std::int64_t index() const { return index_; }
 
  private:
-  impl* vm_;
+  result<impl*> try_vm() const {
+    if (*vm_ == nullptr) return destroyed();
+    return *vm_;
+  }
+  // The cell of a handle made without a VM: never set, so that try_call reads a cell always.
+  static const std::shared_ptr<impl*>& no_vm() {
+    static const std::shared_ptr<impl*> none = std::make_shared<impl*>(nullptr);
+    return none;
+  }
+  RELAXVM_NOINLINE static error destroyed() {
+    return detail::value_error("vm_function: its virtual_machine was destroyed");
+  }
+
+  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle), never null
   std::int64_t index_;
   std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
   friend class basic_virtual_machine<Unused>;
@@ -582,8 +668,11 @@ class basic_virtual_machine {
   /// Calls function `name` (a vm function, or a packed function of the executable).
   result<value> try_invoke(std::string_view name, std::span<const value> args) {
 
-    RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
-    return f.try_call(args);
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    // The VM itself, not a handle (whose copy would cost a reference count per call).
+    if (const auto* saved = saved_.find(name)) return vm->invoke_saved(*saved, args);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm->invoke_index(i, args);
   }
   value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
   value invoke(std::string_view name, std::initializer_list<value> args) {
@@ -594,10 +683,9 @@ class basic_virtual_machine {
   /// executable's.
   result<vm_function> try_function(std::string_view name) const {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
-    if (const auto* saved = saved_.find(name)) return vm_function(vm, (*saved)->index, *saved);
-    const std::int64_t i = vm->find(name);
-    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
-    return vm_function(vm, i);
+    if (const auto* saved = saved_.find(name)) return vm_function(vm->handle(), (*saved)->index, *saved);
+    RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
+    return vm_function(vm->handle(), i);
   }
   vm_function function(std::string_view name) const { return try_function(name).value(); }
   vm_function operator[](std::string_view name) const { return function(name); }
@@ -721,6 +809,14 @@ class basic_virtual_machine {
   instrument_fn instrument() const { return vm().instrument(); }
   /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
   void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
+  /// The bytes the VM's allocations may hold at once from now on (vm_options::max_memory), for
+  /// a VM made with a budget; an error for one made without (nothing counts its memory) or for
+  /// a budget that is not positive.
+  status try_set_memory_budget(std::int64_t bytes) {
+    RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
+    return vm->set_memory_budget(bytes);
+  }
+  void set_memory_budget(std::int64_t bytes) { try_set_memory_budget(bytes).value(); }
   /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
   /// storages the program no longer uses go back to their allocators.
   void release_kept() { vm().release_kept(); }
@@ -742,6 +838,12 @@ class basic_virtual_machine {
     return impl_.get();
   }
   impl& vm() const { return *try_vm().value(); }
+  /// The index of the executable's function `name` in `vm`.
+  static result<std::int64_t> find(const impl& vm, std::string_view name) {
+    const std::int64_t i = vm.find(name);
+    if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
+    return i;
+  }
 
   /// How many arguments a saved function supplies itself (0 for a function of the executable).
   static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }

@@ -197,6 +197,47 @@ TEST_CASE("sym: can_prove_equal, true and false") {
   CHECK_FALSE(a.provable(ir::sym(6), ir::sym(7)));
 }
 
+TEST_CASE("sym: can_prove_equal does bounded work, then answers not proved (issue 33)") {
+  arena_fixture a;
+  const ir::sym n = a.var("n"), m = a.var("m");
+  // prod(1 + n // k), its factors in the other order, and with the first factor written n // 2 + 1,
+  // which only expanding the product (2^factors terms) can match: 16 factors took 11 s, 25 did not
+  // finish.
+  const auto product = [&](int factors, bool reversed, bool swapped) {
+    ir::sym p(1);
+    for (int i = 0; i < factors; ++i) {
+      const ir::sym q = ir::floordiv(n, 2 + (reversed ? factors - 1 - i : i));
+      p = p * (swapped && i == 0 ? q + 1 : 1 + q);
+    }
+    return p;
+  };
+  for (int factors : {25, 200}) {
+    CAPTURE(factors);
+    const ir::sym x = product(factors, false, false);
+    REQUIRE(a.mod.syms.within_limits(x.ref()));
+    std::int64_t budget = 10 * ir::max_proof_steps;
+    CHECK_FALSE(a.mod.syms.can_prove_equal(x.ref(), product(factors, false, true).ref(), budget));
+    CHECK(budget == 9 * ir::max_proof_steps);  // a proof that runs out spends exactly its cap
+    CHECK(a.provable(x, x));
+    // The same factors in another order are matched without expanding, while the steps last.
+    const bool reordered = a.mod.syms.can_prove_equal(x.ref(), product(factors, true, false).ref(), budget);
+    CHECK(reordered == (factors == 25));
+  }
+  // A proof that fits spends what it used, and a caller's budget caps it too.
+  std::int64_t budget = ir::max_proof_steps;
+  CHECK(a.mod.syms.can_prove_equal(((n + m) * (n - m)).ref(), (n * n - m * m).ref(), budget));
+  CHECK(budget < ir::max_proof_steps);
+  CHECK(budget > ir::max_proof_steps - 200);
+  std::int64_t none = 0;
+  CHECK_FALSE(a.mod.syms.can_prove_equal((n * m).ref(), (m * n).ref(), none));
+  const ir::sym nm = n * m;
+  CHECK(a.mod.syms.can_prove_equal(nm.ref(), nm.ref(), none));
+  CHECK(none == 0);
+  // Products of the same factors, grouped another way: a reshape's element counts.
+  CHECK(a.provable(4 * ((n + 1) * (m + 2)), (m + 2) * 2 * ((n + 1) * 2)));
+  CHECK_FALSE(a.provable(4 * ((n + 1) * (m + 2)), (m + 2) * 2 * (n + 1)));
+}
+
 TEST_CASE("sym: printing in TVMScript's spelling") {
   arena_fixture a;
   const ir::sym n = a.var("n"), m = a.var("m");

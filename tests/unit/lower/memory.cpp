@@ -342,3 +342,80 @@ TEST_CASE("rewrite_dataflow_reshape: what stays a kernel call") {
   using K = ir::expr_kind;
   CHECK(kinds == std::vector<K>{K::call_dps, K::call_dps, K::call_dps, K::call_dps, K::call_dps, K::reshape, K::call_dps, K::call_dps});
 }
+
+TEST_CASE("size proofs past ir::max_proof_steps are not proved: planning and reshapes end (issue 33)") {
+  // prod(1 + n // k) over 25 factors; the same factors in another order; and the first factor
+  // written n // 2 + 1, which only expanding 2^25 terms could match (this did not finish).
+  ir::module_builder m;
+  const ir::sym n = m.sym("n");
+  const auto product = [&](bool reversed, bool swapped) {
+    ir::sym p(1);
+    for (int i = 0; i < 25; ++i) {
+      const ir::sym q = ir::floordiv(n, 2 + (reversed ? 24 - i : i));
+      p = p * (swapped && i == 0 ? q + 1 : 1 + q);
+    }
+    return p;
+  };
+  const ir::sym p = product(false, false), reordered = product(true, false), swapped = product(false, true);
+  const auto t = [](const ir::sym& d) { return ir::tensor_info({d}, f32); };
+  {
+    auto f = m.function("main", {{"s", t(n)}, {"x", t(p)}});
+    auto df = f.dataflow();
+    const ir::var a = f.call_dps("k", {f.param(1)}, t(p));
+    const ir::var b = f.call_dps("k", {a}, t(p));
+    const ir::var c = f.call_dps("k", {b}, t(swapped));  // a's storage is free: not provably the same size
+    const ir::var d = f.call_dps("k", {c}, t(p));        // takes a's storage
+    const ir::var v = f.call_dps("r", {d}, t(reordered), ir::reshape_like);  // a view
+    const ir::var w = f.call_dps("r", {v}, t(swapped), ir::reshape_like);    // stays a kernel call
+    const ir::var y = f.call_dps("k", {w}, t(p));
+    df.output(y);
+    df.end();
+    f.ret(y);
+  }
+  const ir::module mod = m.get();
+  const ir::module viewed = ir::pass::rewrite_dataflow_reshape(mod);
+  std::vector<ir::expr_kind> kinds;
+  for (const ir::binding& x : viewed.funcs[0].body.blocks[0].bindings) kinds.push_back(x.value.kind);
+  using K = ir::expr_kind;
+  CHECK(kinds == std::vector<K>{K::call_dps, K::call_dps, K::call_dps, K::call_dps, K::reshape, K::call_dps, K::call_dps});
+  const plan got = plan_of(planned(viewed));
+  REQUIRE(got.size() == 9);
+  CHECK(got[1] == "T0");
+  CHECK(got[3] == "T1");
+  CHECK(got[5] == "T2");  // c: a storage of its own
+  CHECK(got[6] == "T0");  // d: a's
+  CHECK(got[7] == "T2");  // w: not b's (the proof runs out), c's (the same expression)
+  CHECK(got[8] == "U");   // y, returned
+}
+
+TEST_CASE("static_plan_block_memory: tuples nested 60 deep are followed as one set, not 2^60 leaves (issue 33)") {
+  // a = k(x); t0 = (a, a); t_i = (t_i-1, t_i-1); use(t_60); b = k(x); c = k(b). The tuples are
+  // put in by hand: the builder's struct info of such tuples doubles at each level.
+  const auto t4 = ir::tensor_info({4}, f32);
+  ir::module_builder mb;
+  {
+    auto f = mb.function("main", {{"x", t4}});
+    const ir::var a = f.call_dps("k", {f.param(0)}, t4);
+    f.call_packed("use", {f.tuple({a, a})});
+    const ir::var b = f.call_dps("k", {f.param(0)}, t4);
+    f.ret(f.call_dps("k", {b}, t4));
+  }
+  ir::module m = mb.get();
+  ir::function& fn = m.funcs[0];
+  std::vector<ir::binding>& bs = fn.body.blocks[0].bindings;
+  REQUIRE(bs[1].value.kind == ir::expr_kind::tuple);
+  std::int32_t prev = bs[1].var;
+  std::vector<ir::binding> nest;
+  for (int i = 0; i < 60; ++i) {
+    ir::binding t;
+    t.var = fn.add_var("t", ir::object_info());
+    t.value.kind = ir::expr_kind::tuple;
+    t.value.args = {ir::leaf::of_var(prev), ir::leaf::of_var(prev)};
+    nest.push_back(t);
+    prev = t.var;
+  }
+  bs[2].value.args[0] = ir::leaf::of_var(prev);
+  bs.insert(bs.begin() + 2, nest.begin(), nest.end());
+  // b takes a's storage once use() has run; c, returned, has its own.
+  CHECK(plan_of(planned(m)) == plan{"S16", "T0", "T0", "U"});
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// The portable convolution kernel (relaxvm/kernels/conv.hpp, onnx.Conv) on the float32 NCHW
+// shapes ResNet18 and MobileNetV2 spend their time in, batch 1, one thread: best and median ms
+// and GFLOP/s (2 * multiply-adds). Each result is checked against a naive 7-loop convolution.
+//
+//   g++ -std=c++20 -O3 -march=native -DNDEBUG -Iinclude bench/conv.cpp -o bench_conv
+//   bench_conv [--quick] [--runs N]
+//
+// /work/shared/reference/onnx.md section 6 has the reference figures for the first case (3x3,
+// 1x64x56x56 to 64 channels, pad 1): relaxvm's old im2col + i-k-j 13.5 ms, direct convolutions
+// 3.6-5.3 ms, im2col + Eigen 3.6 ms, torch 1.13 with oneDNN 1.25 ms.
+#include <relaxvm.hpp>
+#include <relaxvm/kernels/conv.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace rv = relaxvm;
+namespace k = relaxvm::kernels;
+
+namespace {
+
+struct conv_case {
+  const char* name;
+  std::int64_t c, h, w, m, kh, kw, stride, pad, group;
+};
+
+rv::tensor filled(std::vector<std::int64_t> dims, std::mt19937& rng) {
+  rv::tensor t = rv::tensor::empty(rv::shape(std::span<const std::int64_t>(dims)), rv::dtype::float32());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  float* p = t.data<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+  return t;
+}
+
+// The naive convolution (NCHW, one image), for the check.
+void naive(const conv_case& c, const float* x, const float* w, const float* b, float* y, std::int64_t oh_n, std::int64_t ow_n) {
+  const std::int64_t cg = c.c / c.group, mg = c.m / c.group;
+  for (std::int64_t m = 0; m < c.m; ++m) {
+    const std::int64_t g = m / mg;
+    for (std::int64_t oh = 0; oh < oh_n; ++oh)
+      for (std::int64_t ow = 0; ow < ow_n; ++ow) {
+        double acc = b[m];
+        for (std::int64_t ic = 0; ic < cg; ++ic)
+          for (std::int64_t kh = 0; kh < c.kh; ++kh)
+            for (std::int64_t kw = 0; kw < c.kw; ++kw) {
+              const std::int64_t ih = oh * c.stride - c.pad + kh, iw = ow * c.stride - c.pad + kw;
+              if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+              acc += static_cast<double>(x[((g * cg + ic) * c.h + ih) * c.w + iw]) * w[((m * cg + ic) * c.kh + kh) * c.kw + kw];
+            }
+        y[(m * oh_n + oh) * ow_n + ow] = static_cast<float>(acc);
+      }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 41;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) runs = 3;
+    else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::atoi(argv[++i]);
+  }
+  const conv_case cases[] = {
+      {"3x3 64->64 56x56 pad 1 (the reference case)", 64, 56, 56, 64, 3, 3, 1, 1, 1},
+      {"ResNet18 conv1 7x7/2 3->64 224x224 pad 3", 3, 224, 224, 64, 7, 7, 2, 3, 1},
+      {"ResNet18 3x3/2 128->256 28x28 pad 1", 128, 28, 28, 256, 3, 3, 2, 1, 1},
+      {"ResNet18 3x3 512->512 7x7 pad 1", 512, 7, 7, 512, 3, 3, 1, 1, 1},
+      {"MobileNetV2 1x1 24->144 56x56", 24, 56, 56, 144, 1, 1, 1, 0, 1},
+      {"MobileNetV2 1x1 144->24 56x56", 144, 56, 56, 24, 1, 1, 1, 0, 1},
+      {"MobileNetV2 1x1 320->1280 7x7", 320, 7, 7, 1280, 1, 1, 1, 0, 1},
+      {"MobileNetV2 depthwise 3x3 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 1, 1, 144},
+      {"MobileNetV2 depthwise 3x3/2 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 2, 1, 144},
+  };
+  std::mt19937 rng(42);
+  std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "MFLOP", "best ms", "GFLOP/s", "median ms", "GFLOP/s");
+  int bad = 0;
+  for (const conv_case& c : cases) {
+    const std::int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
+    rv::tensor x = filled({1, c.c, c.h, c.w}, rng), w = filled({c.m, c.c / c.group, c.kh, c.kw}, rng), b = filled({c.m}, rng);
+    rv::tensor y = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
+    const std::int64_t s[] = {c.stride, c.stride}, p[] = {c.pad, c.pad, c.pad, c.pad};
+    const rv::shape strides(std::span<const std::int64_t>(s, 2)), pads(std::span<const std::int64_t>(p, 4)), dil;
+    std::vector<double> ms;
+    for (int r = 0; r < runs; ++r) {
+      const auto t0 = bench::clock_type::now();
+      const rv::status st = k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);
+      const auto t1 = bench::clock_type::now();
+      if (!st.ok()) {
+        std::printf("%s: %s\n", c.name, std::string(st.error().message()).c_str());
+        return 1;
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::vector<float> want(static_cast<std::size_t>(y.numel()));
+    naive(c, x.data<float>(), w.data<float>(), b.data<float>(), want.data(), oh, ow);
+    double err = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) err = std::fmax(err, std::fabs(want[i] - y.data<float>()[i]) / (1 + std::fabs(want[i])));
+    if (err > 1e-4) {
+      std::printf("%s: differs from the naive convolution by %g\n", c.name, err);
+      ++bad;
+    }
+    const double mflop = 2.0 * static_cast<double>(c.m * oh * ow) * static_cast<double>(c.c / c.group * c.kh * c.kw) / 1e6;
+    const double best = *std::min_element(ms.begin(), ms.end()), med = bench::median(ms);
+    std::printf("%-48s %9.1f %9.3f %9.1f %9.3f %9.1f\n", c.name, mflop, best, mflop / best, med, mflop / med);
+  }
+  return bad == 0 ? 0 : 1;
+}

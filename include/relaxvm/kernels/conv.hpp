@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolution (ONNX's Conv) and its transpose (ConvTranspose) over NC(D)HW tensors of float32 or
+// float64: groups, strides, dilations, asymmetric pads, auto_pad, 1 to 3 spatial dims, an optional
+// bias.
+//
+// Conv is a direct convolution without a copy of the input (the kernels allocate nothing): each
+// pass computes a register tile of OB output channels by NV vectors of output columns, summing
+// over the input channels and the kernel's taps, so each input vector loaded feeds OB
+// multiply-adds and the tile is stored once. Tiles whose columns reach past the input's edges copy
+// each row's stretch into a zero-padded stack buffer (max_segment elements) first; interior tiles
+// read the input directly, with unit-stride vector loads at stride 1. A 1x1 convolution (stride
+// 1, no pads) is a matrix product over the flattened spatial dims; a depthwise one (one input and
+// one output channel per group) runs OB = 1 with a tile four vectors wide. The vectors are GCC's
+// and clang's vector extension, sized by RELAXVM_KERNEL_VECTOR_BYTES (64 with AVX-512, 32 with
+// AVX, else 16); other compilers get arrays with the same operators.
+#ifndef RELAXVM_KERNELS_CONV_HPP
+#define RELAXVM_KERNELS_CONV_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "../base/config.hpp"  // RELAXVM_ABI
+#include "base.hpp"
+#include "window.hpp"
+
+/// The bytes of the vector registers the convolution's tiles are sized for (one tile row of
+/// float32 is this many bytes; 8 such rows are the accumulators).
+#ifndef RELAXVM_KERNEL_VECTOR_BYTES
+#if defined(__AVX512F__)
+#define RELAXVM_KERNEL_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define RELAXVM_KERNEL_VECTOR_BYTES 32
+#else
+#define RELAXVM_KERNEL_VECTOR_BYTES 16
+#endif
+#endif
+
+namespace relaxvm::RELAXVM_ABI::kernels {
+
+namespace detail {
+
+template <class T>
+struct conv_problem {
+  const T* x;
+  const T* w;
+  const T* b;  // or null
+  T* y;
+  std::int64_t C, M, Cg, Mg, kk;  // channels in and out, per group, and taps per channel
+  window win;
+};
+
+// The taps [lo, hi) of a kernel dim whose input index o * s - p + k * d lies in [0, n).
+inline void valid_taps(std::int64_t o, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t k, std::int64_t n,
+                       std::int64_t& lo, std::int64_t& hi) {
+  const std::int64_t start = o * s - p;
+  lo = start >= 0 ? 0 : (-start + d - 1) / d;
+  const std::int64_t last = n - 1 - start;  // the largest k * d allowed
+  hi = last < 0 ? 0 : last / d + 1;
+  if (hi > k) hi = k;
+  if (lo > hi) lo = hi;
+}
+
+// The tiles' vectors: GCC's and clang's vector extension (plain element-wise code on targets
+// without SIMD), else an array with the same operators.
+inline constexpr int vector_bytes = RELAXVM_KERNEL_VECTOR_BYTES;
+#if defined(__GNUC__)
+template <class T>
+struct vec_of {
+  typedef T type __attribute__((vector_size(vector_bytes)));
+};
+template <class T>
+using vec = typename vec_of<T>::type;
+template <class T>
+inline vec<T> vsplat(T s) {
+  return vec<T>{} + s;
+}
+#else
+template <class T>
+struct vec {
+  T v[vector_bytes / sizeof(T)];
+  T& operator[](int i) { return v[i]; }
+  friend vec operator+(vec a, const vec& b) {
+    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  friend vec operator*(vec a, T s) {
+    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] *= s;
+    return a;
+  }
+};
+template <class T>
+inline vec<T> vsplat(T s) {
+  vec<T> r;
+  for (std::size_t i = 0; i < sizeof(r) / sizeof(T); ++i) r.v[i] = s;
+  return r;
+}
+#endif
+template <class T>
+inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));
+template <class T>
+inline vec<T> vload(const T* p) {
+  vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+inline void vstore(T* p, const vec<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+/// The longest stretch of an input row an edge tile copies (with zeros for the padding).
+inline constexpr int max_segment = 256;
+
+// A tile of OB output channels by NV vectors of output columns from ow0 of one output row, summed
+// over the input channels and the valid taps kd in [kd0, kd1), kh in [kh0, kh1). Edge: the
+// columns may reach past the input's edges: each input row's stretch is copied with zeros for
+// the padding first, and only the first `cnt` columns are stored.
+template <class T, int OB, int NV, bool Unit, bool Edge>
+inline void conv_tile(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow0,
+                      std::int64_t cnt, std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0,
+                      std::int64_t ih0, const T (&bias)[OB]) {
+  constexpr int L = lanes<T>, VW = L * NV;
+  const window& w = a.win;
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2], s2 = w.s[2], d2 = w.d[2];
+  const std::int64_t wstride = a.Cg * a.kk;
+  const std::int64_t iw0 = ow0 * s2 - w.pb[2];  // >= 0 unless Edge
+  const std::int64_t seg_len = (VW - 1) * s2 + (K2 - 1) * d2 + 1;
+  // An edge tile's stretch of row: the input's columns [t_lo, t_hi) of it, zeros around them.
+  T seg[Edge ? max_segment : 1];
+  std::int64_t t_lo = 0, t_hi = 0;
+  if constexpr (Edge) {
+    t_lo = iw0 < 0 ? -iw0 : 0;
+    t_hi = W - iw0 < seg_len ? W - iw0 : seg_len;
+    for (std::int64_t t = 0; t < seg_len; ++t) seg[t] = T(0);
+  }
+  vec<T> acc[OB][NV];
+  for (int j = 0; j < OB; ++j)
+    for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
+  for (std::int64_t ic = 0; ic < a.Cg; ++ic)
+    for (std::int64_t kd = kd0; kd < kd1; ++kd)
+      for (std::int64_t kh = kh0; kh < kh1; ++kh) {
+        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
+        const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
+        const T* xr;
+        if constexpr (Edge) {
+          if (t_hi > t_lo) std::memcpy(seg + t_lo, xg + row + iw0 + t_lo, static_cast<std::size_t>(t_hi - t_lo) * sizeof(T));
+          xr = seg;
+        } else {
+          xr = xg + row + iw0;
+        }
+        for (std::int64_t kw = 0; kw < K2; ++kw) {
+          const T* xp = xr + kw * d2;
+          vec<T> xv[NV];
+          for (int u = 0; u < NV; ++u) {
+            if constexpr (Unit) {
+              xv[u] = vload(xp + u * L);
+            } else {
+              T lane[L];
+              for (int l = 0; l < L; ++l) lane[l] = xp[(u * L + l) * s2];
+              xv[u] = vload(lane);
+            }
+          }
+          for (int j = 0; j < OB; ++j) {
+            const T wj = wr[j * wstride + kw];
+            for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
+          }
+        }
+      }
+  for (int j = 0; j < OB; ++j) {
+    T* yp = yrow + j * plane + ow0;
+    if (!Edge || cnt == VW) {
+      for (int u = 0; u < NV; ++u) vstore(yp + u * L, acc[j][u]);
+    } else {
+      for (std::int64_t v = 0; v < cnt; ++v) yp[v] = acc[j][v / L][v % L];
+    }
+  }
+}
+
+// One output column of OB channels with every tap checked: where an edge tile's stretch of row
+// would not fit max_segment (very wide dilations or strides).
+template <class T, int OB>
+inline void conv_point(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow,
+                       std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0, std::int64_t ih0,
+                       const T (&bias)[OB]) {
+  const window& w = a.win;
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2];
+  T acc[OB];
+  for (int j = 0; j < OB; ++j) acc[j] = bias[j];
+  const std::int64_t iw0 = ow * w.s[2] - w.pb[2];
+  for (std::int64_t ic = 0; ic < a.Cg; ++ic)
+    for (std::int64_t kd = kd0; kd < kd1; ++kd)
+      for (std::int64_t kh = kh0; kh < kh1; ++kh) {
+        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
+        const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
+        for (std::int64_t kw = 0; kw < K2; ++kw) {
+          const std::int64_t iw = iw0 + kw * w.d[2];
+          if (iw < 0 || iw >= W) continue;
+          const T xv = xg[row + iw];
+          for (int j = 0; j < OB; ++j) acc[j] += wr[j * a.Cg * a.kk + kw] * xv;
+        }
+      }
+  for (int j = 0; j < OB; ++j) yrow[j * plane + ow] = acc[j];
+}
+
+// OB output channels from oc0 (absolute) of batch n's group g: every output position. A row is
+// covered by tiles of VW columns: unchecked ones where every tap lies inside the input, checked
+// ones at the edges (the last tile may overlap the one before; it writes the same values).
+template <class T, int OB, int NV, bool Unit>
+void conv_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
+  const window& w = a.win;
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2];
+  const std::int64_t OD = w.out[0], OH = w.out[1], OW = w.out[2];
+  const std::int64_t plane = OD * OH * OW;
+  const T* xg = a.x + (n * a.C + g * a.Cg) * D * H * W;
+  const T* wb = a.w + oc0 * a.Cg * a.kk;
+  T* yb = a.y + (n * a.M + oc0) * plane;
+  T bias[OB];
+  for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
+  constexpr int VW = lanes<T> * NV;
+  std::int64_t lo = 0, hi = 0;
+  interior(w, 2, lo, hi);
+  const bool seg_fits = (VW - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1 <= max_segment;
+  for (std::int64_t od = 0; od < OD; ++od) {
+    std::int64_t kd0 = 0, kd1 = 0;
+    valid_taps(od, w.s[0], w.pb[0], w.d[0], w.k[0], D, kd0, kd1);
+    const std::int64_t id0 = od * w.s[0] - w.pb[0];
+    for (std::int64_t oh = 0; oh < OH; ++oh) {
+      std::int64_t kh0 = 0, kh1 = 0;
+      valid_taps(oh, w.s[1], w.pb[1], w.d[1], w.k[1], H, kh0, kh1);
+      const std::int64_t ih0 = oh * w.s[1] - w.pb[1];
+      T* yrow = yb + (od * OH + oh) * OW;
+      for (std::int64_t ow = 0; ow < OW; ow += VW) {
+        const std::int64_t cnt = OW - ow < VW ? OW - ow : VW;
+        std::int64_t start = ow;
+        if (cnt < VW && OW >= VW) start = OW - VW;  // the last tile, moved back to a full one
+        if (start >= lo && start + VW <= hi)
+          conv_tile<T, OB, NV, Unit, false>(a, xg, wb, yrow, plane, start, VW, kd0, kd1, kh0, kh1, id0, ih0, bias);
+        else if (seg_fits)
+          conv_tile<T, OB, NV, Unit, true>(a, xg, wb, yrow, plane, start, OW >= VW ? VW : cnt, kd0, kd1, kh0, kh1, id0, ih0, bias);
+        else
+          for (std::int64_t c = start; c < start + (OW >= VW ? VW : cnt); ++c)
+            conv_point<T, OB>(a, xg, wb, yrow, plane, c, kd0, kd1, kh0, kh1, id0, ih0, bias);
+      }
+    }
+  }
+}
+
+// A 1x1 convolution at stride 1 without pads: per group, Y[Mg, P] = W[Mg, Cg] X[Cg, P] over the
+// P flattened positions.
+template <class T, int OB, int NV>
+void conv_1x1_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
+  constexpr int L = lanes<T>, VW = L * NV;
+  const std::int64_t P = a.win.in_size();
+  const T* xg = a.x + (n * a.C + g * a.Cg) * P;
+  const T* wb = a.w + oc0 * a.Cg;
+  T* yb = a.y + (n * a.M + oc0) * P;
+  T bias[OB];
+  for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
+  std::int64_t p = 0;
+  for (; p + VW <= P; p += VW) {
+    vec<T> acc[OB][NV];
+    for (int j = 0; j < OB; ++j)
+      for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
+    for (std::int64_t ic = 0; ic < a.Cg; ++ic) {
+      const T* xp = xg + ic * P + p;
+      vec<T> xv[NV];
+      for (int u = 0; u < NV; ++u) xv[u] = vload(xp + u * L);
+      for (int j = 0; j < OB; ++j) {
+        const T wj = wb[j * a.Cg + ic];
+        for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
+      }
+    }
+    for (int j = 0; j < OB; ++j)
+      for (int u = 0; u < NV; ++u) vstore(yb + j * P + p + u * L, acc[j][u]);
+  }
+  for (; p < P; ++p) {
+    T acc[OB];
+    for (int j = 0; j < OB; ++j) acc[j] = bias[j];
+    for (std::int64_t ic = 0; ic < a.Cg; ++ic) {
+      const T xv = xg[ic * P + p];
+      for (int j = 0; j < OB; ++j) acc[j] += wb[j * a.Cg + ic] * xv;
+    }
+    for (int j = 0; j < OB; ++j) yb[j * P + p] = acc[j];
+  }
+}
+
+// The tile's width in vectors for OB channels: about 8 vector accumulators in all.
+template <int OB>
+inline constexpr int conv_tile_vectors = OB >= 8 ? 1 : OB >= 4 ? 2 : 4;
+
+template <class T, int OB>
+void conv_channels(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0, bool one_by_one) {
+  constexpr int NV = conv_tile_vectors<OB>;
+  if (one_by_one) conv_1x1_block<T, OB, NV>(a, n, g, oc0);
+  else if (a.win.s[2] == 1) conv_block<T, OB, NV, true>(a, n, g, oc0);
+  else conv_block<T, OB, NV, false>(a, n, g, oc0);
+}
+
+template <class T>
+void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
+  const window& w = a.win;
+  bool one_by_one = true;
+  for (int i = 0; i < max_spatial; ++i)
+    one_by_one = one_by_one && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < G; ++g) {
+      std::int64_t oc = 0;
+      const std::int64_t base = g * a.Mg;
+      for (; oc + 8 <= a.Mg; oc += 8) conv_channels<T, 8>(a, n, g, base + oc, one_by_one);
+      if (oc + 4 <= a.Mg) conv_channels<T, 4>(a, n, g, base + oc, one_by_one), oc += 4;
+      if (oc + 2 <= a.Mg) conv_channels<T, 2>(a, n, g, base + oc, one_by_one), oc += 2;
+      if (oc < a.Mg) conv_channels<T, 1>(a, n, g, base + oc, one_by_one);
+    }
+}
+
+/// The checks Conv and ConvTranspose share: x [N, C, spatial...] and w of x's float type and
+/// rank, a bias of `bias_len` of that type or undefined; spatial dims 1 to 3; group at least 1.
+inline status conv_inputs(std::string_view fn, const tensor& x, const tensor& w, const tensor& b, std::int64_t group) {
+  RELAXVM_TRY(check_in(fn, x, 0, floats));
+  RELAXVM_TRY(check_in(fn, w, 1, floats));
+  RELAXVM_TRY(same_type(fn, x, 0, w, 1));
+  if (x.ndim() < 3 || x.ndim() > 2 + max_spatial)
+    return value_error(fn, ": the input has ", x.ndim(), " dimensions; it must have 3 to ", 2 + max_spatial, " (N, C and 1 to 3 spatial)");
+  if (w.ndim() != x.ndim()) return value_error(fn, ": the weights have ", w.ndim(), " dimensions but the input ", x.ndim());
+  if (group < 1) return value_error(fn, ": group is ", group, "; it must be at least 1");
+  if (b.defined()) {
+    RELAXVM_TRY(check_in(fn, b, 2, floats));
+    RELAXVM_TRY(same_type(fn, x, 0, b, 2));
+    if (b.ndim() != 1) return value_error(fn, ": the bias (argument 2) must have one dimension, but has ", b.ndim());
+  }
+  return {};
+}
+
+inline status conv_alias(std::string_view fn, const tensor& x, const tensor& w, const tensor& b, const tensor& out) {
+  RELAXVM_TRY(check_alias(fn, x, 0, out, false));
+  RELAXVM_TRY(check_alias(fn, w, 1, out, false));
+  if (b.defined()) {
+    RELAXVM_TRY(check_alias(fn, b, 2, out, false));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+/// Conv(x [N, C, spatial...], w [M, C / group, kernel...], b [M] or undefined; auto_pad
+/// (auto_pad_mode), group, strides, pads (begins then ends), dilations (empty lists: the defaults),
+/// out [N, M, out...]).
+inline status Conv_out(const tensor& x, const tensor& w, const tensor& b, std::int64_t auto_pad, std::int64_t group,
+                       const shape& strides, const shape& pads, const shape& dilations, const tensor& out) {
+  constexpr std::string_view fn = "onnx.Conv";
+  RELAXVM_TRY(detail::conv_inputs(fn, x, w, b, group));
+  const std::span<const std::int64_t> xd = x.shape().dims(), wd = w.shape().dims();
+  const std::int64_t N = xd[0], C = xd[1], M = wd[0];
+  if (wd[1] * group != C)
+    return detail::value_error(fn, ": the input has ", C, " channels but the weights take ", wd[1], " per group of ", group);
+  if (M % group != 0) return detail::value_error(fn, ": ", M, " output channels do not split into ", group, " groups");
+  if (b.defined() && b.numel() != M) return detail::value_error(fn, ": the bias has ", b.numel(), " values for ", M, " output channels");
+  detail::window win;
+  RELAXVM_TRY(detail::resolve_window(fn, xd.subspan(2), wd.subspan(2), auto_pad, 0, strides, pads, dilations, win));
+  RELAXVM_TRY(detail::check_out(fn, out, 8, detail::window_out_dims(N, M, win).span(), x.dtype()));
+  RELAXVM_TRY(detail::conv_alias(fn, x, w, b, out));
+  detail::visit(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      const detail::conv_problem<T> a{static_cast<const T*>(x.raw_data()), static_cast<const T*>(w.raw_data()),
+                                      b.defined() ? static_cast<const T*>(b.raw_data()) : nullptr, static_cast<T*>(out.raw_data()),
+                                      C, M, C / group, M / group, win.k[0] * win.k[1] * win.k[2], win};
+      detail::conv_run(a, N, group);
+    }
+  });
+  return {};
+}
+
+namespace detail {
+
+/// ConvTranspose's geometry: the pads (from output_shape or auto_pad when given, else `pads`)
+/// and the output's spatial dims, into `win` (in: x's, out: y's, as the convolution it inverts
+/// would see them reversed).
+inline status resolve_transpose(std::string_view fn, std::span<const std::int64_t> spatial, std::span<const std::int64_t> kernel,
+                                std::int64_t auto_pad, const shape& strides, const shape& pads, const shape& dilations,
+                                const shape& output_padding, const shape& output_shape, window& w) {
+  const int n = static_cast<int>(spatial.size());
+  if (n < 1 || n > max_spatial) return value_error(fn, ": ", n, " spatial dimensions; the kernel takes 1 to ", max_spatial);
+  if (auto_pad < notset || auto_pad > valid) return value_error(fn, ": auto_pad is ", auto_pad, "; it must be 0 to 3");
+  w = window{};
+  w.nd = n;
+  const int o = max_spatial - n;
+  for (int i = 0; i < n; ++i) {
+    w.in[o + i] = spatial[static_cast<std::size_t>(i)];
+    w.k[o + i] = kernel[static_cast<std::size_t>(i)];
+    if (w.k[o + i] < 1) return value_error(fn, ": the kernel's dimension ", i, " is ", w.k[o + i], "; it must be at least 1");
+  }
+  RELAXVM_TRY(read_list(fn, "strides", strides, n, 1, 1, w.s));
+  RELAXVM_TRY(read_list(fn, "dilations", dilations, n, 1, 1, w.d));
+  std::int64_t op[max_spatial] = {};
+  RELAXVM_TRY(read_list(fn, "output_padding", output_padding, n, 0, 0, op));
+  std::span<const std::int64_t> os = output_shape.dims();
+  if (os.size() == static_cast<std::size_t>(n + 2)) os = os.subspan(2);  // N and C given too
+  if (!os.empty() && os.size() != static_cast<std::size_t>(n))
+    return value_error(fn, ": output_shape has ", output_shape.dims().size(), " values for ", n, " spatial dimensions");
+  const std::span<const std::int64_t> p = pads.dims();
+  if (!p.empty() && p.size() != static_cast<std::size_t>(2 * n))
+    return value_error(fn, ": pads has ", p.size(), " values for ", n, " spatial dimensions (it needs ", 2 * n, ")");
+  for (int i = 0; i < n; ++i) {
+    const int j = o + i;
+    if (op[j] >= w.s[j] && op[j] >= w.d[j])
+      return value_error(fn, ": output_padding ", op[j], " must be less than the stride or the dilation");
+    const std::int64_t full = w.s[j] * (w.in[j] - 1) + op[j] + w.extent(j);
+    const bool same = auto_pad == same_upper || auto_pad == same_lower;
+    if (!os.empty() || same) {
+      w.out[j] = !os.empty() ? os[static_cast<std::size_t>(i)] : w.in[j] * w.s[j];
+      if (w.out[j] < 0) return value_error(fn, ": output_shape has ", w.out[j]);
+      std::int64_t total = full - w.out[j];
+      if (total < 0) total = 0;  // a larger output than the transpose covers: zeros at the end
+      w.pb[j] = auto_pad == same_upper ? total / 2 : total - total / 2;
+      w.pe[j] = total - w.pb[j];
+    } else {
+      if (auto_pad == notset && !p.empty()) {
+        w.pb[j] = p[static_cast<std::size_t>(i)];
+        w.pe[j] = p[static_cast<std::size_t>(i + n)];
+        if (w.pb[j] < 0 || w.pe[j] < 0) return value_error(fn, ": pads has a negative value");
+      }
+      w.out[j] = full - w.pb[j] - w.pe[j];
+      if (w.out[j] < 0) return value_error(fn, ": the pads (", w.pb[j] + w.pe[j], ") exceed the output (", full, ") along spatial dimension ", i);
+    }
+  }
+  return {};
+}
+
+// Each input element scatters into the outputs its taps reach; the innermost loop runs along an
+// input row (unit stride in the input, the stride in the output).
+template <class T>
+void conv_transpose_run(const T* x, const T* wt, const T* b, T* y, std::int64_t N, std::int64_t C, std::int64_t G,
+                        std::int64_t Mg, const window& w) {
+  const std::int64_t Cg = C / G, M = Mg * G;
+  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], OD = w.out[0], OH = w.out[1], OW = w.out[2];
+  const std::int64_t kk = w.k[0] * w.k[1] * w.k[2], plane = OD * OH * OW, iplane = D * H * W;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t m = 0; m < M; ++m) {
+      T* ym = y + (n * M + m) * plane;
+      const T bias = b != nullptr ? b[m] : T(0);
+      for (std::int64_t i = 0; i < plane; ++i) ym[i] = bias;
+    }
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < G; ++g)
+      for (std::int64_t ic = 0; ic < Cg; ++ic) {
+        const T* xc = x + (n * C + g * Cg + ic) * iplane;
+        for (std::int64_t oc = 0; oc < Mg; ++oc) {
+          T* ym = y + (n * M + g * Mg + oc) * plane;
+          const T* wk = wt + ((g * Cg + ic) * Mg + oc) * kk;
+          for (std::int64_t kd = 0; kd < w.k[0]; ++kd)
+            for (std::int64_t kh = 0; kh < w.k[1]; ++kh)
+              for (std::int64_t kw = 0; kw < w.k[2]; ++kw) {
+                const T wv = wk[(kd * w.k[1] + kh) * w.k[2] + kw];
+                // Input columns iw with ow = iw * s - p + kw * d in [0, OW).
+                const std::int64_t off = kw * w.d[2] - w.pb[2];
+                std::int64_t iw0 = off >= 0 ? 0 : (-off + w.s[2] - 1) / w.s[2];
+                const std::int64_t last = OW - 1 - off;
+                std::int64_t iw1 = last < 0 ? 0 : last / w.s[2] + 1;
+                if (iw1 > W) iw1 = W;
+                if (iw0 > iw1) iw0 = iw1;
+                for (std::int64_t id = 0; id < D; ++id) {
+                  const std::int64_t od = id * w.s[0] - w.pb[0] + kd * w.d[0];
+                  if (od < 0 || od >= OD) continue;
+                  for (std::int64_t ih = 0; ih < H; ++ih) {
+                    const std::int64_t oh = ih * w.s[1] - w.pb[1] + kh * w.d[1];
+                    if (oh < 0 || oh >= OH) continue;
+                    const T* xr = xc + (id * H + ih) * W;
+                    const std::int64_t yr = (od * OH + oh) * OW + off;  // may be < 0: an index
+                    for (std::int64_t iw = iw0; iw < iw1; ++iw) ym[yr + iw * w.s[2]] += wv * xr[iw];
+                  }
+                }
+              }
+        }
+      }
+}
+
+}  // namespace detail
+
+/// ConvTranspose(x [N, C, spatial...], w [C, M / group, kernel...], b [M] or undefined; auto_pad,
+/// group, strides, pads, dilations, output_padding, output_shape (empty lists: absent), out).
+inline status ConvTranspose_out(const tensor& x, const tensor& w, const tensor& b, std::int64_t auto_pad, std::int64_t group,
+                                const shape& strides, const shape& pads, const shape& dilations, const shape& output_padding,
+                                const shape& output_shape, const tensor& out) {
+  constexpr std::string_view fn = "onnx.ConvTranspose";
+  RELAXVM_TRY(detail::conv_inputs(fn, x, w, b, group));
+  const std::span<const std::int64_t> xd = x.shape().dims(), wd = w.shape().dims();
+  const std::int64_t N = xd[0], C = xd[1];
+  if (wd[0] != C) return detail::value_error(fn, ": the input has ", C, " channels but the weights ", wd[0]);
+  if (C % group != 0) return detail::value_error(fn, ": ", C, " input channels do not split into ", group, " groups");
+  const std::int64_t M = wd[1] * group;
+  if (b.defined() && b.numel() != M) return detail::value_error(fn, ": the bias has ", b.numel(), " values for ", M, " output channels");
+  detail::window win;
+  RELAXVM_TRY(detail::resolve_transpose(fn, xd.subspan(2), wd.subspan(2), auto_pad, strides, pads, dilations, output_padding,
+                                        output_shape, win));
+  RELAXVM_TRY(detail::check_out(fn, out, 10, detail::window_out_dims(N, M, win).span(), x.dtype()));
+  RELAXVM_TRY(detail::conv_alias(fn, x, w, b, out));
+  detail::visit(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>)
+      detail::conv_transpose_run(static_cast<const T*>(x.raw_data()), static_cast<const T*>(w.raw_data()),
+                                 b.defined() ? static_cast<const T*>(b.raw_data()) : nullptr, static_cast<T*>(out.raw_data()), N, C,
+                                 group, wd[1], win);
+  });
+  return {};
+}
+
+}  // namespace relaxvm::kernels
+
+#endif  // RELAXVM_KERNELS_CONV_HPP

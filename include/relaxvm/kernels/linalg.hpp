@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// Matrix products with ONNX's semantics: MatMul (NumPy's: batch dims broadcast, a 1-d operand a
+// row or column vector whose dim is dropped) and Gemm (Y = alpha * A' B' + beta * C, C broadcast
+// to (M, N)). One blocked product serves both: columns of B in strips of NR, K in blocks of KC,
+// rows of A MR at a time into an MR x NR block of accumulators, whose inner loop (over NR, unit
+// stride) the compiler vectorizes. A strip of B that is not unit-stride along N (a transposed B)
+// or narrower than NR is first copied into a KC x NR tile on the stack (zero-padded); nothing is
+// allocated on the heap.
+#ifndef RELAXVM_KERNELS_LINALG_HPP
+#define RELAXVM_KERNELS_LINALG_HPP
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "../base/config.hpp"  // RELAXVM_ABI
+#include "base.hpp"
+
+namespace relaxvm::RELAXVM_ABI::kernels {
+
+namespace detail {
+
+/// The product's blocking: MR rows of A by NR columns of B per block of accumulators, KC of the
+/// shared dim per pass (a KC x NR tile of B stays in the L1 cache while every row block uses it).
+inline constexpr int gemm_mr = 4;
+inline constexpr int gemm_nr = 32;
+inline constexpr int gemm_kc = 128;
+
+/// A matrix operand: element (i, j) at p[i * rs + j * cs].
+template <class T>
+struct mat {
+  const T* p;
+  std::int64_t rs, cs;
+};
+
+// c[r * ldc + j] += alpha * sum_p a(r, p) b[p * ldb + j] for r < MR, j < nr (b has NR columns).
+template <class T, int MR, int NR>
+void gemm_block(std::int64_t kc, mat<T> a, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, int nr, T alpha) {
+  T acc[MR][NR] = {};
+  for (std::int64_t p = 0; p < kc; ++p) {
+    const T* bp = b + p * ldb;
+    for (int r = 0; r < MR; ++r) {
+      const T av = a.p[r * a.rs + p * a.cs];
+      for (int j = 0; j < NR; ++j) acc[r][j] += av * bp[j];
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    T* cr = c + r * ldc;
+    if (nr == NR) {
+      for (int j = 0; j < NR; ++j) cr[j] += alpha * acc[r][j];
+    } else {
+      for (int j = 0; j < nr; ++j) cr[j] += alpha * acc[r][j];
+    }
+  }
+}
+
+template <class T, int NR, int R = 1>
+void gemm_rows(int mr, std::int64_t kc, mat<T> a, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, int nr, T alpha) {
+  if constexpr (R < gemm_mr) {
+    if (mr != R) return gemm_rows<T, NR, R + 1>(mr, kc, a, b, ldb, c, ldc, nr, alpha);
+  }
+  gemm_block<T, R, NR>(kc, a, b, ldb, c, ldc, nr, alpha);
+}
+
+/// A few rows of A against a B whose columns are unit-stride (a transposed B: nn.Linear's
+/// weight): dot products, 4 columns at a time, each summed in L lanes the compiler vectorizes.
+template <class T>
+void gemm_dots(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
+  constexpr int L = 16;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const T* ar = a.p + i * a.rs;
+    std::int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const T* b0 = b.p + j * b.cs;
+      const T* b1 = b0 + b.cs;
+      const T* b2 = b1 + b.cs;
+      const T* b3 = b2 + b.cs;
+      T s0[L] = {}, s1[L] = {}, s2[L] = {}, s3[L] = {};
+      std::int64_t p = 0;
+      for (; p + L <= k; p += L)
+        for (int l = 0; l < L; ++l) {
+          const T av = ar[p + l];
+          s0[l] += av * b0[p + l];
+          s1[l] += av * b1[p + l];
+          s2[l] += av * b2[p + l];
+          s3[l] += av * b3[p + l];
+        }
+      T t0 = T(0), t1 = T(0), t2 = T(0), t3 = T(0);
+      for (int l = 0; l < L; ++l) t0 += s0[l], t1 += s1[l], t2 += s2[l], t3 += s3[l];
+      for (; p < k; ++p) t0 += ar[p] * b0[p], t1 += ar[p] * b1[p], t2 += ar[p] * b2[p], t3 += ar[p] * b3[p];
+      T* ci = c + i * ldc + j;
+      ci[0] += alpha * t0, ci[1] += alpha * t1, ci[2] += alpha * t2, ci[3] += alpha * t3;
+    }
+    for (; j < n; ++j) {
+      const T* bj = b.p + j * b.cs;
+      T s[L] = {};
+      std::int64_t p = 0;
+      for (; p + L <= k; p += L)
+        for (int l = 0; l < L; ++l) s[l] += ar[p + l] * bj[p + l];
+      T t = T(0);
+      for (int l = 0; l < L; ++l) t += s[l];
+      for (; p < k; ++p) t += ar[p] * bj[p];
+      c[i * ldc + j] += alpha * t;
+    }
+  }
+}
+
+/// c (m x n, row stride ldc) += alpha * a (m x k) . b (k x n).
+template <class T>
+void gemm_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
+  constexpr int NR = gemm_nr, MR = gemm_mr, KC = gemm_kc;
+  if (b.rs == 1 && b.cs != 1 && a.cs == 1 && m < 2 * MR) return gemm_dots(m, n, k, alpha, a, b, c, ldc);
+  T tile[KC * NR];
+  for (std::int64_t j0 = 0; j0 < n; j0 += NR) {
+    const int nr = static_cast<int>(n - j0 < NR ? n - j0 : NR);
+    for (std::int64_t p0 = 0; p0 < k; p0 += KC) {
+      const std::int64_t kc = k - p0 < KC ? k - p0 : KC;
+      const T* bt = b.p + p0 * b.rs + j0 * b.cs;
+      std::int64_t ldb = b.rs;
+      if (b.cs != 1 || nr != NR) {  // copy the strip into the tile (zero-padded to NR columns)
+        for (std::int64_t p = 0; p < kc; ++p)
+          for (int j = 0; j < NR; ++j) tile[p * NR + j] = j < nr ? bt[p * b.rs + j * b.cs] : T(0);
+        bt = tile;
+        ldb = NR;
+      }
+      for (std::int64_t i0 = 0; i0 < m; i0 += MR) {
+        const int mr = static_cast<int>(m - i0 < MR ? m - i0 : MR);
+        const mat<T> ai{a.p + i0 * a.rs + p0 * a.cs, a.rs, a.cs};
+        T* ci = c + i0 * ldc + j0;
+        if (mr == MR) gemm_block<T, MR, NR>(kc, ai, bt, ldb, ci, ldc, nr, alpha);
+        else gemm_rows<T, NR>(mr, kc, ai, bt, ldb, ci, ldc, nr, alpha);
+      }
+    }
+  }
+}
+
+// Integer and bool-free products of the other types: the same blocks (the types are few and the
+// sizes the tests use small).
+template <class T>
+inline constexpr bool gemm_type_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+inline constexpr std::uint32_t matmul_types = floats | ints;
+
+}  // namespace detail
+
+/// MatMul(a, b, out): NumPy's matmul.
+inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
+  constexpr std::string_view fn = "onnx.MatMul";
+  RELAXVM_TRY(detail::check_in(fn, a, 0, detail::matmul_types));
+  RELAXVM_TRY(detail::check_in(fn, b, 1, detail::matmul_types));
+  RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
+  const std::span<const std::int64_t> ad = a.shape().dims(), bd = b.shape().dims();
+  if (ad.empty() || bd.empty()) return detail::value_error(fn, ": the operands must have at least one dimension");
+  const bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
+  const std::int64_t m = a_vec ? 1 : ad[ad.size() - 2], k = ad.back();
+  const std::int64_t kb = b_vec ? bd[0] : bd[bd.size() - 2], n = b_vec ? 1 : bd.back();
+  if (k != kb)
+    return detail::value_error(fn, ": shapes ", detail::dims_text{ad}, " and ", detail::dims_text{bd}, " do not match (", k, " columns against ",
+                               kb, " rows)");
+  const std::span<const std::int64_t> ab = a_vec ? ad.first(0) : ad.first(ad.size() - 2);
+  const std::span<const std::int64_t> bb = b_vec ? bd.first(0) : bd.first(bd.size() - 2);
+  detail::dims batch;
+  if (!detail::broadcast_dims(ab, bb, batch) || batch.rank + 2 > max_rank)
+    return detail::value_error(fn, ": the batch dims of ", detail::dims_text{ad}, " and ", detail::dims_text{bd}, " do not broadcast");
+  detail::dims od = batch;
+  if (!a_vec) od.push(m);
+  if (!b_vec) od.push(n);
+  RELAXVM_TRY(detail::check_out(fn, out, 2, od.span(), a.dtype()));
+  RELAXVM_TRY(detail::check_alias(fn, a, 0, out, false));
+  RELAXVM_TRY(detail::check_alias(fn, b, 1, out, false));
+  // Batch strides in matrices (0 where an operand broadcasts).
+  const detail::dims strides[2] = {detail::broadcast_strides(ab, batch), detail::broadcast_strides(bb, batch)};
+  detail::visit(a.dtype(), [&]<class T>() {
+    if constexpr (detail::gemm_type_v<T>) {
+      const T* pa = static_cast<const T*>(a.raw_data());
+      const T* pb = static_cast<const T*>(b.raw_data());
+      T* o = static_cast<T*>(out.raw_data());
+      const std::int64_t total = out.numel();
+      for (std::int64_t i = 0; i < total; ++i) o[i] = T(0);
+      if (batch.count() == 0 || m == 0 || n == 0 || k == 0) return;
+      detail::for_each_index(batch, strides, [&](std::int64_t bi, const std::int64_t* off) {
+        const detail::mat<T> am{pa + off[0] * m * k, k, 1};
+        const detail::mat<T> bm{pb + off[1] * k * n, n, 1};
+        detail::gemm_acc<T>(m, n, k, T(1), am, bm, o + bi * m * n, n);
+      });
+    }
+  });
+  return {};
+}
+
+/// Gemm(a, b, c | undefined, alpha, beta, trans_a, trans_b, out): out = alpha * A' B' + beta * C,
+/// A' = trans_a ? a^T : a (M x K), B' likewise (K x N), C broadcast to (M, N).
+inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double alpha, double beta, std::int64_t trans_a,
+                       std::int64_t trans_b, const tensor& out) {
+  constexpr std::string_view fn = "onnx.Gemm";
+  RELAXVM_TRY(detail::check_in(fn, a, 0, detail::matmul_types));
+  RELAXVM_TRY(detail::check_in(fn, b, 1, detail::matmul_types));
+  RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
+  if (a.ndim() != 2 || b.ndim() != 2)
+    return detail::value_error(fn, ": A and B must be 2-d, but are ", detail::dims_text{a.shape().dims()}, " and ", detail::dims_text{b.shape().dims()});
+  const std::int64_t m = trans_a ? a.shape()[1] : a.shape()[0], k = trans_a ? a.shape()[0] : a.shape()[1];
+  const std::int64_t kb = trans_b ? b.shape()[1] : b.shape()[0], n = trans_b ? b.shape()[0] : b.shape()[1];
+  if (k != kb) return detail::value_error(fn, ": A' is ", m, " x ", k, " but B' is ", kb, " x ", n);
+  const std::int64_t od[2] = {m, n};
+  detail::dims cs;  // C's strides over (M, N)
+  if (c.defined()) {
+    RELAXVM_TRY(detail::check_in(fn, c, 2, detail::matmul_types));
+    RELAXVM_TRY(detail::same_type(fn, a, 0, c, 2));
+    detail::dims bc;
+    if (c.ndim() > 2 || !detail::broadcast_dims(c.shape().dims(), od, bc) || bc[0] != m || bc[1] != n)
+      return detail::value_error(fn, ": C ", detail::dims_text{c.shape().dims()}, " does not broadcast to [", m, ", ", n, "]");
+    cs = detail::broadcast_strides(c.shape().dims(), bc);
+    RELAXVM_TRY(detail::check_alias(fn, c, 2, out, true));
+  }
+  RELAXVM_TRY(detail::check_out(fn, out, 7, od, a.dtype()));
+  RELAXVM_TRY(detail::check_alias(fn, a, 0, out, false));
+  RELAXVM_TRY(detail::check_alias(fn, b, 1, out, false));
+  detail::visit(a.dtype(), [&]<class T>() {
+    if constexpr (detail::gemm_type_v<T>) {
+      T* o = static_cast<T*>(out.raw_data());
+      if (c.defined() && beta != 0) {
+        const T* pc = static_cast<const T*>(c.raw_data());
+        const T bt = static_cast<T>(beta);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) o[i * n + j] = bt * pc[i * cs[0] + j * cs[1]];
+      } else {
+        for (std::int64_t i = 0; i < m * n; ++i) o[i] = T(0);
+      }
+      if (m == 0 || n == 0 || k == 0) return;
+      const T* pa = static_cast<const T*>(a.raw_data());
+      const T* pb = static_cast<const T*>(b.raw_data());
+      const std::int64_t lda = a.shape()[1], ldb = b.shape()[1];
+      const detail::mat<T> am = trans_a ? detail::mat<T>{pa, 1, lda} : detail::mat<T>{pa, lda, 1};
+      const detail::mat<T> bm = trans_b ? detail::mat<T>{pb, 1, ldb} : detail::mat<T>{pb, ldb, 1};
+      detail::gemm_acc<T>(m, n, k, static_cast<T>(alpha), am, bm, o, n);
+    }
+  });
+  return {};
+}
+
+/// Einsum(a, b | undefined, a_labels, b_labels, out_labels, out): the importer turns the equation
+/// into label numbers (0 .. L-1, L <= max_rank), one per dim of each operand and of the output;
+/// a label repeated within an operand takes its diagonal; labels not in the output are summed.
+/// A plain loop over every combination of label values.
+inline status Einsum_out(const tensor& a, const tensor& b, const shape& a_labels, const shape& b_labels, const shape& out_labels,
+                         const tensor& out) {
+  constexpr std::string_view fn = "onnx.Einsum";
+  const int n_in = b.defined() ? 2 : 1;
+  const tensor* in[2] = {&a, &b};
+  const shape* lab[2] = {&a_labels, &b_labels};
+  std::int64_t size[max_rank];
+  for (std::int64_t& d : size) d = -1;
+  int labels = 0;
+  for (int t = 0; t < n_in; ++t) {
+    RELAXVM_TRY(detail::check_in(fn, *in[t], static_cast<std::size_t>(t), detail::matmul_types));
+    if (t == 1) RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
+    if (lab[t]->size() != in[t]->ndim())
+      return detail::value_error(fn, ": operand ", t, " has ", in[t]->ndim(), " dims but ", lab[t]->size(), " labels");
+    for (std::int64_t k = 0; k < lab[t]->size(); ++k) {
+      const std::int64_t l = (*lab[t])[k], d = in[t]->shape()[k];
+      if (l < 0 || l >= max_rank) return detail::value_error(fn, ": label ", l, " is outside [0, ", max_rank, ")");
+      if (size[l] >= 0 && size[l] != d) return detail::value_error(fn, ": label ", l, " has dims ", size[l], " and ", d);
+      size[l] = d;
+      if (l + 1 > labels) labels = static_cast<int>(l + 1);
+    }
+  }
+  detail::dims od;
+  for (std::int64_t k = 0; k < out_labels.size(); ++k) {
+    const std::int64_t l = out_labels[k];
+    if (l < 0 || l >= labels || size[l] < 0) return detail::value_error(fn, ": output label ", l, " is in no operand");
+    od.push(size[l]);
+  }
+  RELAXVM_TRY(detail::check_out(fn, out, 5, od.span(), a.dtype()));
+  RELAXVM_TRY(detail::check_alias(fn, a, 0, out, false));
+  if (b.defined()) RELAXVM_TRY(detail::check_alias(fn, b, 1, out, false));
+  // Each label's stride in each operand and in the output (summed where a label repeats).
+  detail::dims shape_all, strides[3];
+  for (int l = 0; l < labels; ++l) shape_all.push(size[l] < 0 ? 1 : size[l]);
+  for (detail::dims& s : strides) s.rank = labels;
+  const shape* all[3] = {&a_labels, &b_labels, &out_labels};
+  for (int t = 0; t < 3; ++t) {
+    if (t == 1 && n_in == 1) continue;
+    const std::span<const std::int64_t> d = t == 2 ? od.span() : in[t]->shape().dims();
+    std::int64_t st = 1;
+    for (std::int64_t k = all[t]->size() - 1; k >= 0; --k) {
+      strides[t][static_cast<int>((*all[t])[k])] += st;
+      st *= d[static_cast<std::size_t>(k)];
+    }
+  }
+  detail::visit(a.dtype(), [&]<class T>() {
+    if constexpr (detail::gemm_type_v<T>) {
+      const T* pa = static_cast<const T*>(a.raw_data());
+      const T* pb = n_in == 2 ? static_cast<const T*>(b.raw_data()) : nullptr;
+      T* o = static_cast<T*>(out.raw_data());
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = T(0);
+      const detail::dims s3[3] = {strides[0], strides[1], strides[2]};
+      detail::for_each_index(shape_all, s3, [&](std::int64_t, const std::int64_t* off) {
+        o[off[2]] += pb ? static_cast<T>(pa[off[0]] * pb[off[1]]) : pa[off[0]];
+      });
+    }
+  });
+  return {};
+}
+
+}  // namespace relaxvm::kernels
+
+#endif  // RELAXVM_KERNELS_LINALG_HPP

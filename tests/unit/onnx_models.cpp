@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// Models that others wrote: architectures exported from PyTorch (tools/export_models.py; random
+// weights, torch's own outputs) run through onnx::load and the VM, equal to torch's outputs within
+// 1e-4 of the output's scale; a dynamic batch axis runs at two batch sizes from one executable,
+// and with upper bounds its planned memory is finite and enough.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <relaxvm/onnx.hpp>
+#include <string>
+#include <vector>
+
+namespace rv = relaxvm;
+namespace onnx = relaxvm::onnx;
+
+namespace {
+
+std::vector<std::byte> read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  REQUIRE_MESSAGE(f.good(), p);
+  std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> b(c.size());
+  if (!c.empty()) std::memcpy(b.data(), c.data(), c.size());
+  return b;
+}
+std::string fixture(const std::string& name) { return std::string(RELAXVM_ONNX_FIXTURES) + "/" + name; }
+bool exists(const std::string& p) { return std::ifstream(p).good(); }
+
+// The largest |got - want| over the largest |want|.
+double relative_error(const rv::tensor& got, const rv::tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  REQUIRE(got.dtype() == rv::dtype::float32());
+  double err = 0, scale = 0;
+  for (std::int64_t k = 0; k < want.numel(); ++k) {
+    const double a = got.data<const float>()[k], b = want.data<const float>()[k];
+    err = std::fmax(err, std::fabs(a - b));
+    scale = std::fmax(scale, std::fabs(b));
+  }
+  return err / scale;
+}
+
+// Runs `name`.onnx on each of its inputs (and, for a dynamic batch, its batch-5 inputs).
+void check_model(const std::string& name, const onnx::options& opt = {}) {
+  const std::vector<std::byte> bytes = read_file(fixture(name + ".onnx"));
+  rv::result<rv::executable> exe = onnx::load(bytes, opt);
+  REQUIRE_MESSAGE(exe.ok(), exe.error().message());
+  rv::registry reg;
+  onnx::register_kernels(reg);
+  rv::virtual_machine vm(*exe, reg);
+  for (const std::string suffix : {"", ".batch5"}) {
+    if (!exists(fixture(name + suffix + ".input.pb"))) continue;
+    CAPTURE(suffix);
+    const rv::tensor x = onnx::read_tensor(read_file(fixture(name + suffix + ".input.pb"))).value();
+    const rv::tensor want = onnx::read_tensor(read_file(fixture(name + suffix + ".output.pb"))).value();
+    rv::result<rv::value> y = vm.try_invoke("main", std::vector<rv::value>{x});
+    REQUIRE_MESSAGE(y.ok(), y.error().message());
+    CHECK(relative_error(y->as<rv::tensor>(), want) <= 1e-4);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an MLP exported from torch gives torch's outputs") { check_model("mlp"); }
+TEST_CASE("LeNet-5 (Conv, MaxPool, Flatten, Gemm) gives torch's outputs") { check_model("lenet"); }
+TEST_CASE("a keyword-spotting DS-CNN (depthwise-separable convolutions, GlobalAveragePool) gives torch's outputs") {
+  check_model("dscnn");
+}
+
+TEST_CASE("a dynamic batch axis runs at batch 1 and 5 from one executable") {
+  check_model("mlp.dynbatch");
+  // The batch is a symbolic variable of main's parameter.
+  const std::vector<std::byte> bytes = read_file(fixture("mlp.dynbatch.onnx"));
+  const rv::ir::module m = onnx::import(bytes).value();
+  CHECK(rv::ir::to_text(m).find("batch") != std::string::npos);
+  // Without a bound the planned memory is not bounded; with one it is, and enough: the VM runs
+  // batch 5 out of an arena of exactly that size.
+  CHECK(rv::ir::planned_bytes(m, "main") == -1);
+  const onnx::options bounded{.upper_bounds = {{"batch", 8}}};
+  const rv::ir::module mb = onnx::import(bytes, bounded).value();
+  const std::int64_t planned = rv::ir::planned_bytes(mb, "main");
+  REQUIRE(planned > 0);
+  struct alignas(64) block {
+    std::byte b[64];
+  };
+  std::vector<block> memory(static_cast<std::size_t>(planned) / 64 + 1);
+  rv::allocator arena = rv::allocator::arena(std::span<std::byte>(memory[0].b, static_cast<std::size_t>(planned)));
+  rv::vm_options vo;
+  vo.devices = {{rv::device::cpu(), arena}};
+  rv::registry reg;
+  onnx::register_kernels(reg);
+  rv::result<rv::executable> exe = onnx::load(bytes, bounded);
+  REQUIRE(exe.ok());
+  rv::virtual_machine vm(*exe, reg, vo);
+  const rv::tensor x = onnx::read_tensor(read_file(fixture("mlp.dynbatch.batch5.input.pb"))).value();
+  const rv::tensor want = onnx::read_tensor(read_file(fixture("mlp.dynbatch.batch5.output.pb"))).value();
+  {
+    rv::result<rv::value> y = vm.try_invoke("main", std::vector<rv::value>{x});
+    REQUIRE_MESSAGE(y.ok(), y.error().message());
+    CHECK(relative_error(y->as<rv::tensor>(), want) <= 1e-4);
+  }  // the output's memory goes back to the arena
+  // Past the bound: an error naming it, and the VM stays usable.
+  const rv::tensor big = rv::tensor::empty({9, 784}, rv::dtype::float32());
+  rv::result<rv::value> over = vm.try_invoke("main", std::vector<rv::value>{big});
+  REQUIRE(!over.ok());
+  CHECK(std::string(over.error().message()).find("batch") != std::string::npos);
+  rv::result<rv::value> again = vm.try_invoke("main", std::vector<rv::value>{x});
+  CHECK_MESSAGE(again.ok(), again.error().message());
+}
+
+TEST_CASE("a model with unsupported operators lists every one, with its nodes") {
+  // The transformer uses ops that are not all converted yet: until they are, the error lists each
+  // (domain, op, opset) once with its nodes. When they all are, this checks it runs instead.
+  const std::vector<std::byte> bytes = read_file(fixture("transformer.onnx"));
+  rv::result<rv::ir::module> m = onnx::import(bytes);
+  if (m.ok()) {
+    check_model("transformer");
+    return;
+  }
+  const std::string msg(m.error().message());
+  CHECK(msg.find("operators relaxvm does not support") != std::string::npos);
+  CHECK(msg.find("(opset 13)") != std::string::npos);
+  CHECK(msg.find("'/layer/") != std::string::npos);
+}
