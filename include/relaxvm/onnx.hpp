@@ -119,7 +119,9 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
       sub.bind(n.inputs[i], std::move(e));
     }
     node_ctx sc{sub, n, c.index};
-    RELAXVM_TRY(convert(sc));
+    // A converter that needs its inputs' values at import (Slice's starts, Expand's shape) sees
+    // parameters here: it is converted in the program instead, where its inputs are constants.
+    if (!convert(sc).ok()) return false;
     std::vector<ir::operand> outs;
     for (std::string_view name : n.outputs) {
       entry* e = name.empty() ? nullptr : sub.find(name);

@@ -52,6 +52,12 @@ double element(const rv::tensor& t, std::int64_t k) {
   if (d.is_bool()) return reinterpret_cast<const std::uint8_t*>(p)[i] != 0 ? 1 : 0;
   if (d == rv::dtype::float32()) return reinterpret_cast<const float*>(p)[i];
   if (d == rv::dtype::float64()) return reinterpret_cast<const double*>(p)[i];
+  if (d == rv::dtype::float16()) {  // sign, 5 exponent bits, 10 mantissa bits
+    const std::uint16_t h = reinterpret_cast<const std::uint16_t*>(p)[i];
+    const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m != 0 ? std::nan("") : HUGE_VAL) : std::ldexp(1024 + m, e - 25);
+    return (h & 0x8000) != 0 ? -v : v;
+  }
   if (d == rv::dtype::int8()) return reinterpret_cast<const std::int8_t*>(p)[i];
   if (d == rv::dtype::int16()) return reinterpret_cast<const std::int16_t*>(p)[i];
   if (d == rv::dtype::int32()) return reinterpret_cast<const std::int32_t*>(p)[i];

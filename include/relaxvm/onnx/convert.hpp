@@ -11,6 +11,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "convert_base.hpp"
 #include "convert_conv.hpp"
+#include "convert_data.hpp"
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
 #include "convert_shape.hpp"
@@ -23,6 +24,7 @@ inline constexpr std::span<const op_converter> converter_tables[] = {
     elementwise_converters, linalg_converters, shape_converters,
     reduce_converters, normalization_converters,
     conv_converters,
+    data_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
