@@ -115,6 +115,7 @@ class import_state {
   import_state(const model_info& m, const options& opt) : model_(m), opt_(opt) {}
 
   const model_info& model() const { return model_; }
+  const options& opts() const { return opt_; }
   std::int64_t opset() const { return opset_; }
   ir::module_builder& module() { return mb_; }
   ir::function_builder& fn() { return *fn_; }
