@@ -1269,7 +1269,9 @@ constexpr bool is_special_register(std::int64_t r) { return r >= begin_special_r
 
 namespace relaxvm::RELAXVM_ABI::detail {
 
-template <class T>
+/// `Align`: at run time the elements start at a multiple of it (the layout's tensor data does,
+/// so that an executable keeps the loader's bytes as they are rather than copying them).
+template <class T, std::size_t Align = alignof(T)>
 class trivial_vector {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
 
@@ -1418,15 +1420,24 @@ class trivial_vector {
     const size_type twice = 2 * capacity_;
     reallocate(grown(need > twice ? need : twice));
   }
+  static constexpr bool over_aligned = Align > alignof(T);
   constexpr void reallocate(size_type n) {
-    T* fresh = new T[n];
+    T* fresh = nullptr;
+    if (over_aligned && !std::is_constant_evaluated())
+      fresh = static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t{Align}));
+    else
+      fresh = new T[n];
     copy_into(fresh, data_, size_);
     release();
     data_ = fresh;
     capacity_ = n;
   }
   constexpr void release() noexcept {
-    delete[] data_;
+    if (over_aligned && !std::is_constant_evaluated()) {
+      if (data_) ::operator delete[](data_, std::align_val_t{Align});
+    } else {
+      delete[] data_;
+    }
     data_ = nullptr;
     capacity_ = 0;
   }
@@ -1625,12 +1636,42 @@ struct const_info {
   friend constexpr bool operator==(const const_info&, const const_info&) = default;
 };
 
+/// A constant in the pool: one word, 4 times the format's smallest record (a bool: tag and byte),
+/// so that a file of small constants loads in a few times its size (docs/security.md). Its low 8
+/// bits are the kind. A bool or a dtype is held in the word (from bit 8); every other kind keeps a
+/// record in i64s, whose head's index the word holds (from bit 8):
+///
+///   int64, float64, device   [value]                           (float64: its bits)
+///   string                   [offset, size]                    characters in chars
+///   shape                    dims..., [ndim]
+///   tensor                   dims..., [ndim, dtype, offset, size]   data in bytes
+///
+/// A shape's or tensor's dimensions lie just before its head, so a reader that has just appended
+/// them adds the head and copies nothing. exec_view::constant() decodes a word into a const_info;
+/// exec_layout::add_constant() encodes one.
+using const_word = std::uint64_t;
+
+namespace detail {
+inline constexpr unsigned const_payload_shift = 8;
+/// Words in the head of a constant's record in i64s (0: held in the word).
+constexpr std::size_t const_head_size(const_kind k) {
+  switch (k) {
+    case const_kind::boolean:
+    case const_kind::dtype: return 0;
+    case const_kind::string: return 2;
+    case const_kind::tensor: return 4;
+    default: return 1;
+  }
+}
+constexpr bool has_dims(const_kind k) { return k == const_kind::shape || k == const_kind::tensor; }
+}  // namespace detail
+
 /// A read-only view of a layout; everything that reads executables works on this.
 struct exec_view {
   std::span<const func_info> funcs;
   std::span<const str_ref> param_names;
   std::span<const char> chars;
-  std::span<const const_info> constants;
+  std::span<const const_word> constants;  ///< one word per constant: read them with constant()
   std::span<const std::int64_t> i64s;
   std::span<const std::uint8_t> bytes;
   std::span<const std::int64_t> instr_offset;
@@ -1646,6 +1687,49 @@ struct exec_view {
   }
   constexpr std::int64_t num_instructions() const {
     return static_cast<std::int64_t>(instr_offset.size());
+  }
+  /// Constant `i`, decoded. A record that does not fit in i64s (possible only before the verifier
+  /// has run, which rejects it) gives the kind with every other field 0.
+  constexpr const_info constant(std::size_t i) const {
+    const const_word w = constants[i];
+    const auto kind = static_cast<const_kind>(w & 0xFF);
+    const std::uint64_t payload = w >> detail::const_payload_shift;
+    const std::size_t head_size = detail::const_head_size(kind);
+    if (head_size != 0) {
+      if (payload > i64s.size() || head_size > i64s.size() - payload) return const_info{kind};
+      const std::int64_t ndim = i64s[payload];
+      if (detail::has_dims(kind) && (ndim < 0 || static_cast<std::uint64_t>(ndim) > payload)) return const_info{kind};
+    }
+    return checked_constant(kind, w);
+  }
+  /// Word `w` of kind `k` decoded, its record known to lie in i64s (constant() checks it; a
+  /// verified layout has). Called with `k` a constant, only that kind's code is compiled: static_vm
+  /// makes a constant from its word with the code of the kinds its program holds.
+  constexpr const_info checked_constant(const_kind k, const_word w) const {
+    const_info c{k};
+    const std::uint64_t payload = w >> detail::const_payload_shift;
+    if (detail::const_head_size(k) == 0) {
+      c.scalar = static_cast<std::int64_t>(payload);
+      return c;
+    }
+    const std::int64_t* head = i64s.data() + payload;
+    switch (k) {
+      case const_kind::string:
+        c.data_offset = head[0];
+        c.data_size = head[1];
+        return c;
+      case const_kind::shape:
+      case const_kind::tensor:
+        c.ndim = head[0];
+        c.dims_offset = static_cast<std::int64_t>(payload) - c.ndim;
+        if (k == const_kind::tensor) {
+          c.scalar = head[1];
+          c.data_offset = head[2];
+          c.data_size = head[3];
+        }
+        return c;
+      default: c.scalar = head[0]; return c;
+    }
   }
   /// Index of the function called `name`, or -1.
   constexpr std::int64_t find(std::string_view name_) const {
@@ -1717,14 +1801,7 @@ constexpr std::uint32_t layout_digest(const exec_view& v) {
   }
   h = detail::hash_chars(h, std::string_view(v.chars.data(), v.chars.size()));
   mix(static_cast<std::int64_t>(v.constants.size()));
-  for (const const_info& c : v.constants) {
-    mix(static_cast<std::int64_t>(c.kind));
-    mix(c.scalar);
-    mix(c.dims_offset);
-    mix(c.ndim);
-    mix(c.data_offset);
-    mix(c.data_size);
-  }
+  for (const const_word w : v.constants) mix(static_cast<std::int64_t>(w));
   words(v.i64s);
   mix(static_cast<std::int64_t>(v.bytes.size()));
   words(v.instr_offset);
@@ -1739,9 +1816,9 @@ struct exec_layout {
   detail::trivial_vector<func_info> funcs;
   detail::trivial_vector<str_ref> param_names;
   detail::trivial_vector<char> chars;
-  detail::trivial_vector<const_info> constants;
+  detail::trivial_vector<const_word> constants;
   detail::trivial_vector<std::int64_t> i64s;
-  detail::trivial_vector<std::uint8_t> bytes;
+  detail::trivial_vector<std::uint8_t, tensor_data_alignment> bytes;  ///< 64-byte aligned, as tensor data needs
   detail::trivial_vector<std::int64_t> instr_offset;
   detail::trivial_vector<std::int64_t> instr_data;
 
@@ -1752,6 +1829,40 @@ struct exec_layout {
     str_ref r{static_cast<std::int64_t>(chars.size()), static_cast<std::int64_t>(s.size())};
     chars.insert(chars.end(), s.begin(), s.end());
     return r;
+  }
+  /// Appends constant `c` (see const_word) and returns its index. A shape's or tensor's
+  /// dimensions are i64s[c.dims_offset, +c.ndim): when they are the last of i64s (a reader that
+  /// has just appended them) they stay where they are, else they are copied to its end.
+  constexpr std::int64_t add_constant(const const_info& c) {
+    const auto kind = static_cast<const_word>(static_cast<std::uint8_t>(c.kind));
+    const std::size_t head_size = detail::const_head_size(c.kind);
+    if (head_size == 0) {
+      constants.push_back(kind | static_cast<const_word>(c.scalar) << detail::const_payload_shift);
+    } else {
+      if (detail::has_dims(c.kind) && static_cast<std::size_t>(c.dims_offset + c.ndim) != i64s.size()) {
+        for (std::int64_t k = 0; k < c.ndim; ++k) {
+          const std::int64_t d = i64s[static_cast<std::size_t>(c.dims_offset + k)];  // not a reference: push may move i64s
+          i64s.push_back(d);
+        }
+      }
+      const auto head = static_cast<const_word>(i64s.size());
+      switch (c.kind) {
+        case const_kind::string:
+          i64s.push_back(c.data_offset);
+          i64s.push_back(c.data_size);
+          break;
+        case const_kind::shape: i64s.push_back(c.ndim); break;
+        case const_kind::tensor:
+          i64s.push_back(c.ndim);
+          i64s.push_back(c.scalar);
+          i64s.push_back(c.data_offset);
+          i64s.push_back(c.data_size);
+          break;
+        default: i64s.push_back(c.scalar); break;
+      }
+      constants.push_back(kind | head << detail::const_payload_shift);
+    }
+    return static_cast<std::int64_t>(constants.size()) - 1;
   }
 };
 
@@ -1773,7 +1884,7 @@ struct static_layout {
   std::array<func_info, S.funcs> funcs{};
   std::array<str_ref, S.param_names> param_names{};
   std::array<char, S.chars> chars{};
-  std::array<const_info, S.constants> constants{};
+  std::array<const_word, S.constants> constants{};
   std::array<std::int64_t, S.i64s> i64s{};
   alignas(tensor_data_alignment) std::array<std::uint8_t, S.bytes> bytes{};
   std::array<std::int64_t, S.instr_offset> instr_offset{};
@@ -1785,8 +1896,8 @@ struct static_layout {
 };
 
 namespace detail {
-template <class T, std::size_t N>
-constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T>& in) {
+template <class T, std::size_t N, std::size_t A>
+constexpr void copy_into(std::array<T, N>& out, const trivial_vector<T, A>& in) {
   for (std::size_t i = 0; i < N; ++i) out[i] = in[i];
 }
 }  // namespace detail
@@ -2411,21 +2522,28 @@ class verifier {
 
   constexpr bool check_constants() {
     for (std::size_t i = 0; i < v_.constants.size(); ++i) {
-      const const_info& c = v_.constants[i];
+      const const_info c = v_.constant(i);
       auto bad = [&]() -> text& {
         return fail(verify_rule::bad_constant) << "constant " << static_cast<std::int64_t>(i) << " ("
                                                << to_string(c.kind) << "): ";
       };
-      // Fields a kind does not use must be 0, so that code reading constants generically (equality,
-      // printing) never follows a stray offset.
-      const bool uses_scalar = c.kind != const_kind::shape && c.kind != const_kind::string;
-      const bool uses_dims = c.kind == const_kind::shape || c.kind == const_kind::tensor;
-      const bool uses_data = c.kind == const_kind::string || c.kind == const_kind::tensor;
-      if ((!uses_scalar && c.scalar != 0) || (!uses_dims && (c.dims_offset != 0 || c.ndim != 0)) ||
-          (!uses_data && (c.data_offset != 0 || c.data_size != 0))) {
-        if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
-          bad() << "fields this kind of constant does not use must be 0";
+      // The word's record (const_word) must lie in i64s, a shape's or tensor's dimensions with it,
+      // before anything reads the decoded fields.
+      if (static_cast<std::uint8_t>(c.kind) >= 1 && static_cast<std::uint8_t>(c.kind) <= 8) {
+        const std::uint64_t head = v_.constants[i] >> detail::const_payload_shift;
+        const std::size_t head_size = detail::const_head_size(c.kind);
+        if (head_size > 0 && (head > v_.i64s.size() || head_size > v_.i64s.size() - head)) {
+          bad() << "its record at " << head << " (" << head_size << " integers) lies outside the pool of "
+                << v_.i64s.size() << " integers";
           return false;
+        }
+        if (detail::has_dims(c.kind)) {
+          const std::int64_t ndim = v_.i64s[static_cast<std::size_t>(head)];
+          if (ndim < 0 || static_cast<std::uint64_t>(ndim) > head) {
+            bad() << "dimensions [" << static_cast<std::int64_t>(head) - ndim << ", +" << ndim
+                  << ") lie outside the pool of " << v_.i64s.size() << " integers";
+            return false;
+          }
         }
       }
       switch (c.kind) {
@@ -3431,7 +3549,7 @@ class exec_builder {
     const std::uint64_t h = hash_of(c);
     if (dedup_) {
       const std::int64_t i = constants_.find(
-          h, [&](std::int64_t k) { return same_as(layout_.constants[static_cast<std::size_t>(k)], c); });
+          h, [&](std::int64_t k) { return same_as(layout_.view().constant(static_cast<std::size_t>(k)), c); });
       if (i >= 0) {
         layout_.chars.resize(m.chars);
         layout_.i64s.resize(m.i64s);
@@ -3439,8 +3557,7 @@ class exec_builder {
         return i;
       }
     }
-    layout_.constants.push_back(c);
-    const auto i = static_cast<std::int64_t>(layout_.constants.size()) - 1;
+    const std::int64_t i = layout_.add_constant(c);
     // Indexed only when shared: without dedup, equal constants (a Relay file's LoadConsti 1, again
     // and again) would pile up under one hash, and each insert would probe past all of them.
     if (dedup_) constants_.insert(h, i);
@@ -4086,13 +4203,19 @@ inline bool read_dtype(reader& r, std::int64_t& packed) {
   return true;
 }
 
-inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
+/// What the constants section adds to the pools.
+struct pool_sizes {
+  std::uint64_t constants = 0, i64s = 0, chars = 0, bytes = 0;
+};
+
+// Reads the constants section into `l`, or, with `sizes`, only counts what it would add (and
+// checks it). read() does both, counting first so that each pool is reserved once at its final
+// size: growing by doubling would hold up to 3 times a pool while it moves (docs/security.md,
+// "Time and memory to load").
+inline status read_constants(reader& r, const tag_map& tags, exec_layout& l, pool_sizes* sizes = nullptr) {
   std::uint64_t n = 0;
   if (!r.count(n, 1 + 1)) return r.error();
-  // Reserved at once: growing by doubling would hold half again as much at its peak. A const_info
-  // is 24 times the smallest record (a bool: tag and byte), the largest ratio of the format
-  // (docs/security.md, Memory).
-  l.constants.reserve(static_cast<std::size_t>(n));
+  if (sizes) sizes->constants = n;
   for (std::uint64_t i = 0; i < n; ++i) {
     r.item = relaxvm::detail::cat("constant ", i);
     std::uint8_t tag = 0;
@@ -4134,24 +4257,44 @@ inline status read_constants(reader& r, const tag_map& tags, exec_layout& l) {
       case const_kind::shape:
       case const_kind::tensor: {
         if (c.kind == const_kind::tensor && !read_dtype(r, c.scalar)) return r.error();
-        if (!read_dims(r, l, c)) return r.error();
+        if (sizes) {
+          std::uint64_t ndim = 0;
+          std::span<const std::byte> dims;
+          if (!r.count(ndim, 8) || !r.bytes(ndim * 8, dims)) return r.error();
+          sizes->i64s += ndim;
+        } else if (!read_dims(r, l, c)) {
+          return r.error();
+        }
         if (c.kind == const_kind::tensor) {
           std::uint64_t nbytes = 0;
           std::span<const std::byte> data;
           if (!r.u64(nbytes) || !r.bytes(nbytes, data)) return r.error();
-          while (l.bytes.size() % tensor_data_alignment != 0) l.bytes.push_back(0);
+          if (sizes) {
+            sizes->bytes = (sizes->bytes + tensor_data_alignment - 1) / tensor_data_alignment * tensor_data_alignment + nbytes;
+            break;
+          }
+          l.bytes.resize((l.bytes.size() + tensor_data_alignment - 1) / tensor_data_alignment * tensor_data_alignment);
           c.data_offset = static_cast<std::int64_t>(l.bytes.size());
           c.data_size = static_cast<std::int64_t>(nbytes);
-          for (std::byte b : data) l.bytes.push_back(std::to_integer<std::uint8_t>(b));
+          l.bytes.append(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
         }
         break;
       }
       case const_kind::string: {
-        if (!read_string(r, l, c)) return r.error();
+        if (sizes) {
+          std::string_view s;
+          if (!r.str(s)) return r.error();
+          sizes->chars += s.size();
+        } else if (!read_string(r, l, c)) {
+          return r.error();
+        }
         break;
       }
     }
-    l.constants.push_back(c);
+    if (sizes)
+      sizes->i64s += relaxvm::detail::const_head_size(c.kind);
+    else
+      l.add_constant(c);
   }
   r.item.clear();
   if (!r.at_end()) return r.error();
@@ -4248,6 +4391,13 @@ inline result<exec_layout> read(std::span<const std::byte> bytes) {
     RELAXVM_TRY_ASSIGN(tags, detail::read_tags(r));
   }
   {
+    detail::pool_sizes sizes;
+    detail::reader counter = reader_for(constants);
+    RELAXVM_TRY(detail::read_constants(counter, tags, l, &sizes));
+    l.constants.reserve(static_cast<std::size_t>(sizes.constants));
+    l.i64s.reserve(static_cast<std::size_t>(sizes.i64s));
+    l.chars.reserve(l.chars.size() + static_cast<std::size_t>(sizes.chars));
+    l.bytes.reserve(static_cast<std::size_t>(sizes.bytes));
     detail::reader r = reader_for(constants);
     RELAXVM_TRY(detail::read_constants(r, tags, l));
   }
@@ -4322,7 +4472,8 @@ inline std::uint8_t tag_of(const_kind k) {
 
 inline void write_constants(writer& w, const exec_view& v) {
   w.u64(v.constants.size());
-  for (const const_info& c : v.constants) {
+  for (std::size_t i = 0; i < v.constants.size(); ++i) {
+    const const_info c = v.constant(i);
     w.u8(tag_of(c.kind));
     switch (c.kind) {
       case const_kind::int64:
@@ -4596,7 +4747,7 @@ inline std::string stats(const exec_view& v) {
   out << "  Constant pool (# " << v.constants.size() << "): [";
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (i) out << ", ";
-    detail::append_constant_summary(out, v, v.constants[i]);
+    detail::append_constant_summary(out, v, v.constant(i));
   }
   out << "]\n";
   out << "  Globals (#" << v.funcs.size() << "): [";
@@ -4625,7 +4776,7 @@ inline std::string as_cpp(const exec_view& v) {
   }
   bool duplicates = false;
   for (std::size_t i = 0; i < v.constants.size() && !duplicates; ++i)
-    for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constants[i], v, v.constants[j]);
+    for (std::size_t j = 0; j < i && !duplicates; ++j) duplicates = same_constant(v, v.constant(i), v, v.constant(j));
   if (duplicates) out << "  b.set_constant_dedup(false);\n";
   for (std::size_t f = 0; f < v.funcs.size(); ++f) {
     out << "  b.declare_function(";
@@ -4635,7 +4786,7 @@ inline std::string as_cpp(const exec_view& v) {
   }
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     out << "  ";
-    detail::append_cpp_constant(out, v, v.constants[i]);
+    detail::append_cpp_constant(out, v, v.constant(i));
     out << ";  // c[" << i << "]\n";
   }
   // Bodies in code order (the table order is fixed by the declarations above).
@@ -4918,15 +5069,11 @@ class basic_executable {
   std::span<const std::string> warnings() const { return data_->warnings; }
   /// What the program says of each function (frame slots, first use, ...), indexed like the
   /// function table: learned once, when the executable was made.
-  std::span<const function_facts> facts() const { return {data_->facts, data_->layout.funcs.size()}; }
+  std::span<const function_facts> facts() const { return {data_->facts.get(), data_->layout.funcs.size()}; }
 
   /// The layout. Its tensor data lies in a buffer aligned to tensor_data_alignment, so every
   /// tensor constant starts on a 64-byte boundary.
-  exec_view view() const {
-    exec_view v = data_->layout.view();
-    v.bytes = std::span<const std::uint8_t>(data_->block.get(), data_->bytes_size);
-    return v;
-  }
+  exec_view view() const { return data_->layout.view(); }
   bool has_function(std::string_view name) const { return view().find(name) >= 0; }
   /// Index of function `name` in the function table, or -1.
   std::int64_t function_index(std::string_view name) const { return view().find(name); }
@@ -4943,35 +5090,18 @@ class basic_executable {
   friend class exec_builder;  // get() wraps what finish() verified
   explicit basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
 
-  struct aligned_free {
-    void operator()(std::uint8_t* p) const { ::operator delete(p, std::align_val_t{tensor_data_alignment}); }
-  };
   struct storage {
-    exec_layout layout;  // layout.bytes is moved into `block` below
-    // One allocation, aligned to tensor_data_alignment: the tensor data (bytes_size bytes), then
-    // the program facts, one per function (trivially destructible: nothing to destroy).
-    std::unique_ptr<std::uint8_t[], aligned_free> block;
-    std::size_t bytes_size = 0;
-    const function_facts* facts = nullptr;
+    exec_layout layout;  // its tensor data is aligned (exec_layout::bytes): kept as it is, not copied
+    std::unique_ptr<function_facts[]> facts;  // one per function
     std::vector<std::string> warnings;
   };
 
   static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
     auto s = std::make_shared<storage>();
-    s->bytes_size = layout.bytes.size();
-    const std::size_t num_funcs = layout.funcs.size();
-    constexpr std::size_t facts_align = alignof(function_facts);
-    const std::size_t facts_at = (s->bytes_size + facts_align - 1) / facts_align * facts_align;
-    const std::size_t size = facts_at + num_funcs * sizeof(function_facts);
-    s->block.reset(static_cast<std::uint8_t*>(
-        ::operator new(size > 0 ? size : 1, std::align_val_t{tensor_data_alignment})));
-    if (s->bytes_size > 0) std::memcpy(s->block.get(), layout.bytes.data(), s->bytes_size);
-    layout.bytes = decltype(layout.bytes)();  // frees the copy (`= {}` would keep its capacity)
     s->layout = std::move(layout);
-    auto* facts = reinterpret_cast<function_facts*>(s->block.get() + facts_at);
-    for (std::size_t i = 0; i < num_funcs; ++i) ::new (facts + i) function_facts();
-    collect_facts(s->layout.view(), {facts, num_funcs}, {});
-    s->facts = facts;
+    const std::size_t num_funcs = s->layout.funcs.size();
+    s->facts.reset(new function_facts[num_funcs]);
+    collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
     for (const verify_warning& w : report.warnings) {
       detail::text t;
       append_warning(t, s->layout.view(), w);
@@ -9130,7 +9260,9 @@ S& operator<<(S& s, const E& e) {
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <new>
 #include <string>
 
 
@@ -9288,31 +9420,147 @@ inline tensor_difference compare_tensors(const tensor& a, const tensor& b, const
 // can hold itself (vm.builtin.tuple_reset_item), and comparing must end.
 inline constexpr int max_compare_depth = 64;
 
-inline bool values_equal(const value& a, const value& b, int depth) noexcept {
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case value_kind::null: return true;
-    case value_kind::int64:
-    case value_kind::boolean:
-    case value_kind::dtype:
-    case value_kind::device: return a.raw_int() == b.raw_int();
-    case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
-    case value_kind::context: return a.raw_context() == b.raw_context();
-    case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
-    case value_kind::shape: return a.as<shape>() == b.as<shape>();
-    case value_kind::tensor: return !compare_tensors(a.as<tensor>(), b.as<tensor>(), nullptr);
-    case value_kind::tuple: {
-      if (a.get_object() == b.get_object()) return true;
-      const tuple x = a.as<tuple>(), y = b.as<tuple>();
-      if (x.tag() != y.tag() || x.size() != y.size() || depth >= max_compare_depth) return false;
-      for (std::int64_t i = 0; i < x.size(); ++i)
-        if (!values_equal(x[i], y[i], depth + 1)) return false;
-      return true;
-    }
-    case value_kind::closure:
-    case value_kind::object: return a.get_object() == b.get_object();
+// Tuple pairs a comparison walks before it starts again with a memo (values_equal below).
+inline constexpr int compare_memo_after = 256;
+
+// Pairs of tuples found equal, each with the deepest level it was found equal at: a pair found
+// equal at level d is equal wherever it appears at level d or above (with as many levels left to
+// it), so that the memo gives the answer the walk without it would. A hosted table grows; firmware
+// mode's holds 32 pairs on the stack. Either stops recording when it cannot grow, which costs time,
+// never the answer.
+class equal_pairs {
+ public:
+  equal_pairs() noexcept = default;
+  equal_pairs(const equal_pairs&) = delete;
+  equal_pairs& operator=(const equal_pairs&) = delete;
+#if RELAXVM_HEAP
+  ~equal_pairs() { ::operator delete(slots_, std::nothrow); }
+#endif
+
+  bool known(const object* a, const object* b, int depth) const noexcept {
+    const entry* e = find(a, b);
+    return e != nullptr && e->a == a && e->depth >= depth;
   }
-  return false;
+  void add(const object* a, const object* b, int depth) noexcept {
+    if (entry* e = find(a, b); e != nullptr && e->a == a) {
+      if (depth > e->depth) e->depth = depth;
+      return;
+    }
+    if (2 * (count_ + 1) > capacity() && !grow()) return;
+    place({a, b, depth});
+    ++count_;
+  }
+
+ private:
+  struct entry {
+    const object* a = nullptr;  // null: empty
+    const object* b = nullptr;
+    int depth = 0;
+  };
+  std::size_t capacity() const noexcept { return mask_ + (slots_ != nullptr ? 1 : 0); }
+  std::size_t bucket(const object* a, const object* b) const noexcept {
+    std::uint64_t h = hash_mix(hash_mix(hash_seed, reinterpret_cast<std::uintptr_t>(a)),
+                               reinterpret_cast<std::uintptr_t>(b));
+    return static_cast<std::size_t>(h ^ (h >> 29)) & mask_;
+  }
+  // The entry of (a, b), or the empty slot where it would go; null when there is no table.
+  entry* find(const object* a, const object* b) const noexcept {
+    if (slots_ == nullptr) return nullptr;
+    for (std::size_t i = bucket(a, b);; i = (i + 1) & mask_) {
+      entry& e = slots_[i];
+      if (e.a == nullptr || (e.a == a && e.b == b)) return &e;
+    }
+  }
+  void place(const entry& x) noexcept { *find(x.a, x.b) = x; }
+#if RELAXVM_HEAP
+  bool grow() noexcept {
+    const std::size_t n = slots_ == nullptr ? 64 : 2 * capacity();
+    auto* fresh = static_cast<entry*>(::operator new(n * sizeof(entry), std::nothrow));
+    if (fresh == nullptr) return false;
+    for (std::size_t i = 0; i < n; ++i) ::new (fresh + i) entry();
+    entry* old = slots_;
+    const std::size_t old_n = capacity();
+    slots_ = fresh;
+    mask_ = n - 1;
+    for (std::size_t i = 0; i < old_n; ++i)
+      if (old[i].a != nullptr) place(old[i]);
+    ::operator delete(old, std::nothrow);
+    return true;
+  }
+  entry* slots_ = nullptr;
+  std::size_t mask_ = 0;
+#else
+  bool grow() noexcept {
+    if (slots_ != nullptr) return false;
+    slots_ = fixed_;
+    mask_ = std::size(fixed_) - 1;
+    return true;
+  }
+  entry fixed_[64];
+  entry* slots_ = nullptr;
+  std::size_t mask_ = 0;
+#endif
+  std::size_t count_ = 0;
+};
+
+// One comparison of two values. Without a memo it counts the tuple pairs it compares and gives
+// up past compare_memo_after: a tuple DAG (one tuple held twice, 40 times over) unfolds into a
+// tree of 2^40 pairs, and values_equal then compares again with a memo, where each pair is
+// compared once per level it is proved at (at most max_compare_depth times). Small values, the
+// common case, never make the memo.
+struct compare_walk {
+  equal_pairs* memo = nullptr;
+  int pairs = 0;
+  bool gave_up = false;
+
+  bool equal(const value& a, const value& b, int depth) noexcept {
+    if (a.kind() != b.kind()) return false;
+    switch (a.kind()) {
+      case value_kind::null: return true;
+      case value_kind::int64:
+      case value_kind::boolean:
+      case value_kind::dtype:
+      case value_kind::device: return a.raw_int() == b.raw_int();
+      case value_kind::float64: return a.raw_double() == b.raw_double() || (detail::is_nan(a.raw_double()) && detail::is_nan(b.raw_double()));
+      case value_kind::context: return a.raw_context() == b.raw_context();
+      case value_kind::string: return a.as<std::string_view>() == b.as<std::string_view>();
+      case value_kind::shape: return a.as<shape>() == b.as<shape>();
+      case value_kind::tensor: return !compare_tensors(a.as<tensor>(), b.as<tensor>(), nullptr);
+      case value_kind::tuple: {
+        const object* oa = a.get_object();
+        const object* ob = b.get_object();
+        if (oa == ob) return true;
+        const tuple x = a.as<tuple>(), y = b.as<tuple>();
+        if (x.tag() != y.tag() || x.size() != y.size() || depth >= max_compare_depth) return false;
+        if (memo != nullptr) {
+          if (memo->known(oa, ob, depth)) return true;
+        } else if (++pairs > compare_memo_after) {
+          gave_up = true;  // false from here up: the caller compares again with a memo
+          return false;
+        }
+        for (std::int64_t i = 0; i < x.size(); ++i)
+          if (!equal(x[i], y[i], depth + 1)) return false;
+        if (memo != nullptr) memo->add(oa, ob, depth);
+        return true;
+      }
+      case value_kind::closure:
+      case value_kind::object: return a.get_object() == b.get_object();
+    }
+    return false;
+  }
+};
+
+// Out of line: the memo's table stays off the stack of the common comparison.
+RELAXVM_NOINLINE inline bool values_equal_with_memo(const value& a, const value& b) noexcept {
+  equal_pairs memo;
+  compare_walk w{&memo};
+  return w.equal(a, b, 0);
+}
+
+inline bool values_equal(const value& a, const value& b) noexcept {
+  compare_walk w;
+  const bool same = w.equal(a, b, 0);
+  return w.gave_up ? values_equal_with_memo(a, b) : same;
 }
 
 }  // namespace detail
@@ -9342,16 +9590,17 @@ inline bool operator==(const tensor& a, const tensor& b) noexcept { return equal
 
 /// Tuples compare by tag and fields (value ==).
 inline bool operator==(const tuple& a, const tuple& b) noexcept {
-  return detail::values_equal(value(a), value(b), 0);
+  return detail::values_equal(value(a), value(b));
 }
 
 /// Values are equal when they have the same kind and
 ///   null: always; int64, bool, dtype, device: the same value; float64: == (NaN matches NaN);
 ///   string: the same characters; shape: the same dimensions; tensor: rv::equal;
-///   tuple: the same tag and equal fields (nested deeper than 64: only the same tuple);
+///   tuple: the same tag and equal fields (nested deeper than 64: only the same tuple); a tuple
+///     held many times (a DAG) is compared once per pair, not once per path to it;
 ///   closure, object, VM context: the same object.
 /// No conversions: value(1) != value(1.0), value(true) != value(1).
-inline bool operator==(const value& a, const value& b) noexcept { return detail::values_equal(a, b, 0); }
+inline bool operator==(const value& a, const value& b) noexcept { return detail::values_equal(a, b); }
 
 /// A sentence saying how tensors a and b differ (beyond `tol` when given), naming the first
 /// differing element with its index and both values; empty when they do not differ. For test
@@ -9788,23 +10037,37 @@ class decoded_program {
   // functions up. Instructions outside every function are neither verified nor reachable: they
   // are left alone (the fuzzer found that decoding them reads out of bounds).
   status decode_all() {
-    const std::size_t n = view_.instr_offset.size();
-    ops.resize(n);
-    std::vector<std::size_t> first_operand(n, 0);
-    const_fixed_.assign(view_.constants.size(), 0);
+    ops.resize(view_.instr_offset.size());
+    // operands and fixed are reserved at their final sizes (fixed: at most one per argument that
+    // is not a register), so that they never move: ops point into operands, and growing by
+    // doubling would hold up to 3 times either while it moved (docs/security.md, Memory).
+    std::size_t num_operands = 0, num_fixed = 2;
+    for_each_call([&](const instruction& in) {
+      num_operands += static_cast<std::size_t>(in.num_args);
+      for (std::int64_t k = 0; k < in.num_args; ++k) num_fixed += in.arg_at(k).kind() != arg_kind::reg;
+    });
+    operands.reserve(operands.size() + num_operands);
+    fixed.reserve(fixed.size() + num_fixed);
     fixed.push_back(value());     // ~0: %void
     fixed.push_back(value(vm_));  // ~1: %vm
     for (const func_info& f : view_.funcs) {
       if (f.kind != func_kind::vm) continue;
-      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc, first_operand);
+      for (auto pc = static_cast<std::size_t>(f.start); pc < static_cast<std::size_t>(f.end); ++pc) decode_one(pc);
     }
-    for (std::size_t pc = 0; pc < n; ++pc)
-      if (is_call(ops[pc])) ops[pc].operands = operands.data() + first_operand[pc];
     make_blocks();
-    const_fixed_ = std::vector<std::int64_t>();  // only decoding needs it
+    const_fixed_ = hash_index();  // only decoding needs it
     return decode_error_ ? status(std::move(*decode_error_)) : status();
   }
-  void decode_one(std::size_t pc, std::vector<std::size_t>& first_operand) {
+  // f(instruction) for each Call of a vm function.
+  template <class F>
+  void for_each_call(F&& f) const {
+    for (const func_info& fi : view_.funcs) {
+      if (fi.kind != func_kind::vm) continue;
+      for (std::int64_t pc = fi.start; pc < fi.end; ++pc)
+        if (const instruction in = decode(view_, pc); in.op == opcode::call) f(in);
+    }
+  }
+  void decode_one(std::size_t pc) {
     const instruction in = decode(view_, static_cast<std::int64_t>(pc));
     op& o = ops[pc];
     switch (in.op) {
@@ -9818,15 +10081,15 @@ class decoded_program {
           o.result_in_place = f.callee->result_after_args && in.dst != void_register;
           o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
         }
-        first_operand[pc] = operands.size();
+        o.operands = operands.data() + operands.size();  // reserved: operands does not move
         bool consecutive = in.num_args > 0;
         for (std::int64_t k = 0; k < in.num_args; ++k) {
           const std::int64_t code = operand(in.arg_at(k));
           operands.push_back(code);
-          consecutive = consecutive && code >= 0 && code == operands[first_operand[pc]] + k;
+          consecutive = consecutive && code >= 0 && code == o.operands[0] + k;
         }
         o.args_in_place = consecutive;
-        if (consecutive) o.first = operands[first_operand[pc]];
+        if (consecutive) o.first = o.operands[0];
         o.what = call_step(o, instrumented_);
         break;
       }
@@ -9892,13 +10155,17 @@ class decoded_program {
       case arg_kind::imm: return add_fixed(value(v));
       case arg_kind::const_idx: {
         // A constant becomes a value when the first instruction that uses it is decoded, once:
-        // constants nothing uses cost the VM nothing. Tensor constants view the executable's bytes.
-        std::int64_t& known = const_fixed_[static_cast<std::size_t>(v)];
-        if (known != 0) return known;
-        result<value> c = try_materialize_constant(view_, view_.constants[static_cast<std::size_t>(v)], const_owner);
+        // constants nothing uses cost the VM nothing, not even an entry in const_fixed_ (keyed by
+        // the constant's index, so equal keys are equal constants). Tensor constants view the
+        // executable's bytes.
+        const auto key = static_cast<std::uint64_t>(v);
+        if (const std::int64_t known = const_fixed_.find(key, [](std::int64_t) { return true; }); known >= 0)
+          return ~known;
+        result<value> c = try_materialize_constant(view_, view_.constant(static_cast<std::size_t>(v)), const_owner);
         if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        known = add_fixed(c.ok() ? std::move(*c) : value());
-        return known;
+        const std::int64_t code = add_fixed(c.ok() ? std::move(*c) : value());
+        const_fixed_.insert(key, ~code);
+        return code;
       }
       case arg_kind::func_idx: return add_fixed(value::borrow(func_values[static_cast<std::size_t>(v)]));
     }
@@ -9910,13 +10177,18 @@ class decoded_program {
     text t;
     t << "virtual_machine: " << missing.size() << " packed function" << (missing.size() == 1 ? " is" : "s are")
       << " not in the registry:";
-    for (std::int64_t m : missing) {
+    // The first max_listed only, as the verifier keeps its first 1,000 warnings: the message of a
+    // file of many missing names would otherwise be as large as the file, and copied.
+    constexpr std::size_t max_listed = 1000;
+    for (std::size_t k = 0; k < missing.size() && k < max_listed; ++k) {
+      const std::int64_t m = missing[k];
       t << "\n  '" << view_.name(static_cast<std::size_t>(m)) << '\'';
       if (const function_facts& u = facts_[static_cast<std::size_t>(m)]; u.first_use_pc >= 0) {
         t << ", needed by ";
         append_location(t, view_, u.first_use_function, u.first_use_pc);
       }
     }
+    if (missing.size() > max_listed) t << "\n  ... and " << (missing.size() - max_listed) << " more";
     t << "\nregister them (registry::def) before making the VM";
     return error(error_kind::value, t.view());
   }
@@ -9925,7 +10197,7 @@ class decoded_program {
   std::span<const function_facts> facts_;
   vm_context* vm_ = nullptr;
   bool prepare_calls_ = false, instrumented_ = false;
-  std::vector<std::int64_t> const_fixed_;  // while decoding: constant -> its operand (0: not yet used)
+  hash_index const_fixed_;  // while decoding: constant index -> its position in fixed, for those used so far
   std::optional<error> decode_error_;
 };
 
@@ -11000,12 +11272,12 @@ struct call_site {
   }();
 
   static constexpr arg at(std::size_t k) { return in.arg_at(static_cast<std::int64_t>(k)); }
-  static constexpr const const_info* constant(std::size_t k) {
-    return at(k).kind() == arg_kind::const_idx ? &view.constants[static_cast<std::size_t>(at(k).value())] : nullptr;
+  /// Argument k's constant; of kind 0 (none) when the argument is not a constant.
+  static constexpr const_info constant(std::size_t k) {
+    return at(k).kind() == arg_kind::const_idx ? view.constant(static_cast<std::size_t>(at(k).value()))
+                                               : const_info{static_cast<const_kind>(0)};
   }
-  static constexpr bool is_const(std::size_t k, const_kind kind) {
-    return k < num_args && constant(k) != nullptr && constant(k)->kind == kind;
-  }
+  static constexpr bool is_const(std::size_t k, const_kind kind) { return k < num_args && constant(k).kind == kind; }
   /// %void (null).
   static constexpr bool is_void(std::size_t k) {
     return k < num_args && at(k).kind() == arg_kind::reg && at(k).value() == void_register;
@@ -11020,19 +11292,19 @@ struct call_site {
                             is_const(k, const_kind::boolean));
   }
   static constexpr std::int64_t int_at(std::size_t k) {
-    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k)->scalar;
+    return at(k).kind() == arg_kind::imm ? at(k).value() : constant(k).scalar;
   }
-  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k)->scalar); }
+  static constexpr dtype dtype_at(std::size_t k) { return dtype::unpack(constant(k).scalar); }
   /// A string constant's characters: they live in the program, which is in read-only memory.
   static constexpr std::string_view string_at(std::size_t k) {
-    return view.str({constant(k)->data_offset, constant(k)->data_size});
+    return view.str({constant(k).data_offset, constant(k).data_size});
   }
   /// A string constant, or %void read as the empty string (the builtins' err_ctx).
   static constexpr bool is_text(std::size_t k) { return is_void(k) || is_const(k, const_kind::string); }
   static constexpr std::string_view text_at(std::size_t k) { return is_void(k) ? std::string_view() : string_at(k); }
   /// A shape constant's dimensions.
   static constexpr std::span<const std::int64_t> shape_at(std::size_t k) {
-    return view.i64s.subspan(static_cast<std::size_t>(constant(k)->dims_offset), static_cast<std::size_t>(constant(k)->ndim));
+    return view.i64s.subspan(static_cast<std::size_t>(constant(k).dims_offset), static_cast<std::size_t>(constant(k).ndim));
   }
 };
 
@@ -11115,8 +11387,8 @@ inline constexpr std::int64_t storage_alignment = 64;
 constexpr bool constant_nbytes(const exec_view& v, arg shape_arg, arg dtype_arg, std::int64_t& nbytes,
                                std::int64_t& element) {
   if (shape_arg.kind() != arg_kind::const_idx || dtype_arg.kind() != arg_kind::const_idx) return false;
-  const const_info& s = v.constants[static_cast<std::size_t>(shape_arg.value())];
-  const const_info& d = v.constants[static_cast<std::size_t>(dtype_arg.value())];
+  const const_info s = v.constant(static_cast<std::size_t>(shape_arg.value()));
+  const const_info d = v.constant(static_cast<std::size_t>(dtype_arg.value()));
   if (s.kind != const_kind::shape || d.kind != const_kind::dtype) return false;
   const dtype t = dtype::unpack(d.scalar);
   std::int64_t n = 0;
@@ -11361,7 +11633,7 @@ constexpr std::int64_t object_bytes(const exec_view& v, const static_program_fac
   object_blocks constants;
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (!made[i]) continue;
-    const const_info& c = v.constants[i];
+    const const_info c = v.constant(i);
     if (c.kind == const_kind::shape) {
       add_shape_object(constants, c.ndim);
     } else if (c.kind == const_kind::string) {
@@ -11401,7 +11673,7 @@ constexpr bool static_kind(const exec_view& v, arg a, value_kind& kind) {
     case arg_kind::imm: kind = value_kind::int64; return true;
     case arg_kind::func_idx: kind = value_kind::closure; return true;
     case arg_kind::const_idx:
-      switch (v.constants[static_cast<std::size_t>(a.value())].kind) {
+      switch (v.constant(static_cast<std::size_t>(a.value())).kind) {
         case const_kind::int64: kind = value_kind::int64; break;
         case const_kind::float64: kind = value_kind::float64; break;
         case const_kind::boolean: kind = value_kind::boolean; break;
@@ -11567,7 +11839,7 @@ constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, 
     if (!static_kind(v, a, kind)) continue;
     std::int64_t x = 0;
     if (a.kind() == arg_kind::imm) x = a.value();
-    else if (a.kind() == arg_kind::const_idx) x = v.constants[static_cast<std::size_t>(a.value())].scalar;
+    else if (a.kind() == arg_kind::const_idx) x = v.constant(static_cast<std::size_t>(a.value())).scalar;
     if (e.param_passes(i, kind, x)) known |= std::uint64_t{1} << i;
   }
   return known;
@@ -12316,22 +12588,23 @@ class static_vm final : public vm_context {
   // Whether a constant of kind K is made.
   static constexpr bool makes(const_kind k) {
     for (std::size_t i = 0; i < Linked::num_constants; ++i)
-      if (Linked::constants_read[i] && view.constants[i].kind == k) return true;
+      if (Linked::constants_read[i] && view.constant(i).kind == k) return true;
     return false;
   }
-  // Constant c by the code of its kind (K, then the kinds after it), into `out`; only the kinds
-  // the program makes are compiled.
+  // The constant of word w by the code of its kind (K, then the kinds after it), decoding and
+  // making, into `out`; only the kinds the program makes are compiled.
   template <const_kind K, const_kind... Rest>
-  static status make_constant(value& out, const const_info& c) {
+  static status make_constant(value& out, const_word w) {
     if constexpr (makes(K)) {
-      if (c.kind == K) return try_materialize_constant_into<K>(out, view, c, nullptr);
+      if (static_cast<const_kind>(w & 0xFF) == K)
+        return try_materialize_constant_into<K>(out, view, view.checked_constant(K, w), nullptr);
     }
-    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, c);
+    if constexpr (sizeof...(Rest) > 0) return make_constant<Rest...>(out, w);
     else return {};
   }
-  static status make_constant(value& out, const const_info& c) {
+  static status make_constant(value& out, const_word w) {
     return make_constant<const_kind::int64, const_kind::float64, const_kind::boolean, const_kind::dtype,
-                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, c);
+                         const_kind::device, const_kind::shape, const_kind::string, const_kind::tensor>(out, w);
   }
 
   static constexpr bool any_used_as_value() {
