@@ -14,34 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/protobuf_writer.hpp"
+
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
 
 namespace {
 
-// Protobuf's wire format, written (as tests/unit/onnx_reader.cpp does).
-struct pb {
-  std::vector<std::byte> out;
-  pb& varint(std::uint64_t v) {
-    do {
-      std::uint8_t b = v & 0x7F;
-      v >>= 7;
-      if (v) b |= 0x80;
-      out.push_back(static_cast<std::byte>(b));
-    } while (v);
-    return *this;
-  }
-  pb& key(std::uint32_t field, int wire) { return varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire)); }
-  pb& i(std::uint32_t field, std::int64_t v) { return key(field, 0).varint(static_cast<std::uint64_t>(v)); }
-  pb& bytes(std::uint32_t field, const void* p, std::size_t n) {
-    key(field, 2).varint(n);
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
-    return *this;
-  }
-  pb& str(std::uint32_t field, std::string_view s) { return bytes(field, s.data(), s.size()); }
-  pb& msg(std::uint32_t field, const pb& m) { return bytes(field, m.out.data(), m.out.size()); }
-};
+using relaxvm_test::pb;
 
 pb ints_attr(std::string_view name, std::vector<std::int64_t> v) {
   pb a;

@@ -17,43 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/protobuf_writer.hpp"
+
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
 
 namespace {
 
-// Protobuf's wire format, written: enough to make the messages these tests need.
-struct pb {
-  std::vector<std::byte> out;
-  pb& varint(std::uint64_t v) {
-    do {
-      std::uint8_t b = v & 0x7F;
-      v >>= 7;
-      if (v) b |= 0x80;
-      out.push_back(static_cast<std::byte>(b));
-    } while (v);
-    return *this;
-  }
-  pb& key(std::uint32_t field, int wire) { return varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire)); }
-  pb& i(std::uint32_t field, std::int64_t v) { return key(field, 0).varint(static_cast<std::uint64_t>(v)); }
-  pb& f32(std::uint32_t field, float v) {
-    key(field, 5);
-    const auto bits = std::bit_cast<std::uint32_t>(v);
-    for (int k = 0; k < 4; ++k) out.push_back(static_cast<std::byte>(bits >> (8 * k)));
-    return *this;
-  }
-  pb& bytes(std::uint32_t field, const std::vector<std::byte>& b) {
-    key(field, 2).varint(b.size());
-    out.insert(out.end(), b.begin(), b.end());
-    return *this;
-  }
-  pb& str(std::uint32_t field, std::string_view s) {
-    std::vector<std::byte> b(s.size());
-    if (!s.empty()) std::memcpy(b.data(), s.data(), s.size());
-    return bytes(field, b);
-  }
-  pb& msg(std::uint32_t field, const pb& m) { return bytes(field, m.out); }
-};
+using relaxvm_test::pb;
 
 std::vector<std::byte> floats_le(std::initializer_list<float> v) {
   std::vector<std::byte> b(v.size() * 4);
