@@ -137,7 +137,12 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
   RELAXVM_TRY_ASSIGN(executable exe, ir::try_build(m));
   registry reg;
   register_kernels(reg);
-  RELAXVM_TRY_ASSIGN(virtual_machine vm, virtual_machine::create(exe, reg));
+  // The inputs are bounded, but an output's size may not be (Expand or ConstantOfShape to a huge
+  // constant shape): the fold runs under a memory budget, so a small file cannot make the import
+  // allocate without bound.
+  vm_options opts;
+  opts.max_memory = max_elements * 16 * 8;
+  RELAXVM_TRY_ASSIGN(virtual_machine vm, virtual_machine::create(exe, reg, opts));
   std::vector<value> args;
   for (tensor& t : inputs)
     if (t.defined()) args.emplace_back(t);
