@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <relaxvm.hpp>
+#include <relaxvm/kernels/data.hpp>
 #include <relaxvm/kernels/register.hpp>
 #include <string>
 #include <vector>

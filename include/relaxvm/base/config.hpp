@@ -87,6 +87,17 @@
 #define RELAXVM_THREAD_LOCAL
 #endif
 
+// Separate compilation (docs/configuration.md): RELAXVM_SEPARATE_COMPILATION makes the heaviest
+// parts of the optional layers (the ONNX importer, the kernels' registration) declarations only, so
+// a translation unit that includes them compiles in a fraction of the time; one library defines
+// them (meson's relaxvm_compiled_dep, built from src/). Without it (the default) everything is
+// header-only. RELAXVM_DECL marks those functions: inline when header-only, external otherwise.
+#ifdef RELAXVM_SEPARATE_COMPILATION
+#define RELAXVM_DECL
+#else
+#define RELAXVM_DECL inline
+#endif
+
 // RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
 // result<T>::value() on an error (a const relaxvm::error&); it must not return. Predefine it to
 // route errors to your own handler (declare the handler after #include <relaxvm/fwd.hpp>, which

@@ -22,17 +22,10 @@
 #include "../lower/builder.hpp"
 #include "../runtime/tensor.hpp"
 #include "model.hpp"
+#include "options.hpp"
 #include "tensor.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx {
-
-/// How a model is imported.
-struct options {
-  /// Upper bounds of named dimensions ({"batch", 8}): with one for every dim_param, the planned
-  /// memory of the imported program is finite (ir::planned_bytes), and an input past its bound
-  /// is an error when the program runs.
-  std::vector<std::pair<std::string, std::int64_t>> upper_bounds;
-};
 
 namespace detail {
 

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0
+// relaxvm_compiled (src/meson.build): kernels::register_elementwise, defined once.
+#include <relaxvm/kernels/register_elementwise.hpp>
