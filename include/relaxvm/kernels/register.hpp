@@ -17,6 +17,7 @@
 #include "conv.hpp"
 #include "pool.hpp"
 #include "data.hpp"
+#include "loss.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -122,6 +123,18 @@ inline void register_all(basic_registry& reg) {
   reg.def("onnx.Trilu", [](const tensor& x, const value& k, std::int64_t upper, const tensor& out) -> status {
     RELAXVM_TRY_ASSIGN(tensor t, detail::optional_tensor("onnx.Trilu", k, 1));
     return Trilu_out(x, t, upper, out);
+  });
+  // Losses: (x, target, weight | none, reduction, has_ignore, ignore_index, out[, log_prob]).
+  reg.def("onnx.NegativeLogLikelihoodLoss", [](const tensor& x, const tensor& t, const value& w, std::int64_t reduction,
+                                              std::int64_t has_ignore, std::int64_t ignore_index, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor wt, detail::optional_tensor("onnx.NegativeLogLikelihoodLoss", w, 2));
+    return NegativeLogLikelihoodLoss_out(x, t, wt, reduction, has_ignore, ignore_index, out);
+  });
+  reg.def("onnx.SoftmaxCrossEntropyLoss", [](const tensor& x, const tensor& t, const value& w, std::int64_t reduction,
+                                            std::int64_t has_ignore, std::int64_t ignore_index, const tensor& out,
+                                            const tensor& log_prob) -> status {
+    RELAXVM_TRY_ASSIGN(tensor wt, detail::optional_tensor("onnx.SoftmaxCrossEntropyLoss", w, 2));
+    return SoftmaxCrossEntropyLoss_out(x, t, wt, reduction, has_ignore, ignore_index, out, log_prob);
   });
   // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
   struct variadic {

@@ -14,6 +14,7 @@
 #include "convert_data.hpp"
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
+#include "convert_loss.hpp"
 #include "convert_shape.hpp"
 #include "convert_reduce.hpp"
 #include "convert_normalization.hpp"
@@ -25,6 +26,7 @@ inline constexpr std::span<const op_converter> converter_tables[] = {
     reduce_converters, normalization_converters,
     conv_converters,
     data_converters,
+    loss_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
