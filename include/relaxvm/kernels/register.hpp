@@ -18,6 +18,7 @@
 #include "pool.hpp"
 #include "data.hpp"
 #include "loss.hpp"
+#include "resize.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -136,6 +137,16 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor wt, detail::optional_tensor("onnx.SoftmaxCrossEntropyLoss", w, 2));
     return SoftmaxCrossEntropyLoss_out(x, t, wt, reduction, has_ignore, ignore_index, out, log_prob);
   });
+  // Resize(x, roi | none, scales | none, mode, coordinate_transformation_mode, nearest_mode,
+  // cubic_coeff_a, exclude_outside, extrapolation_value, out); its output shape from run-time scales.
+  reg.def("onnx.Resize", [](const tensor& x, const value& roi, const value& scales, std::int64_t mode, std::int64_t coord,
+                            std::int64_t nearest, double cubic_a, std::int64_t exclude_outside, double extrapolation,
+                            const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor r, detail::optional_tensor("onnx.Resize", roi, 1));
+    RELAXVM_TRY_ASSIGN(tensor s, detail::optional_tensor("onnx.Resize", scales, 2));
+    return Resize_out(x, r, s, mode, coord, nearest, cubic_a, exclude_outside, extrapolation, out);
+  });
+  reg.def("onnx.Resize.shape", [](const tensor& x, const tensor& scales) -> result<shape> { return detail::resize_shape(x, scales); });
   // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
   struct variadic {
     static result<tensor> arg(std::string_view fn, const value& v, std::size_t i) {

@@ -17,6 +17,7 @@
 #include "convert_loss.hpp"
 #include "convert_shape.hpp"
 #include "convert_reduce.hpp"
+#include "convert_resize.hpp"
 #include "convert_normalization.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
@@ -27,6 +28,7 @@ inline constexpr std::span<const op_converter> converter_tables[] = {
     conv_converters,
     data_converters,
     loss_converters,
+    resize_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
