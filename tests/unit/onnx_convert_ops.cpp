@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <relaxvm/kernels/resize.hpp>
+#include <relaxvm/kernels/select.hpp>
 #include <relaxvm/onnx.hpp>
 #include <string>
 #include <string_view>
@@ -234,3 +236,58 @@ TEST_CASE("Resize kernel: rows wider than a column block, integer nearest, extra
                                  k::resize_nearest, 0, 0, -0.75, 0, 0, y0)) == "onnx.Resize: axis 1 is empty and cannot be resized to 2");
 }
 
+TEST_CASE("NonZero and Compress: sizes from the data, bound when the program runs, used by a later op") {
+  // n = NonZero(x); c = Compress(x, cond, axis 1); f = Compress(x, cond) (flattened); s = c + c.
+  pb g;
+  pb axis;
+  axis.str(1, "axis").i(20, 2).i(3, 1);
+  g.msg(1, rs_node("NonZero", {"x"}, {"n"}));
+  g.msg(1, rs_node("Compress", {"x", "cond"}, {"c"}, {axis}));
+  g.msg(1, rs_node("Compress", {"x", "cond"}, {"f"}));
+  g.msg(1, rs_node("Add", {"c", "c"}, {"s"}));
+  g.msg(11, rs_input("x", 1, {"b", "3"})).msg(11, rs_input("cond", 9, {"k"}));
+  const std::vector<std::byte> bytes = rs_model(g, {"n", "s", "f"});
+  rv::result<rv::executable> exe = onnx::load(bytes);
+  INFO((exe.ok() ? std::string() : std::string(exe.error().message())));
+  REQUIRE(exe.ok());
+  rv::registry reg;
+  onnx::register_kernels(reg);
+  rv::virtual_machine vm(*exe, reg);
+  const std::vector<float> xv{0, 1, 0, 2, 0, 3};
+  const rv::tensor x = rv::tensor::from<float>(std::span<const float>(xv), rv::shape{2, 3});
+  rv::tensor cond = rv::tensor::try_empty(rv::shape{2}, rv::dtype::bool_()).value();
+  static_cast<std::uint8_t*>(cond.raw_data())[0] = 0;
+  static_cast<std::uint8_t*>(cond.raw_data())[1] = 1;
+  rv::result<rv::value> out = rs_run(vm, {x, cond});
+  INFO((out.ok() ? std::string() : std::string(out.error().message())));
+  REQUIRE(out.ok());
+  rv::tuple t = out->as<rv::tuple>();
+  const rv::tensor n = t[0].as<rv::tensor>();
+  CHECK(n.shape() == rv::shape{2, 3});
+  CHECK(std::vector<std::int64_t>(n.data<std::int64_t>(), n.data<std::int64_t>() + 6) == std::vector<std::int64_t>{0, 1, 1, 1, 0, 2});
+  CHECK(t[1].as<rv::tensor>().shape() == rv::shape{2, 1});
+  CHECK(rs_values(t[1].as<rv::tensor>()) == std::vector<float>{2, 0});
+  CHECK(rs_values(t[2].as<rv::tensor>()) == std::vector<float>{1});
+  // All false: empty results; a condition longer than the axis names the op.
+  static_cast<std::uint8_t*>(cond.raw_data())[1] = 0;
+  out = rs_run(vm, {x, cond});
+  REQUIRE(out.ok());
+  t = out->as<rv::tuple>();
+  CHECK(t[1].as<rv::tensor>().shape() == rv::shape{2, 0});
+  CHECK(t[2].as<rv::tensor>().shape() == rv::shape{0});
+  rv::tensor long_cond = rv::tensor::try_empty(rv::shape{4}, rv::dtype::bool_()).value();
+  for (int i = 0; i < 4; ++i) static_cast<std::uint8_t*>(long_cond.raw_data())[i] = 1;
+  out = rs_run(vm, {x, long_cond});
+  REQUIRE(!out.ok());
+  CHECK(std::string(out.error().message()).find("onnx.Compress.shape: the condition has 4 elements, more than the 3 it selects from") !=
+        std::string::npos);
+  // A bool stored as any byte but 0 is true.
+  rv::tensor odd = rv::tensor::try_empty(rv::shape{2, 2}, rv::dtype::bool_()).value();
+  const std::uint8_t bytes4[4] = {0, 7, 0, 1};
+  std::memcpy(odd.raw_data(), bytes4, 4);
+  rv::tensor nz = rv::tensor::try_empty(rv::shape{2, 2}, rv::dtype::int64()).value();
+  REQUIRE(k::NonZero_out(odd, nz).ok());
+  CHECK(std::vector<std::int64_t>(nz.data<std::int64_t>(), nz.data<std::int64_t>() + 4) == std::vector<std::int64_t>{0, 1, 1, 1});
+  rv::tensor wrong = rv::tensor::try_empty(rv::shape{2, 3}, rv::dtype::int64()).value();
+  CHECK(rs_message(k::NonZero_out(odd, wrong)).find("onnx.NonZero: the output (argument 1) has shape [2, 3] but the result has shape [2, 2]") == 0);
+}

@@ -19,6 +19,7 @@
 #include "data.hpp"
 #include "loss.hpp"
 #include "resize.hpp"
+#include "select.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -147,6 +148,11 @@ inline void register_all(basic_registry& reg) {
     return Resize_out(x, r, s, mode, coord, nearest, cubic_a, exclude_outside, extrapolation, out);
   });
   reg.def("onnx.Resize.shape", [](const tensor& x, const tensor& scales) -> result<shape> { return detail::resize_shape(x, scales); });
+  // Sizes known from the data: each op's shape function, then its kernel.
+  reg.def("onnx.NonZero", &NonZero_out).def("onnx.Compress", &Compress_out);
+  reg.def("onnx.NonZero.shape", [](const tensor& x) -> result<shape> { return detail::nonzero_shape(x); });
+  reg.def("onnx.Compress.shape",
+          [](const tensor& x, const tensor& c, std::int64_t axis) -> result<shape> { return detail::compress_shape(x, c, axis); });
   // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
   struct variadic {
     static result<tensor> arg(std::string_view fn, const value& v, std::size_t i) {

@@ -18,6 +18,7 @@
 #include "convert_shape.hpp"
 #include "convert_reduce.hpp"
 #include "convert_resize.hpp"
+#include "convert_select.hpp"
 #include "convert_normalization.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
@@ -29,6 +30,7 @@ inline constexpr std::span<const op_converter> converter_tables[] = {
     data_converters,
     loss_converters,
     resize_converters,
+    select_converters,
 };
 
 /// The converter of an operator of the default domain, or null.
