@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data movement kernels (kernels/data.hpp): their registration as packed functions (kernels/register.hpp declares it).
+// The data movement kernels (kernels/data.hpp), Resize, NonZero and Compress: their registration as packed functions (kernels/register.hpp declares it).
 #ifndef RELAXVM_KERNELS_REGISTER_DATA_HPP
 #define RELAXVM_KERNELS_REGISTER_DATA_HPP
 
@@ -9,6 +9,8 @@
 #include "../base/config.hpp"  // RELAXVM_ABI, RELAXVM_DECL
 #include "register.hpp"
 #include "data.hpp"
+#include "resize.hpp"
+#include "select.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -29,6 +31,21 @@ RELAXVM_DECL void register_data(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor t, detail::optional_tensor("onnx.Trilu", k, 1));
     return Trilu_out(x, t, upper, out);
   });
+  // Resize(x, roi | none, scales | none, mode, coordinate_transformation_mode, nearest_mode,
+  // cubic_coeff_a, exclude_outside, extrapolation_value, out); its output shape from run-time scales.
+  reg.def("onnx.Resize", [](const tensor& x, const value& roi, const value& scales, std::int64_t mode, std::int64_t coord,
+                            std::int64_t nearest, double cubic_a, std::int64_t exclude_outside, double extrapolation,
+                            const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor r, detail::optional_tensor("onnx.Resize", roi, 1));
+    RELAXVM_TRY_ASSIGN(tensor s, detail::optional_tensor("onnx.Resize", scales, 2));
+    return Resize_out(x, r, s, mode, coord, nearest, cubic_a, exclude_outside, extrapolation, out);
+  });
+  reg.def("onnx.Resize.shape", [](const tensor& x, const tensor& scales) -> result<shape> { return detail::resize_shape(x, scales); });
+  // Sizes known from the data: each op's shape function, then its kernel.
+  reg.def("onnx.NonZero", &NonZero_out).def("onnx.Compress", &Compress_out);
+  reg.def("onnx.NonZero.shape", [](const tensor& x) -> result<shape> { return detail::nonzero_shape(x); });
+  reg.def("onnx.Compress.shape",
+          [](const tensor& x, const tensor& c, std::int64_t axis) -> result<shape> { return detail::compress_shape(x, c, axis); });
   // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
   struct variadic {
     static result<tensor> arg(std::string_view fn, const value& v, std::size_t i) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reductions, the softmax family, TopK and the normalizations: their registration as packed functions (kernels/register.hpp declares it).
+// The reductions, the softmax family, TopK, the normalizations and the losses: their registration as packed functions (kernels/register.hpp declares it).
 #ifndef RELAXVM_KERNELS_REGISTER_REDUCE_HPP
 #define RELAXVM_KERNELS_REGISTER_REDUCE_HPP
 
@@ -7,6 +7,7 @@
 #include "register.hpp"
 #include "reduce.hpp"
 #include "normalization.hpp"
+#include "loss.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -25,6 +26,18 @@ RELAXVM_DECL void register_reduce(basic_registry& reg) {
                                         const tensor& y, const tensor& mean, const tensor& inv_std_dev) -> status {
     RELAXVM_TRY_ASSIGN(tensor b, detail::optional_tensor("onnx.LayerNormalization", bias, 2));
     return LayerNormalization_out(x, scale, b, axis, epsilon, y, mean, inv_std_dev);
+  });
+  // Losses: (x, target, weight | none, reduction, has_ignore, ignore_index, out[, log_prob]).
+  reg.def("onnx.NegativeLogLikelihoodLoss", [](const tensor& x, const tensor& t, const value& w, std::int64_t reduction,
+                                              std::int64_t has_ignore, std::int64_t ignore_index, const tensor& out) -> status {
+    RELAXVM_TRY_ASSIGN(tensor wt, detail::optional_tensor("onnx.NegativeLogLikelihoodLoss", w, 2));
+    return NegativeLogLikelihoodLoss_out(x, t, wt, reduction, has_ignore, ignore_index, out);
+  });
+  reg.def("onnx.SoftmaxCrossEntropyLoss", [](const tensor& x, const tensor& t, const value& w, std::int64_t reduction,
+                                            std::int64_t has_ignore, std::int64_t ignore_index, const tensor& out,
+                                            const tensor& log_prob) -> status {
+    RELAXVM_TRY_ASSIGN(tensor wt, detail::optional_tensor("onnx.SoftmaxCrossEntropyLoss", w, 2));
+    return SoftmaxCrossEntropyLoss_out(x, t, wt, reduction, has_ignore, ignore_index, out, log_prob);
   });
 }
 

@@ -14,8 +14,11 @@
 #include "convert_data.hpp"
 #include "convert_elementwise.hpp"
 #include "convert_linalg.hpp"
+#include "convert_loss.hpp"
 #include "convert_shape.hpp"
 #include "convert_reduce.hpp"
+#include "convert_resize.hpp"
+#include "convert_select.hpp"
 #include "convert_normalization.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
@@ -25,6 +28,9 @@ inline constexpr std::span<const op_converter> converter_tables[] = {
     reduce_converters, normalization_converters,
     conv_converters,
     data_converters,
+    loss_converters,
+    resize_converters,
+    select_converters,
 };
 
 /// The converter of an operator of the default domain, or null.

@@ -174,6 +174,25 @@ class import_state {
     if (!out.v.valid()) return builder_error();
     return out;
   }
+  /// Dims known only when the program runs (a Resize's sizes given as data): `shape` is a shape
+  /// value of `rank` dims computed then; a match_cast binds each dim to a fresh symbolic variable,
+  /// which later shapes use like any other (what depends on them is allocated when it runs).
+  result<std::vector<ir::sym>> run_time_dims(ir::var shape, std::size_t rank) {
+    if (!shape.valid()) return builder_error();
+    ir::struct_info info = ir::shape_info(static_cast<std::int32_t>(rank));
+    info.known = true;
+    std::vector<ir::sym> dims;
+    for (std::size_t k = 0; k < rank; ++k) {
+      relaxvm::detail::text n;
+      n << "run_time" << run_time_vars_++;
+      dims.push_back(mb_.sym(n.view()));
+      ir::detail::note_arena(info, dims.back().arena());
+      info.dims.push_back(dims.back().ref());
+    }
+    if (!fn().match_cast(shape, info).valid()) return builder_error();
+    return dims;
+  }
+
   /// A view of `x` with other dims (no copy).
   result<entry> view(entry& x, std::vector<ir::sym> dims) {
     RELAXVM_TRY_ASSIGN(ir::var xv, operand_of(x));
@@ -198,6 +217,7 @@ class import_state {
   const model_info& model_;
   const options& opt_;
   ir::module_builder mb_;
+  std::int64_t run_time_vars_ = 0;  // symbolic variables made by run_time_dims
   std::unordered_map<std::string_view, entry> values_;
 };
 
