@@ -17,6 +17,7 @@
 #include "conv.hpp"
 #include "pool.hpp"
 #include "data.hpp"
+#include "shape.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -158,6 +159,7 @@ inline void register_all(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(std::span<const tensor> outs, variadic::collect("onnx.Split", a.subspan(2), 2, small, many));
     return Split_out(x, axis, outs);
   });
+  register_shape_kernels(reg);
 }
 
 }  // namespace relaxvm::kernels
