@@ -5,6 +5,7 @@
 // after which the VM still runs. The same values as initializers still fold at import.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <relaxvm/onnx.hpp>
@@ -59,7 +60,8 @@ std::vector<std::byte> model(const std::vector<input>& in, const std::vector<pb>
     pb shape, tt, type, v;
     for (std::int64_t d : i.dims) {
       pb dim;
-      dim.i(1, d);
+      if (d < 0) dim.str(2, "batch");  // a named dim
+      else dim.i(1, d);
       shape.msg(1, dim);
     }
     tt.i(1, i.elem).msg(2, shape);
@@ -194,6 +196,22 @@ TEST_CASE("Slice with bounds known at run time: clamping, negative steps, and ba
   const auto dflt = model({{"x", f32, {4, 5}}, {"b", i64, {1}}, {"e", i64, {1}}}, {node("Slice", {"x", "b", "e"}, {"y"})}, {"y"});
   runner rd(dflt);
   CHECK(dims_of(rd.run({x, ints({-3}), ints({-1})})) == dv{2, 5});
+}
+
+TEST_CASE("dims that values known at run time do not touch stay symbolic as they were") {
+  // Slice along axis 1 only (constant axes), TopK along axis 1: the batch stays the batch.
+  const auto bytes = model({{"x", f32, {-1, 5}}, {"b", i64, {1}}, {"e", i64, {1}}, {"k", i64, {1}}},
+                           {node("Slice", {"x", "b", "e", "a"}, {"y"}), node("TopK", {"x", "k"}, {"v", "i"})}, {"y", "v"}, 13,
+                           {int64_init("a", {-1})});
+  const std::string text = rv::ir::to_text(onnx::import(bytes).value());
+  INFO(text);
+  CHECK(text.find("onnx.Slice\"") != std::string::npos);
+  CHECK(text.find("R.Tensor((batch, rt1)") != std::string::npos);  // the Slice's (rt0: unused)
+  CHECK(text.find("R.Tensor((batch, rt3)") != std::string::npos);  // the TopK's
+  runner r(bytes);
+  const rv::tuple out = r.run({floats({3, 5}), ints({1}), ints({-1}), ints({2})}).as<rv::tuple>();
+  CHECK(dims_of(out[0]) == dv{3, 3});
+  CHECK(dims_of(out[1]) == dv{3, 2});
 }
 
 TEST_CASE("Expand to a shape known at run time broadcasts when it runs") {
@@ -343,4 +361,29 @@ TEST_CASE("a shape value of a length known only at run time is refused at import
   const std::string msg(r.error().message());
   CHECK(msg.find("Reshape") != std::string::npos);
   CHECK(msg.find("length known only at run time") != std::string::npos);
+}
+
+TEST_CASE("the shape kernels on their own: integer ranges without overflow, the output's length checked") {
+  namespace k = relaxvm::kernels;
+  const rv::tensor one = rv::tensor::empty({1}, rv::dtype::int64());
+  const auto count = [&](const rv::tensor& a, const rv::tensor& b, const rv::tensor& d) {
+    REQUIRE(k::Range_shape(a, b, d, one).ok());
+    return one.data<const std::int64_t>()[0];
+  };
+  // int8 from -128 to 127: a distance int8 does not hold.
+  CHECK(count(scalar<std::int8_t>(-128), scalar<std::int8_t>(127), scalar<std::int8_t>(1)) == 255);
+  CHECK(count(scalar<std::int8_t>(127), scalar<std::int8_t>(-128), scalar<std::int8_t>(-128)) == 2);
+  CHECK(count(scalar<std::uint64_t>(1), scalar<std::uint64_t>(std::uint64_t{1} << 40), scalar<std::uint64_t>(std::uint64_t{1} << 39)) == 2);
+  CHECK(count(scalar(5.0), scalar(5.0), scalar(-1.0)) == 0);
+  CHECK(!k::Range_shape(scalar(0.0), scalar(std::nan("")), scalar(1.0), one).ok());
+  CHECK(!k::Range_shape(scalar<std::int32_t>(0), scalar<std::int64_t>(4), scalar<std::int32_t>(1), one).ok());  // mixed types
+  // An output of the wrong length is refused, not overrun.
+  const rv::status bad = k::Reshape_shape(rv::shape{2, 3}, ints({6}), 0, rv::tensor::empty({2}, rv::dtype::int64()));
+  REQUIRE(!bad.ok());
+  CHECK(std::string(bad.error().message()).find("onnx.Reshape.shape") != std::string::npos);
+  // Slice's INT64_MIN step (its negation overflows) is refused.
+  const rv::tensor two = rv::tensor::empty({2}, rv::dtype::int64());
+  const rv::status step = k::Slice_shape(rv::shape{4, 5}, ints({0}), ints({1}), ints({0}), ints({std::numeric_limits<std::int64_t>::min()}), two);
+  REQUIRE(!step.ok());
+  CHECK(std::string(step.error().message()).find("step") != std::string::npos);
 }

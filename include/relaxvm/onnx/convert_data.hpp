@@ -302,6 +302,22 @@ inline status convert_slice_at_run_time(node_ctx& c, entry& x) {
     }
   }
   RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Slice.shape", std::span<const ir::operand>(args).subspan(1), x.dims.size()));
+  // With the axes known at import, the dims no list touches stay the input's.
+  entry* axes = c.has_input(3) ? c.st.find(c.node.inputs[3]) : nullptr;
+  if (axes == nullptr || axes->is_constant()) {
+    std::vector<std::int64_t> touched;
+    if (axes != nullptr) {
+      RELAXVM_TRY_ASSIGN(touched, c.st.int_values(*axes, "Slice", "the axes"));
+    }
+    for (std::int64_t k = 0; axes == nullptr && k < n; ++k) touched.push_back(k);
+    std::vector<bool> kept(dims.size(), true);
+    for (std::int64_t a : touched) {
+      RELAXVM_TRY_ASSIGN(const std::int64_t k, normalize_axis(c, a, dims.size()));
+      kept[static_cast<std::size_t>(k)] = false;
+    }
+    for (std::size_t k = 0; k < dims.size(); ++k)
+      if (kept[k]) dims[k] = x.dims[k];
+  }
   args.erase(args.begin() + 1);  // the kernel takes x and the lists
   RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Slice", args, std::move(dims), x.dt));
   return c.output(0, std::move(y));
@@ -708,7 +724,9 @@ inline status convert_one_hot(node_ctx& c) {
     if (!kd::in_set(d->dt, kd::numbers)) return c.unsupported("the depth of ", d->dt);
     RELAXVM_TRY_ASSIGN(ir::var dv, c.st.operand_of(*d));
     const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(idx->dims)), dv, ir::prim(axis)};
-    RELAXVM_TRY_ASSIGN(dims, runtime_dims(c, "onnx.OneHot.shape", sargs, idx->dims.size() + 1));
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> all, runtime_dims(c, "onnx.OneHot.shape", sargs, idx->dims.size() + 1));
+    dims = idx->dims;  // only the depth is new
+    dims.insert(dims.begin() + axis, all[static_cast<std::size_t>(axis)]);
   } else {
     RELAXVM_TRY_ASSIGN(const double depth_value, number_value(c, 1, "the depth"));
     if (!(depth_value >= 1) || depth_value > 9.0e15) return c.fail("the depth is not a positive count");

@@ -161,7 +161,9 @@ inline status convert_topk(node_ctx& c) {
     RELAXVM_TRY_ASSIGN(const std::int64_t axis, normalize_axis(c, c.attr_int("axis", -1), x->dims.size()));
     RELAXVM_TRY_ASSIGN(ir::var kv, c.st.operand_of(*ke));
     const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), kv, ir::prim(axis)};
-    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.TopK.shape", sargs, x->dims.size()));
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> all, runtime_dims(c, "onnx.TopK.shape", sargs, x->dims.size()));
+    std::vector<ir::sym> dims = x->dims;  // only the axis' dim is new
+    dims[static_cast<std::size_t>(axis)] = all[static_cast<std::size_t>(axis)];
     return topk_call(c, *x, axis, std::move(dims));
   } else {
     RELAXVM_TRY_ASSIGN(entry* ke, c.input(1));
