@@ -214,6 +214,21 @@ TEST_CASE("dims that values known at run time do not touch stay symbolic as they
   CHECK(dims_of(out[1]) == dv{3, 2});
 }
 
+TEST_CASE("a bound from Shape arithmetic over a symbolic dim: a 0-d tensor at run time") {
+  // Range(0, Size(x), 1) with x (batch, 3): the limit is the symbolic scalar batch * 3.
+  pb zero, one;
+  const std::int64_t z = 0, o = 1;
+  zero.i(2, i64).str(8, "zero").bytes(9, &z, 8);
+  one.i(2, i64).str(8, "one").bytes(9, &o, 8);
+  const auto bytes = model({{"x", f32, {-1, 3}}}, {node("Size", {"x"}, {"n"}), node("Range", {"zero", "n", "one"}, {"y"})}, {"y"}, 11,
+                           {zero, one});
+  runner r(bytes);
+  rv::value y = r.run({floats({2, 3})});
+  CHECK(dims_of(y) == dv{6});
+  CHECK(y.as<rv::tensor>().data<const std::int64_t>()[5] == 5);
+  CHECK(dims_of(r.run({floats({0, 3})})) == dv{0});
+}
+
 TEST_CASE("Expand to a shape known at run time broadcasts when it runs") {
   const auto bytes = model({{"x", f32, {3, 1}}, {"s", i64, {3}}}, {node("Expand", {"x", "s"}, {"y"})}, {"y"});
   // The output's size is known only when it runs: no bound on the memory the program takes.
