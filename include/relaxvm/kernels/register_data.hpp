@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data movement kernels (kernels/data.hpp), Resize, NonZero and Compress: their registration as packed functions (kernels/register.hpp declares it).
+// The data movement kernels (kernels/data.hpp), Resize, NonZero, Compress and the shape kernels (kernels/shape.hpp): their registration as packed functions (kernels/register.hpp declares it).
 #ifndef RELAXVM_KERNELS_REGISTER_DATA_HPP
 #define RELAXVM_KERNELS_REGISTER_DATA_HPP
 
@@ -11,6 +11,7 @@
 #include "data.hpp"
 #include "resize.hpp"
 #include "select.hpp"
+#include "shape.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -81,6 +82,7 @@ RELAXVM_DECL void register_data(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(std::span<const tensor> outs, variadic::collect("onnx.Split", a.subspan(2), 2, small, many));
     return Split_out(x, axis, outs);
   });
+  register_shape_kernels(reg);  // onnx.<Op>.shape: output shapes computed from run-time values
 }
 
 }  // namespace relaxvm::kernels

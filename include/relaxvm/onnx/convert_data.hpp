@@ -4,8 +4,9 @@
 // SpaceToDepth, Trilu, CumSum, OneHot, EyeLike, Range, ConstantOfShape and Size; calls of the
 // portable kernels of relaxvm/kernels/data.hpp. Where the output's shape depends on an input's
 // values (Slice's starts, Expand's shape, Tile's repeats, Pad's pads, Range's bounds, OneHot's
-// depth, ConstantOfShape's shape), those values are read at import and must be constants
-// (initializers or Constant nodes); a value computed at run time there is refused.
+// depth, ConstantOfShape's shape, Split's sizes, Squeeze's and Unsqueeze's axes), constants and
+// folded Shape arithmetic are read at import; values known only at run time go through the op's
+// shape kernel (onnx/runtime_shape.hpp).
 #ifndef RELAXVM_ONNX_CONVERT_DATA_HPP
 #define RELAXVM_ONNX_CONVERT_DATA_HPP
 
@@ -17,6 +18,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../kernels/data.hpp"
 #include "convert_base.hpp"
+#include "runtime_shape.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
@@ -192,10 +194,19 @@ inline status convert_split(node_ctx& c) {
   const std::size_t n = c.node.outputs.size();
   if (n == 0) return c.fail("Split needs at least one output");
   bool present = false;
-  RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> split, ints_of(c, 13, 1, "split", "the split sizes", present));
   const ir::sym d = x->dims[a];
   std::vector<ir::sym> sizes;
-  if (present) {
+  std::vector<std::int64_t> split;
+  const bool runtime = c.st.opset() >= 13 && at_run_time(c, 1);
+  if (!runtime) {
+    RELAXVM_TRY_ASSIGN(split, ints_of(c, 13, 1, "split", "the split sizes", present));
+  }
+  if (runtime) {  // its shape kernel checks the sizes
+    RELAXVM_TRY_ASSIGN(const runtime_list l, runtime_ints(c, 1, "the split sizes"));
+    if (l.n != n) return c.fail("split has ", l.n, " sizes for ", n, " outputs");
+    const ir::operand args[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), l.v, ir::prim(axis)};
+    RELAXVM_TRY_ASSIGN(sizes, runtime_dims(c, "onnx.Split.shape", args, n));
+  } else if (present) {
     if (split.size() != n) return c.fail("split has ", split.size(), " sizes for ", n, " outputs");
     std::int64_t total = 0;
     for (std::int64_t s : split) {
@@ -265,9 +276,58 @@ inline ir::sym slice_count(const ir::sym& d, std::int64_t start, std::int64_t en
   return ir::max(ir::floordiv(s - e - ir::sym(1), ir::sym(-step)) + ir::sym(1), zero);
 }
 
+// Slice with lists known only at run time: its shape kernel works out the counts, and the kernel
+// takes the lists as they are (absent axes and steps made here, as the starts' length says).
+inline status convert_slice_at_run_time(node_ctx& c, entry& x) {
+  RELAXVM_TRY_ASSIGN(entry* starts, c.input(1));
+  if (starts->dims.size() != 1 || !starts->dims[0].is_const())
+    return c.unsupported("starts computed at run time, of a length known only at run time");
+  const std::int64_t n = starts->dims[0].ref().value;
+  RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(x));
+  std::vector<ir::operand> args{xv, ir::shape_arg(std::span<const ir::sym>(x.dims))};
+  for (std::size_t i = 1; i <= 4; ++i) {
+    if (c.has_input(i)) {
+      RELAXVM_TRY_ASSIGN(entry* e, c.input(i));
+      if (e->dt != relaxvm::dtype::int64() && e->dt != relaxvm::dtype::int32())
+        return c.fail("input ", i, " must be int64 or int32, but is ", e->dt);
+      RELAXVM_TRY_ASSIGN(ir::var v, c.st.operand_of(*e));
+      args.push_back(v);
+    } else if (i == 2) {
+      return c.fail("Slice needs starts and ends");
+    } else {
+      std::vector<std::int64_t> v;
+      for (std::int64_t k = 0; k < n; ++k) v.push_back(i == 3 ? k : 1);
+      RELAXVM_TRY_ASSIGN(ir::operand t, int_tensor(c, v));
+      args.push_back(t);
+    }
+  }
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Slice.shape", std::span<const ir::operand>(args).subspan(1), x.dims.size()));
+  // With the axes known at import, the dims no list touches stay the input's.
+  entry* axes = c.has_input(3) ? c.st.find(c.node.inputs[3]) : nullptr;
+  if (axes == nullptr || axes->is_constant()) {
+    std::vector<std::int64_t> touched;
+    if (axes != nullptr) {
+      RELAXVM_TRY_ASSIGN(touched, c.st.int_values(*axes, "Slice", "the axes"));
+    }
+    for (std::int64_t k = 0; axes == nullptr && k < n; ++k) touched.push_back(k);
+    std::vector<bool> kept(dims.size(), true);
+    for (std::int64_t a : touched) {
+      RELAXVM_TRY_ASSIGN(const std::int64_t k, normalize_axis(c, a, dims.size()));
+      kept[static_cast<std::size_t>(k)] = false;
+    }
+    for (std::size_t k = 0; k < dims.size(); ++k)
+      if (kept[k]) dims[k] = x.dims[k];
+  }
+  args.erase(args.begin() + 1);  // the kernel takes x and the lists
+  RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Slice", args, std::move(dims), x.dt));
+  return c.output(0, std::move(y));
+}
+
 inline status convert_slice(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
+  if (c.st.opset() >= 10 && (at_run_time(c, 1) || at_run_time(c, 2) || at_run_time(c, 3) || at_run_time(c, 4)))
+    return convert_slice_at_run_time(c, *x);
   bool has_starts = false, has_ends = false, has_axes = false, has_steps = false;
   RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> starts, ints_of(c, 10, 1, "starts", "the starts", has_starts));
   RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> ends, ints_of(c, 10, 2, "ends", "the ends", has_ends));
@@ -329,15 +389,25 @@ inline status convert_pad(node_ctx& c) {
       value = vv;
     }
   } else {
-    bool present = false;
-    RELAXVM_TRY_ASSIGN(pads, ints_of(c, 11, 1, "pads", "the pads", present));
-    if (!present) return c.fail("Pad needs its pads input");
     if (c.has_input(2)) {
       RELAXVM_TRY_ASSIGN(entry* ve, c.input(2));
       if (ve->dt != x->dt) return c.fail("the constant value is ", ve->dt, " but the input is ", x->dt);
       RELAXVM_TRY_ASSIGN(ir::var vv, c.st.operand_of(*ve));
       value = vv;
     }
+    if (at_run_time(c, 1)) {  // its shape kernel adds the pads up
+      if (c.st.opset() >= 18 && c.has_input(3)) return c.unsupported("pads computed at run time with axes");
+      RELAXVM_TRY_ASSIGN(const runtime_list p, runtime_ints(c, 1, "the pads"));
+      if (p.n != 2 * r) return c.fail("pads has ", p.n, " entries for an input of rank ", r, " (2 per axis)");
+      const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), p.v};
+      RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Pad.shape", sargs, r));
+      const ir::operand pargs[] = {xv, p.v, ir::prim(m), value};
+      RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Pad", pargs, std::move(dims), x->dt));
+      return c.output(0, std::move(y));
+    }
+    bool present = false;
+    RELAXVM_TRY_ASSIGN(pads, ints_of(c, 11, 1, "pads", "the pads", present));
+    if (!present) return c.fail("Pad needs its pads input");
     bool has_axes = false;
     RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> axes, ints_of(c, 18, 3, "axes", "the axes", has_axes));
     if (has_axes) {  // pads for the listed axes only: spread over all of them
@@ -369,6 +439,15 @@ inline status convert_pad(node_ctx& c) {
 inline status convert_expand(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
+  if (at_run_time(c, 1, true)) {  // its shape kernel broadcasts
+    RELAXVM_TRY_ASSIGN(const runtime_list s, runtime_ints(c, 1, "the shape"));
+    const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), s.v};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Expand.shape", sargs, s.n > x->dims.size() ? s.n : x->dims.size()));
+    RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
+    const ir::operand args[] = {xv};
+    RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Expand", args, std::move(dims), x->dt));
+    return c.output(0, std::move(y));
+  }
   RELAXVM_TRY_ASSIGN(std::vector<ir::sym> target, sym_ints_of(c, 1, "the shape"));
   // A dim of 1 on either side takes the other; two symbolic dims take the target's, and the
   // kernel checks that x broadcasts to it.
@@ -383,6 +462,17 @@ inline status convert_tile(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kd::any_type));
   if (c.st.opset() < 6) return c.unsupported("Tile before opset 6 (tiles and axis inputs)");
+  if (at_run_time(c, 1, true)) {  // its shape kernel checks the counts; the kernel takes them as a shape
+    RELAXVM_TRY_ASSIGN(const runtime_list l, runtime_ints(c, 1, "the repeats"));
+    if (l.n != x->dims.size()) return c.fail("repeats has ", l.n, " entries for an input of rank ", x->dims.size());
+    const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), l.v};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Tile.shape", sargs, l.n));
+    RELAXVM_TRY_ASSIGN(ir::var reps, runtime_shape_value(c, l));
+    RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
+    const ir::operand args[] = {xv, reps};
+    RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Tile", args, std::move(dims), x->dt));
+    return c.output(0, std::move(y));
+  }
   RELAXVM_TRY_ASSIGN(std::vector<ir::sym> repeats, sym_ints_of(c, 1, "the repeats"));
   if (repeats.size() != x->dims.size()) return c.fail("repeats has ", repeats.size(), " entries for an input of rank ", x->dims.size());
   std::vector<ir::sym> dims;
@@ -395,8 +485,23 @@ inline status convert_tile(node_ctx& c) {
 
 // ---- views -----------------------------------------------------------------------------------
 
+/// Squeeze's or Unsqueeze's dims from axes known only at run time (opset 13's input), by the
+/// op's shape kernel: the result has `n` dims fewer or more.
+inline result<entry> squeeze_at_run_time(node_ctx& c, entry& x, bool squeeze) {
+  RELAXVM_TRY_ASSIGN(const runtime_list l, runtime_ints(c, 1, "the axes"));
+  if (squeeze && l.n > x.dims.size()) return c.fail(l.n, " axes for an input of rank ", x.dims.size());
+  const ir::operand args[] = {ir::shape_arg(std::span<const ir::sym>(x.dims)), l.v};
+  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, squeeze ? "onnx.Squeeze.shape" : "onnx.Unsqueeze.shape", args,
+                                                             squeeze ? x.dims.size() - l.n : x.dims.size() + l.n));
+  return c.st.view(x, std::move(dims));
+}
+
 inline status convert_squeeze(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
+  if (c.st.opset() >= 13 && at_run_time(c, 1)) {
+    RELAXVM_TRY_ASSIGN(entry y, squeeze_at_run_time(c, *x, true));
+    return c.output(0, std::move(y));
+  }
   bool present = false;
   RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> axes, ints_of(c, 13, 1, "axes", "the axes", present));
   const std::size_t r = x->dims.size();
@@ -423,6 +528,10 @@ inline status convert_squeeze(node_ctx& c) {
 
 inline status convert_unsqueeze(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
+  if (c.st.opset() >= 13 && at_run_time(c, 1)) {
+    RELAXVM_TRY_ASSIGN(entry y, squeeze_at_run_time(c, *x, false));
+    return c.output(0, std::move(y));
+  }
   bool present = false;
   RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> axes, ints_of(c, 13, 1, "axes", "the axes", present));
   if (!present) return c.fail("Unsqueeze needs axes");
@@ -608,12 +717,22 @@ inline status convert_one_hot(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* values, c.input(2));
   RELAXVM_TRY(require_type(c, *idx, 0, kd::numbers));
   RELAXVM_TRY(require_type(c, *values, 2, kd::any_type));
-  RELAXVM_TRY_ASSIGN(const double depth_value, number_value(c, 1, "the depth"));
-  if (!(depth_value >= 1) || depth_value > 9.0e15) return c.fail("the depth is not a positive count");
-  const auto depth = static_cast<std::int64_t>(depth_value);
   RELAXVM_TRY_ASSIGN(const std::int64_t axis, normalize_axis(c, c.attr_int("axis", -1), idx->dims.size() + 1));
-  std::vector<ir::sym> dims = idx->dims;
-  dims.insert(dims.begin() + axis, ir::sym(depth));
+  std::vector<ir::sym> dims;
+  if (at_run_time(c, 1)) {  // its shape kernel reads and checks the depth
+    RELAXVM_TRY_ASSIGN(entry* d, c.input(1));
+    if (!kd::in_set(d->dt, kd::numbers)) return c.unsupported("the depth of ", d->dt);
+    RELAXVM_TRY_ASSIGN(ir::var dv, c.st.operand_of(*d));
+    const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(idx->dims)), dv, ir::prim(axis)};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> all, runtime_dims(c, "onnx.OneHot.shape", sargs, idx->dims.size() + 1));
+    dims = idx->dims;  // only the depth is new
+    dims.insert(dims.begin() + axis, all[static_cast<std::size_t>(axis)]);
+  } else {
+    RELAXVM_TRY_ASSIGN(const double depth_value, number_value(c, 1, "the depth"));
+    if (!(depth_value >= 1) || depth_value > 9.0e15) return c.fail("the depth is not a positive count");
+    dims = idx->dims;
+    dims.insert(dims.begin() + axis, ir::sym(static_cast<std::int64_t>(depth_value)));
+  }
   RELAXVM_TRY_ASSIGN(ir::var iv, c.st.operand_of(*idx));
   RELAXVM_TRY_ASSIGN(ir::var vv, c.st.operand_of(*values));
   const ir::operand args[] = {iv, vv, ir::prim(axis)};
@@ -645,9 +764,18 @@ inline status convert_range(node_ctx& c) {
   for (std::size_t i = 0; i < 3; ++i) {
     RELAXVM_TRY_ASSIGN(in[i], c.input(i));
     if (in[i]->dt != in[0]->dt) return c.fail("input ", i, " is ", in[i]->dt, " but input 0 is ", in[0]->dt);
-    if (!in[i]->is_constant()) return c.unsupported("bounds computed at run time: the output's length depends on them, so they must be initializers or Constants");
   }
   RELAXVM_TRY(require_type(c, *in[0], 0, kd::numbers));
+  if (at_run_time(c, 0) || at_run_time(c, 1) || at_run_time(c, 2)) {  // its shape kernel counts
+    std::vector<ir::operand> args;
+    for (entry* e : in) {
+      RELAXVM_TRY_ASSIGN(ir::var v, c.st.operand_of(*e));
+      args.push_back(v);
+    }
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Range.shape", args, 1));
+    RELAXVM_TRY_ASSIGN(entry y, c.st.call("onnx.Range", args, std::move(dims), in[0]->dt));
+    return c.output(0, std::move(y));
+  }
   tensor t[3];
   for (std::size_t i = 0; i < 3; ++i) {
     RELAXVM_TRY_ASSIGN(t[i], in[i]->value());
@@ -672,7 +800,14 @@ inline status convert_range(node_ctx& c) {
 }
 
 inline status convert_constant_of_shape(node_ctx& c) {
-  RELAXVM_TRY_ASSIGN(std::vector<ir::sym> shape, sym_ints_of(c, 0, "the shape"));
+  std::vector<ir::sym> shape;
+  if (at_run_time(c, 0, true)) {  // its shape kernel checks the dims
+    RELAXVM_TRY_ASSIGN(const runtime_list l, runtime_ints(c, 0, "the shape"));
+    const ir::operand sargs[] = {l.v};
+    RELAXVM_TRY_ASSIGN(shape, runtime_dims(c, "onnx.ConstantOfShape.shape", sargs, l.n));
+  } else {
+    RELAXVM_TRY_ASSIGN(shape, sym_ints_of(c, 0, "the shape"));
+  }
   entry value;
   const attribute_info* a = c.node.attribute("value");
   if (a != nullptr && a->type == attribute_type::t && a->t) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reductions: the Reduce* family (axes as an attribute, or as an input from opset 18, ReduceSum's
 // from 13), ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax (before opset 13 over the input flattened
-// to 2-d at the axis: views around a kernel along axis 1) and TopK with a constant k; all calls of
-// the portable kernels (relaxvm/kernels/reduce.hpp).
+// to 2-d at the axis: views around a kernel along axis 1) and TopK; all calls of the portable
+// kernels (relaxvm/kernels/reduce.hpp). Axes and k known only at run time go through their shape
+// kernels (onnx/runtime_shape.hpp).
 #ifndef RELAXVM_ONNX_CONVERT_REDUCE_HPP
 #define RELAXVM_ONNX_CONVERT_REDUCE_HPP
 
@@ -12,6 +13,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "convert_base.hpp"
+#include "runtime_shape.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
@@ -39,6 +41,24 @@ inline status convert_reduce(node_ctx& c) {
   RELAXVM_TRY(require_type(c, *x, 0, kernels::detail::numbers));
   const std::string_view op = c.node.op_type;
   const bool axes_input = c.st.opset() >= (op == "ReduceSum" ? 13 : 18);
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  const bool noop = axes_input && c.attr_int("noop_with_empty_axes", 0) != 0;
+  if (axes_input && at_run_time(c, 1)) {
+    // Axes known only at run time: the reduce shape kernel checks them and works out the dims; the
+    // kernel takes them as a shape. With keepdims the rank stays; without, n axes drop n dims (and
+    // none drop all, unless noop_with_empty_axes).
+    RELAXVM_TRY_ASSIGN(const runtime_list l, runtime_ints(c, 1, "the axes"));
+    const std::size_t r = x->dims.size();
+    if (l.n > r) return c.fail(l.n, " axes for an input of rank ", r);
+    const std::size_t rank = keep ? r : (l.n > 0 ? r - l.n : (noop ? r : 0));
+    const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), l.v, ir::prim(keep ? 1 : 0), ir::prim(noop ? 1 : 0)};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Reduce.shape", sargs, rank));
+    RELAXVM_TRY_ASSIGN(ir::var axes, runtime_shape_value(c, l));
+    RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
+    const ir::operand args[] = {xv, axes, ir::prim(keep ? 1 : 0), ir::prim(noop ? 1 : 0)};
+    RELAXVM_TRY_ASSIGN(entry y, c.st.call(kernel_name(c).view(), args, std::move(dims), x->dt));
+    return c.output(0, std::move(y));
+  }
   std::vector<std::int64_t> axes;
   if (axes_input) {
     if (c.has_input(1)) {
@@ -48,8 +68,6 @@ inline status convert_reduce(node_ctx& c) {
   } else if (const attribute_info* a = c.node.attribute("axes")) {
     axes = a->ints;
   }
-  const bool keep = c.attr_int("keepdims", 1) != 0;
-  const bool noop = axes_input && c.attr_int("noop_with_empty_axes", 0) != 0;
   RELAXVM_TRY_ASSIGN(axes, normalize_axes(c, axes, x->dims.size()));
   std::vector<bool> reduced(x->dims.size(), axes.empty() && !noop);
   for (std::int64_t a : axes) reduced[static_cast<std::size_t>(a)] = true;
@@ -109,6 +127,24 @@ inline status convert_softmax(node_ctx& c) {
   return c.output(0, std::move(y));
 }
 
+// The TopK kernel: values and indices of `dims`.
+inline status topk_call(node_ctx& c, entry& x, std::int64_t axis, std::vector<ir::sym> dims) {
+  RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(x));
+  const ir::operand args[] = {xv, ir::prim(axis), ir::prim(c.attr_int("largest", 1)), ir::prim(c.attr_int("sorted", 1))};
+  const ir::var t = c.st.fn().call_dps(
+      "onnx.TopK", args, ir::tuple_info({tensor_struct(dims, x.dt), tensor_struct(dims, relaxvm::dtype::int64())}));
+  if (!t.valid()) return c.st.builder_error();
+  for (std::int64_t i = 0; i < 2; ++i) {
+    entry e;
+    e.dt = i == 0 ? x.dt : relaxvm::dtype::int64();
+    e.dims = dims;
+    e.v = c.st.fn().get_item(t, i);
+    if (!e.v.valid()) return c.st.builder_error();
+    RELAXVM_TRY(c.output(static_cast<std::size_t>(i), std::move(e)));
+  }
+  return {};
+}
+
 inline status convert_topk(node_ctx& c) {
   RELAXVM_TRY_ASSIGN(entry* x, c.input(0));
   RELAXVM_TRY(require_type(c, *x, 0, kernels::detail::numbers));
@@ -118,6 +154,17 @@ inline status convert_topk(node_ctx& c) {
     const attribute_info* a = c.node.attribute("k");
     if (a == nullptr) return c.fail("TopK before opset 10 needs its k attribute");
     k = a->i;
+  } else if (at_run_time(c, 1)) {
+    // k known only at run time: the TopK shape kernel checks it and sets the axis' dim.
+    RELAXVM_TRY_ASSIGN(entry* ke, c.input(1));
+    if (ke->dt != relaxvm::dtype::int64()) return c.fail("k is ", ke->dt, "; it must be int64");
+    RELAXVM_TRY_ASSIGN(const std::int64_t axis, normalize_axis(c, c.attr_int("axis", -1), x->dims.size()));
+    RELAXVM_TRY_ASSIGN(ir::var kv, c.st.operand_of(*ke));
+    const ir::operand sargs[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), kv, ir::prim(axis)};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> all, runtime_dims(c, "onnx.TopK.shape", sargs, x->dims.size()));
+    std::vector<ir::sym> dims = x->dims;  // only the axis' dim is new
+    dims[static_cast<std::size_t>(axis)] = all[static_cast<std::size_t>(axis)];
+    return topk_call(c, *x, axis, std::move(dims));
   } else {
     RELAXVM_TRY_ASSIGN(entry* ke, c.input(1));
     RELAXVM_TRY_ASSIGN(std::vector<std::int64_t> kv, c.st.int_values(*ke, "TopK", "k"));
@@ -129,20 +176,7 @@ inline status convert_topk(node_ctx& c) {
   if (k < 0 || (n.is_const() && k > n.ref().value)) return c.fail("k (", k, ") must be in [0, the axis' dim]");
   std::vector<ir::sym> dims = x->dims;
   dims[static_cast<std::size_t>(axis)] = ir::sym(k);
-  RELAXVM_TRY_ASSIGN(ir::var xv, c.st.operand_of(*x));
-  const ir::operand args[] = {xv, ir::prim(axis), ir::prim(c.attr_int("largest", 1)), ir::prim(c.attr_int("sorted", 1))};
-  const ir::var t = c.st.fn().call_dps(
-      "onnx.TopK", args, ir::tuple_info({tensor_struct(dims, x->dt), tensor_struct(dims, relaxvm::dtype::int64())}));
-  if (!t.valid()) return c.st.builder_error();
-  for (std::int64_t i = 0; i < 2; ++i) {
-    entry e;
-    e.dt = i == 0 ? x->dt : relaxvm::dtype::int64();
-    e.dims = dims;
-    e.v = c.st.fn().get_item(t, i);
-    if (!e.v.valid()) return c.st.builder_error();
-    RELAXVM_TRY(c.output(static_cast<std::size_t>(i), std::move(e)));
-  }
-  return {};
+  return topk_call(c, *x, axis, std::move(dims));
 }
 
 inline constexpr op_converter reduce_converters[] = {

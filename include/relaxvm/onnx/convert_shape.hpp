@@ -10,6 +10,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "convert_base.hpp"
+#include "runtime_shape.hpp"
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
@@ -33,6 +34,13 @@ inline status convert_reshape(node_ctx& c) {
     const attribute_info* a = c.node.attribute("shape");
     if (a == nullptr) return c.fail("Reshape before opset 5 needs its shape attribute");
     for (std::int64_t v : a->ints) target.push_back(ir::sym(v));
+  } else if (at_run_time(c, 1, true)) {
+    // The 0s and the -1 of a shape known only at run time are resolved by its shape kernel.
+    RELAXVM_TRY_ASSIGN(const runtime_list s, runtime_ints(c, 1, "the shape"));
+    const ir::operand args[] = {ir::shape_arg(std::span<const ir::sym>(x->dims)), s.v, ir::prim(c.attr_int("allowzero", 0) != 0 ? 1 : 0)};
+    RELAXVM_TRY_ASSIGN(std::vector<ir::sym> dims, runtime_dims(c, "onnx.Reshape.shape", args, s.n));
+    RELAXVM_TRY_ASSIGN(entry y, c.st.view(*x, std::move(dims)));
+    return c.output(0, std::move(y));
   } else {
     RELAXVM_TRY_ASSIGN(entry* s, c.input(1));
     RELAXVM_TRY_ASSIGN(target, c.st.sym_values(*s, "Reshape", "the shape"));

@@ -130,10 +130,11 @@ class import_state {
       e.v = fn().constant(t);
     } else {
       // Symbolic values a kernel takes as data: the shape they are, made into a tensor at run time.
-      ir::struct_info info = tensor_struct(e.dims, relaxvm::dtype::int64());
-      e.v = fn().call_packed("vm.builtin.shape_to_tensor", {ir::shape_arg(std::span<const ir::sym>(e.values))}, info);
-      if (e.v.valid() && e.dt != relaxvm::dtype::int64())
-        return value_error("onnx: symbolic ", e.dt, " values used as data are not supported yet");
+      if (e.dt != relaxvm::dtype::int64()) return value_error("onnx: symbolic ", e.dt, " values used as data are not supported yet");
+      const std::vector<ir::sym> n{ir::sym(static_cast<std::int64_t>(e.values.size()))};
+      e.v = fn().call_packed("vm.builtin.shape_to_tensor", {ir::shape_arg(std::span<const ir::sym>(e.values))},
+                             tensor_struct(n, relaxvm::dtype::int64()));
+      if (e.v.valid() && e.dims.empty()) e.v = fn().reshape(e.v, std::span<const ir::sym>());  // a scalar: 0-d
     }
     if (!e.v.valid()) return builder_error();
     e.emitted = true;
@@ -174,18 +175,17 @@ class import_state {
     if (!out.v.valid()) return builder_error();
     return out;
   }
-  /// Dims known only when the program runs (a Resize's sizes given as data): `shape` is a shape
-  /// value of `rank` dims computed then; a match_cast binds each dim to a fresh symbolic variable,
-  /// which later shapes use like any other (what depends on them is allocated when it runs).
+  /// Dims known only when the program runs (onnx/runtime_shape.hpp, a Resize's sizes given as
+  /// data, NonZero's count): `shape` is a shape value of `rank` dims computed then; a match_cast
+  /// binds each dim to a fresh symbolic variable, which later shapes use like any other (what
+  /// depends on them is allocated when it runs). The one place such dims are made.
   result<std::vector<ir::sym>> run_time_dims(ir::var shape, std::size_t rank) {
     if (!shape.valid()) return builder_error();
     ir::struct_info info = ir::shape_info(static_cast<std::int32_t>(rank));
     info.known = true;
     std::vector<ir::sym> dims;
     for (std::size_t k = 0; k < rank; ++k) {
-      relaxvm::detail::text n;
-      n << "run_time" << run_time_vars_++;
-      dims.push_back(mb_.sym(n.view()));
+      dims.push_back(fresh_sym());
       ir::detail::note_arena(info, dims.back().arena());
       info.dims.push_back(dims.back().ref());
     }
@@ -209,16 +209,25 @@ class import_state {
     return value_error("onnx: building the program failed: ", o.message.view());
   }
 
+  /// A new symbolic variable for a dim known only at run time (onnx/runtime_shape.hpp).
+  ir::sym fresh_sym() {
+    relaxvm::detail::text n;
+    n << "rt" << fresh_++;
+    return mb_.sym(n.view());
+  }
+
   // Set by import(): the graph's opset for the default domain, and the function under construction.
   std::int64_t opset_ = 0;
   ir::function_builder* fn_ = nullptr;
+  // Whether shapes may be computed at run time (not in a constant fold, which must know them).
+  bool runtime_shapes = true;
 
  private:
   const model_info& model_;
   const options& opt_;
   ir::module_builder mb_;
-  std::int64_t run_time_vars_ = 0;  // symbolic variables made by run_time_dims
   std::unordered_map<std::string_view, entry> values_;
+  std::int64_t fresh_ = 0;
 };
 
 }  // namespace detail

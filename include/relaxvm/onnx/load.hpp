@@ -93,6 +93,7 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
   // A one-node program over the inputs as parameters, built by the node's own converter.
   import_state sub(c.st.model(), options{});
   sub.opset_ = c.st.opset();
+  sub.runtime_shapes = false;  // a node whose output shape is known only when it runs stays in the program
   std::vector<ir::module_builder::param> params;
   std::vector<std::string> names;
   for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back("in" + std::to_string(i));
