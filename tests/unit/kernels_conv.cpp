@@ -180,6 +180,11 @@ TEST_CASE("Conv matches the naive convolution: 2-d, every tile path") {
   run_conv<float>({{1, 3, 30, 30}, {16, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, k::notset, true}, rng);
   run_conv<double>({{2, 3, 8, 20}, {5, 3, 3, 3}, 1, {1, 2}, {1, 1}, {1, 1, 1, 1}, k::notset, true}, rng);
   run_conv<double>({{1, 4, 6, 33}, {12, 4, 1, 1}, 1, {1, 1}, {1, 1}, {}, k::notset, false}, rng);
+  // As a product (4 or more output channels per group): more (channel, tap) rows than one panel
+  // holds (256), panels of positions spanning several output rows, groups, strides, dilations.
+  run_conv<float>({{1, 32, 6, 7}, {10, 32, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, k::notset, true}, rng);
+  run_conv<float>({{2, 8, 9, 10}, {8, 4, 3, 3}, 2, {2, 1}, {2, 2}, {2, 1, 0, 2}, k::notset, true}, rng);
+  run_conv<double>({{1, 3, 5, 4, 9}, {6, 3, 2, 2, 3}, 1, {2, 1, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 2}, k::notset, false}, rng);
   // A window wider than max_segment's stretch (the per-column path).
   run_conv<float>({{1, 1, 3, 300}, {2, 1, 1, 3}, 1, {1, 1}, {1, 120}, {0, 10, 0, 10}, k::notset, true}, rng);
 }
