@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <relaxvm.hpp>
 #include <relaxvm/kernels/conv.hpp>
@@ -407,6 +408,9 @@ TEST_CASE("MaxPool, AveragePool and LpPool match naive pooling") {
       return static_cast<double>(at);
     });
     for (std::size_t i = 0; i < want_idx.size(); ++i) CHECK(idx.data<std::int64_t>()[i] == static_cast<std::int64_t>(want_idx[i]));
+    const rv::tensor y_alone = rv::tensor::empty(shp(od), rv::dtype::float32());  // without indices: its own loop
+    REQUIRE(k::MaxPool_out(x, c.auto_pad, c.ceil, 0, shp(c.kernel), shp(c.s), shp(c.pads), shp(c.d), y_alone, rv::tensor()).ok());
+    CHECK(std::memcmp(y_alone.raw_data(), y.raw_data(), static_cast<std::size_t>(y.numel()) * sizeof(float)) == 0);
     for (std::int64_t include : {0, 1}) {
       REQUIRE(k::AveragePool_out(x, c.auto_pad, c.ceil, include, shp(c.kernel), shp(c.s), shp(c.pads), shp(c.d), y).ok());
       check_close<float>(y, naive_pool<float>(x, c, g, [&](const auto& v, std::int64_t padded) {
