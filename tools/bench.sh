@@ -20,3 +20,13 @@ echo
 build-release/bench/bench_lower "$@"
 echo
 build-release/bench/bench_load "$@"
+echo
+build-release/bench/bench_conv "$@"
+echo
+build-release/bench/bench_gemm "$@"
+# Whole models against torch (issue 35): needs /usr/bin/python3 with torch, torchvision and onnx
+# and the relaxvm tool; exits 77 (skipped) without them.
+if [ -x build-release/cli/relaxvm ]; then
+  echo
+  /usr/bin/python3 bench/models.py --relaxvm build-release/cli/relaxvm "$@" || [ $? -eq 77 ]
+fi

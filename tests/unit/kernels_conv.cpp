@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <relaxvm.hpp>
 #include <relaxvm/kernels/conv.hpp>
@@ -180,6 +181,11 @@ TEST_CASE("Conv matches the naive convolution: 2-d, every tile path") {
   run_conv<float>({{1, 3, 30, 30}, {16, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, k::notset, true}, rng);
   run_conv<double>({{2, 3, 8, 20}, {5, 3, 3, 3}, 1, {1, 2}, {1, 1}, {1, 1, 1, 1}, k::notset, true}, rng);
   run_conv<double>({{1, 4, 6, 33}, {12, 4, 1, 1}, 1, {1, 1}, {1, 1}, {}, k::notset, false}, rng);
+  // As a product (4 or more output channels per group): more (channel, tap) rows than one panel
+  // holds (256), panels of positions spanning several output rows, groups, strides, dilations.
+  run_conv<float>({{1, 32, 6, 7}, {10, 32, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, k::notset, true}, rng);
+  run_conv<float>({{2, 8, 9, 10}, {8, 4, 3, 3}, 2, {2, 1}, {2, 2}, {2, 1, 0, 2}, k::notset, true}, rng);
+  run_conv<double>({{1, 3, 5, 4, 9}, {6, 3, 2, 2, 3}, 1, {2, 1, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 2}, k::notset, false}, rng);
   // A window wider than max_segment's stretch (the per-column path).
   run_conv<float>({{1, 1, 3, 300}, {2, 1, 1, 3}, 1, {1, 1}, {1, 120}, {0, 10, 0, 10}, k::notset, true}, rng);
 }
@@ -402,6 +408,9 @@ TEST_CASE("MaxPool, AveragePool and LpPool match naive pooling") {
       return static_cast<double>(at);
     });
     for (std::size_t i = 0; i < want_idx.size(); ++i) CHECK(idx.data<std::int64_t>()[i] == static_cast<std::int64_t>(want_idx[i]));
+    const rv::tensor y_alone = rv::tensor::empty(shp(od), rv::dtype::float32());  // without indices: its own loop
+    REQUIRE(k::MaxPool_out(x, c.auto_pad, c.ceil, 0, shp(c.kernel), shp(c.s), shp(c.pads), shp(c.d), y_alone, rv::tensor()).ok());
+    CHECK(std::memcmp(y_alone.raw_data(), y.raw_data(), static_cast<std::size_t>(y.numel()) * sizeof(float)) == 0);
     for (std::int64_t include : {0, 1}) {
       REQUIRE(k::AveragePool_out(x, c.auto_pad, c.ceil, include, shp(c.kernel), shp(c.s), shp(c.pads), shp(c.d), y).ok());
       check_close<float>(y, naive_pool<float>(x, c, g, [&](const auto& v, std::int64_t padded) {

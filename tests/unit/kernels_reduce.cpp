@@ -278,6 +278,10 @@ TEST_CASE("Gemm: every transpose, sizes around the blocks, integer and float typ
       check_product<double>(1, 17, 70, ta, tb);
       check_product<std::int32_t>(5, 3, 2, ta, tb);
       check_product<std::int64_t>(0, 3, 2, ta, tb);
+      // Each path of the product (gemm.hpp): a row or two (batch 1), a few rows, the packed panels
+      // with every remainder of rows and columns, K over one panel's rows (256).
+      for (std::int64_t m : {1, 2, 3, 7, 16})
+        for (std::int64_t n : {1, 10, 37, 130}) check_product<float>(m, 300, n, ta, tb);
     }
   const rv::tensor a = make<float>({2, 2}, {1, 2, 3, 4});
   rv::tensor out = empty<float>({2, 2});

@@ -3,16 +3,15 @@
 // float64: groups, strides, dilations, asymmetric pads, auto_pad, 1 to 3 spatial dims, an optional
 // bias.
 //
-// Conv is a direct convolution without a copy of the input (the kernels allocate nothing): each
-// pass computes a register tile of OB output channels by NV vectors of output columns, summing
-// over the input channels and the kernel's taps, so each input vector loaded feeds OB
-// multiply-adds and the tile is stored once. Tiles whose columns reach past the input's edges copy
-// each row's stretch into a zero-padded stack buffer (max_segment elements) first; interior tiles
-// read the input directly, with unit-stride vector loads at stride 1. A 1x1 convolution (stride
-// 1, no pads) is a matrix product over the flattened spatial dims; a depthwise one (one input and
-// one output channel per group) runs OB = 1 with a tile four vectors wide. The vectors are GCC's
-// and clang's vector extension, sized by RELAXVM_KERNEL_VECTOR_BYTES (64 with AVX-512, 32 with
-// AVX, else 16); other compilers get arrays with the same operators.
+// Conv allocates nothing. A group of 4 or more output channels runs as a matrix product
+// (gemm.hpp): weights [Mg, Cg * taps] times the im2col matrix [Cg * taps, positions], whose panels
+// are packed on the stack straight from the input (zeros in the padding); a 1x1 convolution at
+// stride 1 without pads reads the input as that matrix. Groups of fewer channels (depthwise ones)
+// run direct tiles: OB output channels by NV vectors of output columns, summed over the input
+// channels and the taps, each input vector loaded feeding OB multiply-adds. Tiles whose columns
+// reach past the input's edges copy each row's stretch into a zero-padded stack buffer
+// (max_segment elements) first; interior tiles read the input directly, with unit-stride vector
+// loads at stride 1. The vectors are simd.hpp's, sized by RELAXVM_KERNEL_VECTOR_BYTES.
 #ifndef RELAXVM_KERNELS_CONV_HPP
 #define RELAXVM_KERNELS_CONV_HPP
 
@@ -23,19 +22,9 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "base.hpp"
+#include "gemm.hpp"
+#include "simd.hpp"
 #include "window.hpp"
-
-/// The bytes of the vector registers the convolution's tiles are sized for (one tile row of
-/// float32 is this many bytes; 8 such rows are the accumulators).
-#ifndef RELAXVM_KERNEL_VECTOR_BYTES
-#if defined(__AVX512F__)
-#define RELAXVM_KERNEL_VECTOR_BYTES 64
-#elif defined(__AVX__)
-#define RELAXVM_KERNEL_VECTOR_BYTES 32
-#else
-#define RELAXVM_KERNEL_VECTOR_BYTES 16
-#endif
-#endif
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
@@ -60,54 +49,6 @@ inline void valid_taps(std::int64_t o, std::int64_t s, std::int64_t p, std::int6
   hi = last < 0 ? 0 : last / d + 1;
   if (hi > k) hi = k;
   if (lo > hi) lo = hi;
-}
-
-// The tiles' vectors: GCC's and clang's vector extension (plain element-wise code on targets
-// without SIMD), else an array with the same operators.
-inline constexpr int vector_bytes = RELAXVM_KERNEL_VECTOR_BYTES;
-#if defined(__GNUC__)
-template <class T>
-struct vec_of {
-  typedef T type __attribute__((vector_size(vector_bytes)));
-};
-template <class T>
-using vec = typename vec_of<T>::type;
-template <class T>
-inline vec<T> vsplat(T s) {
-  return vec<T>{} + s;
-}
-#else
-template <class T>
-struct vec {
-  T v[vector_bytes / sizeof(T)];
-  T& operator[](int i) { return v[i]; }
-  friend vec operator+(vec a, const vec& b) {
-    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] += b.v[i];
-    return a;
-  }
-  friend vec operator*(vec a, T s) {
-    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] *= s;
-    return a;
-  }
-};
-template <class T>
-inline vec<T> vsplat(T s) {
-  vec<T> r;
-  for (std::size_t i = 0; i < sizeof(r) / sizeof(T); ++i) r.v[i] = s;
-  return r;
-}
-#endif
-template <class T>
-inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));
-template <class T>
-inline vec<T> vload(const T* p) {
-  vec<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class T>
-inline void vstore(T* p, const vec<T>& v) {
-  std::memcpy(p, &v, sizeof v);
 }
 
 /// The longest stretch of an input row an edge tile copies (with zeros for the padding).
@@ -247,56 +188,96 @@ void conv_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::i
   }
 }
 
-// A 1x1 convolution at stride 1 without pads: per group, Y[Mg, P] = W[Mg, Cg] X[Cg, P] over the
-// P flattened positions.
-template <class T, int OB, int NV>
-void conv_1x1_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
-  constexpr int L = lanes<T>, VW = L * NV;
-  const std::int64_t P = a.win.in_size();
-  const T* xg = a.x + (n * a.C + g * a.Cg) * P;
-  const T* wb = a.w + oc0 * a.Cg;
-  T* yb = a.y + (n * a.M + oc0) * P;
-  T bias[OB];
-  for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
-  std::int64_t p = 0;
-  for (; p + VW <= P; p += VW) {
-    vec<T> acc[OB][NV];
-    for (int j = 0; j < OB; ++j)
-      for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
-    for (std::int64_t ic = 0; ic < a.Cg; ++ic) {
-      const T* xp = xg + ic * P + p;
-      vec<T> xv[NV];
-      for (int u = 0; u < NV; ++u) xv[u] = vload(xp + u * L);
-      for (int j = 0; j < OB; ++j) {
-        const T wj = wb[j * a.Cg + ic];
-        for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
+// The convolution of batch n's group g as a matrix product (gemm.hpp): Y_g [Mg, P] += W_g [Mg,
+// Cg * taps] X_g [Cg * taps, P] over the P output positions, X_g the im2col matrix, of which the
+// packer writes one panel at a time (KC rows of (channel, tap) by NR positions) straight from the
+// input, zeros where a tap falls in the padding. A 1x1 convolution at stride 1 without pads reads
+// X_g as it is.
+template <class T>
+struct conv_packer {
+  const conv_problem<T>* a;
+  const T* xg;
+  const T* operator()(std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, T* panel, std::int64_t& ldb) const {
+    constexpr int NR = panel_nr<T>;
+    const window& w = a->win;
+    const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2], OH = w.out[1], OW = w.out[2];
+    const std::int64_t od0 = j0 / (OH * OW), oh0 = j0 / OW % OH, ow0 = j0 % OW;
+    ldb = NR;
+    // Row p0 + r of the im2col matrix is input channel ic's tap (kd, kh, kw): counted, not divided.
+    const std::int64_t t0 = p0 % a->kk;
+    std::int64_t ic = p0 / a->kk, kd = t0 / (K1 * K2), kh = t0 / K2 % K1, kw = t0 % K2;
+    for (std::int64_t r = 0; r < kc; ++r) {
+      if (r > 0 && ++kw == K2) {
+        kw = 0;
+        if (++kh == K1) {
+          kh = 0;
+          if (++kd == w.k[0]) kd = 0, ++ic;
+        }
       }
+      const T* xc = xg + ic * D * H * W;
+      T* dst = panel + r * NR;
+      std::int64_t od = od0, oh = oh0, ow = ow0;
+      for (int j = 0; j < nr;) {
+        const int run = static_cast<int>(nr - j < OW - ow ? nr - j : OW - ow);  // positions left in this output row
+        const std::int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0], ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+        T* o = dst + j;
+        if (id < 0 || id >= D || ih < 0 || ih >= H) {
+          for (int u = 0; u < run; ++u) o[u] = T(0);
+        } else {
+          const T* xr = xc + (id * H + ih) * W;
+          const std::int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2], s2 = w.s[2];
+          if (s2 == 1) {  // the valid stretch [lo, hi) is copied, zeros around it
+            const std::int64_t lo0 = -iw < 0 ? 0 : -iw, hi0 = W - iw;
+            const int lo = static_cast<int>(lo0 < run ? lo0 : run);
+            const int hi = static_cast<int>(hi0 < lo ? lo : hi0 < run ? hi0 : run);
+            for (int u = 0; u < lo; ++u) o[u] = T(0);
+            for (int u = lo; u < hi; ++u) o[u] = xr[iw + u];
+            for (int u = hi; u < run; ++u) o[u] = T(0);
+          } else {
+            for (int u = 0; u < run; ++u) {
+              const std::int64_t x = iw + u * s2;
+              o[u] = x >= 0 && x < W ? xr[x] : T(0);
+            }
+          }
+        }
+        j += run;
+        ow += run;
+        if (ow == OW) {
+          ow = 0;
+          if (++oh == OH) oh = 0, ++od;
+        }
+      }
+      for (int j = nr; j < NR; ++j) dst[j] = T(0);
     }
-    for (int j = 0; j < OB; ++j)
-      for (int u = 0; u < NV; ++u) vstore(yb + j * P + p + u * L, acc[j][u]);
+    return panel;
   }
-  for (; p < P; ++p) {
-    T acc[OB];
-    for (int j = 0; j < OB; ++j) acc[j] = bias[j];
-    for (std::int64_t ic = 0; ic < a.Cg; ++ic) {
-      const T xv = xg[ic * P + p];
-      for (int j = 0; j < OB; ++j) acc[j] += wb[j * a.Cg + ic] * xv;
-    }
-    for (int j = 0; j < OB; ++j) yb[j * P + p] = acc[j];
+};
+
+template <class T>
+void conv_product(const conv_problem<T>& a, std::int64_t n, std::int64_t g, bool one_by_one) {
+  const std::int64_t P = a.win.out_size(), K = a.Cg * a.kk;
+  const T* xg = a.x + (n * a.C + g * a.Cg) * a.win.in_size();
+  T* yg = a.y + (n * a.M + g * a.Mg) * P;
+  for (std::int64_t m = 0; m < a.Mg; ++m) {
+    const T bias = a.b != nullptr ? a.b[g * a.Mg + m] : T(0);
+    for (std::int64_t p = 0; p < P; ++p) yg[m * P + p] = bias;
   }
+  const mat<T> wg{a.w + g * a.Mg * K, K, 1};
+  if (one_by_one) panel_product<T>(a.Mg, P, K, T(1), wg, matrix_packer<T>{mat<T>{xg, P, 1}, false}, yg, P);
+  else panel_product<T>(a.Mg, P, K, T(1), wg, conv_packer<T>{&a, xg}, yg, P);
 }
 
-// The tile's width in vectors for OB channels: about 8 vector accumulators in all.
-template <int OB>
-inline constexpr int conv_tile_vectors = OB >= 8 ? 1 : OB >= 4 ? 2 : 4;
-
+// The direct tiles (conv_block) for groups of few output channels (depthwise ones: the product
+// would use each panel for one or two rows), the product otherwise.
 template <class T, int OB>
-void conv_channels(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0, bool one_by_one) {
-  constexpr int NV = conv_tile_vectors<OB>;
-  if (one_by_one) conv_1x1_block<T, OB, NV>(a, n, g, oc0);
-  else if (a.win.s[2] == 1) conv_block<T, OB, NV, true>(a, n, g, oc0);
+void conv_channels(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
+  constexpr int NV = OB >= 2 ? 2 : 4;
+  if (a.win.s[2] == 1) conv_block<T, OB, NV, true>(a, n, g, oc0);
   else conv_block<T, OB, NV, false>(a, n, g, oc0);
 }
+
+/// Output channels per group from which a convolution runs as a product.
+inline constexpr std::int64_t conv_product_min_channels = 4;
 
 template <class T>
 void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
@@ -306,12 +287,14 @@ void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
     one_by_one = one_by_one && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t g = 0; g < G; ++g) {
-      std::int64_t oc = 0;
+      if (a.Mg >= conv_product_min_channels) {
+        conv_product(a, n, g, one_by_one);
+        continue;
+      }
       const std::int64_t base = g * a.Mg;
-      for (; oc + 8 <= a.Mg; oc += 8) conv_channels<T, 8>(a, n, g, base + oc, one_by_one);
-      if (oc + 4 <= a.Mg) conv_channels<T, 4>(a, n, g, base + oc, one_by_one), oc += 4;
-      if (oc + 2 <= a.Mg) conv_channels<T, 2>(a, n, g, base + oc, one_by_one), oc += 2;
-      if (oc < a.Mg) conv_channels<T, 1>(a, n, g, base + oc, one_by_one);
+      std::int64_t oc = 0;
+      if (oc + 2 <= a.Mg) conv_channels<T, 2>(a, n, g, base + oc), oc += 2;
+      if (oc < a.Mg) conv_channels<T, 1>(a, n, g, base + oc);
     }
 }
 

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Matrix products with ONNX's semantics: MatMul (NumPy's: batch dims broadcast, a 1-d operand a
 // row or column vector whose dim is dropped) and Gemm (Y = alpha * A' B' + beta * C, C broadcast
-// to (M, N)). One blocked product serves both: columns of B in strips of NR, K in blocks of KC,
-// rows of A MR at a time into an MR x NR block of accumulators, whose inner loop (over NR, unit
-// stride) the compiler vectorizes. A strip of B that is not unit-stride along N (a transposed B)
-// or narrower than NR is first copied into a KC x NR tile on the stack (zero-padded); nothing is
-// allocated on the heap.
+// to (M, N)). Both are the packed product of gemm.hpp (panels of B on the stack, a register tile
+// of vector accumulators), or dot products for a row or a few against a transposed B (nn.Linear's
+// weight at batch 1); nothing is allocated on the heap.
 #ifndef RELAXVM_KERNELS_LINALG_HPP
 #define RELAXVM_KERNELS_LINALG_HPP
 
@@ -15,52 +13,11 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "base.hpp"
+#include "gemm.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
 namespace detail {
-
-/// The product's blocking: MR rows of A by NR columns of B per block of accumulators, KC of the
-/// shared dim per pass (a KC x NR tile of B stays in the L1 cache while every row block uses it).
-inline constexpr int gemm_mr = 4;
-inline constexpr int gemm_nr = 32;
-inline constexpr int gemm_kc = 128;
-
-/// A matrix operand: element (i, j) at p[i * rs + j * cs].
-template <class T>
-struct mat {
-  const T* p;
-  std::int64_t rs, cs;
-};
-
-// c[r * ldc + j] += alpha * sum_p a(r, p) b[p * ldb + j] for r < MR, j < nr (b has NR columns).
-template <class T, int MR, int NR>
-void gemm_block(std::int64_t kc, mat<T> a, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, int nr, T alpha) {
-  T acc[MR][NR] = {};
-  for (std::int64_t p = 0; p < kc; ++p) {
-    const T* bp = b + p * ldb;
-    for (int r = 0; r < MR; ++r) {
-      const T av = a.p[r * a.rs + p * a.cs];
-      for (int j = 0; j < NR; ++j) acc[r][j] += av * bp[j];
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    T* cr = c + r * ldc;
-    if (nr == NR) {
-      for (int j = 0; j < NR; ++j) cr[j] += alpha * acc[r][j];
-    } else {
-      for (int j = 0; j < nr; ++j) cr[j] += alpha * acc[r][j];
-    }
-  }
-}
-
-template <class T, int NR, int R = 1>
-void gemm_rows(int mr, std::int64_t kc, mat<T> a, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, int nr, T alpha) {
-  if constexpr (R < gemm_mr) {
-    if (mr != R) return gemm_rows<T, NR, R + 1>(mr, kc, a, b, ldb, c, ldc, nr, alpha);
-  }
-  gemm_block<T, R, NR>(kc, a, b, ldb, c, ldc, nr, alpha);
-}
 
 /// A few rows of A against a B whose columns are unit-stride (a transposed B: nn.Linear's
 /// weight): dot products, 4 columns at a time, each summed in L lanes the compiler vectorizes.
@@ -105,33 +62,15 @@ void gemm_dots(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a
   }
 }
 
-/// c (m x n, row stride ldc) += alpha * a (m x k) . b (k x n).
+/// c (m x n, row stride ldc) += alpha * a (m x k) . b (k x n): for a row or a few (batch 1), dot
+/// products against a transposed B and strips of C against B's rows in place (each element of B
+/// is used that few times: a panel's copy would cost more than it saves), else the packed product
+/// (gemm.hpp).
 template <class T>
 void gemm_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
-  constexpr int NR = gemm_nr, MR = gemm_mr, KC = gemm_kc;
-  if (b.rs == 1 && b.cs != 1 && a.cs == 1 && m < 2 * MR) return gemm_dots(m, n, k, alpha, a, b, c, ldc);
-  T tile[KC * NR];
-  for (std::int64_t j0 = 0; j0 < n; j0 += NR) {
-    const int nr = static_cast<int>(n - j0 < NR ? n - j0 : NR);
-    for (std::int64_t p0 = 0; p0 < k; p0 += KC) {
-      const std::int64_t kc = k - p0 < KC ? k - p0 : KC;
-      const T* bt = b.p + p0 * b.rs + j0 * b.cs;
-      std::int64_t ldb = b.rs;
-      if (b.cs != 1 || nr != NR) {  // copy the strip into the tile (zero-padded to NR columns)
-        for (std::int64_t p = 0; p < kc; ++p)
-          for (int j = 0; j < NR; ++j) tile[p * NR + j] = j < nr ? bt[p * b.rs + j * b.cs] : T(0);
-        bt = tile;
-        ldb = NR;
-      }
-      for (std::int64_t i0 = 0; i0 < m; i0 += MR) {
-        const int mr = static_cast<int>(m - i0 < MR ? m - i0 : MR);
-        const mat<T> ai{a.p + i0 * a.rs + p0 * a.cs, a.rs, a.cs};
-        T* ci = c + i0 * ldc + j0;
-        if (mr == MR) gemm_block<T, MR, NR>(kc, ai, bt, ldb, ci, ldc, nr, alpha);
-        else gemm_rows<T, NR>(mr, kc, ai, bt, ldb, ci, ldc, nr, alpha);
-      }
-    }
-  }
+  if (b.rs == 1 && b.cs != 1 && a.cs == 1 && m < 2 * panel_mr) return gemm_dots(m, n, k, alpha, a, b, c, ldc);
+  if (b.cs == 1 && m <= 2) return gemm_few_rows(m, n, k, alpha, a, b, c, ldc);
+  panel_product<T>(m, n, k, alpha, a, matrix_packer<T>{b, m <= 2 * panel_mr}, c, ldc);
 }
 
 // Integer and bool-free products of the other types: the same blocks (the types are few and the

@@ -44,6 +44,9 @@ template <class F>
 void pool_each(const window& w, std::int64_t planes, F&& f) {
   const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2];
   const std::int64_t OD = w.out[0], OH = w.out[1], OW = w.out[2];
+  // Columns [lo, hi) have every tap inside the input (and so inside the padded input): no divisions.
+  std::int64_t lo = 0, hi = 0;
+  interior(w, 2, lo, hi);
   for (std::int64_t pl = 0; pl < planes; ++pl) {
     std::int64_t o = pl * OD * OH * OW;
     for (std::int64_t od = 0; od < OD; ++od) {
@@ -55,9 +58,11 @@ void pool_each(const window& w, std::int64_t planes, F&& f) {
         valid_taps(oh, w.s[1], w.pb[1], w.d[1], w.k[1], H, kh0, kh1);
         valid_taps(oh, w.s[1], 0, w.d[1], w.k[1], H + w.pb[1] + w.pe[1], ph0, ph1);
         for (std::int64_t ow = 0; ow < OW; ++ow, ++o) {
-          std::int64_t kw0, kw1, pw0, pw1;
-          valid_taps(ow, w.s[2], w.pb[2], w.d[2], w.k[2], W, kw0, kw1);
-          valid_taps(ow, w.s[2], 0, w.d[2], w.k[2], W + w.pb[2] + w.pe[2], pw0, pw1);
+          std::int64_t kw0 = 0, kw1 = w.k[2], pw0 = 0, pw1 = w.k[2];
+          if (ow < lo || ow >= hi) {
+            valid_taps(ow, w.s[2], w.pb[2], w.d[2], w.k[2], W, kw0, kw1);
+            valid_taps(ow, w.s[2], 0, w.d[2], w.k[2], W + w.pb[2] + w.pe[2], pw0, pw1);
+          }
           const std::int64_t padded = (pd1 - pd0) * (ph1 - ph0) * (pw1 - pw0);
           const auto taps = [&](auto&& visit_tap) {
             for (std::int64_t kd = kd0; kd < kd1; ++kd) {
@@ -101,9 +106,23 @@ inline status MaxPool_out(const tensor& x, std::int64_t auto_pad, std::int64_t c
     if constexpr (!std::is_same_v<T, bool>) {
       const T* in = static_cast<const T*>(x.raw_data());
       T* o = static_cast<T*>(out.raw_data());
+      const T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+      if (idx == nullptr) {  // the values alone: no tap's place to keep
+        detail::pool_each(w, planes, [&](std::int64_t pl, std::int64_t oi, auto&& taps, std::int64_t) {
+          const T* p = in + pl * plane;
+          T best = lowest;
+          bool first = true;
+          taps([&](std::int64_t i, std::int64_t, std::int64_t) {
+            if (first || p[i] > best) best = p[i];
+            first = false;
+          });
+          o[oi] = best;
+        });
+        return;
+      }
       detail::pool_each(w, planes, [&](std::int64_t pl, std::int64_t oi, auto&& taps, std::int64_t) {
         const T* p = in + pl * plane;
-        T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+        T best = lowest;
         std::int64_t at = -1, at_d = 0, at_h = 0;
         taps([&](std::int64_t i, std::int64_t id, std::int64_t ih) {
           if (at < 0 || p[i] > best) {
