@@ -4,9 +4,11 @@
 #define RELAXVM_KERNELS_REGISTER_DATA_HPP
 
 #include <span>
-#include <vector>
 
-#include "../base/config.hpp"  // RELAXVM_ABI, RELAXVM_DECL
+#include "../base/config.hpp"  // RELAXVM_ABI, RELAXVM_DECL, RELAXVM_HEAP
+#if RELAXVM_HEAP
+#include <vector>
+#endif
 #include "register.hpp"
 #include "data.hpp"
 #include "resize.hpp"
@@ -49,15 +51,28 @@ RELAXVM_DECL void register_data(basic_registry& reg) {
           [](const tensor& x, const tensor& c, std::int64_t axis) -> result<shape> { return detail::compress_shape(x, c, axis); });
   // Concat(inputs..., axis, out) and Split(x, axis, outputs...): any number of tensors.
   struct variadic {
+#if RELAXVM_HEAP
+    using many_tensors = std::vector<tensor>;
+#else
+    struct many_tensors {};
+#endif
     static result<tensor> arg(std::string_view fn, const value& v, std::size_t i) {
       if (v.kind() != value_kind::tensor) return detail::type_error(fn, ": argument ", i, " must be a tensor, but got ", v.describe());
       return v.as<tensor>();
     }
-    // The tensors of `a` (argument `from` first): in `small` up to 16 of them, else in `many`.
+    // The tensors of `a` (argument `from` first): in `small` up to 16 of them, else in `many`;
+    // firmware mode (no heap) takes at most 16.
     static result<std::span<const tensor>> collect(std::string_view fn, std::span<const value> a, std::size_t from, tensor (&small)[16],
-                                                   std::vector<tensor>& many) {
+                                                   many_tensors& many) {
+#if RELAXVM_HEAP
       if (a.size() > 16) many.resize(a.size());
       tensor* t = a.size() > 16 ? many.data() : small;
+#else
+      (void)many;
+      if (a.size() > 16)
+        return detail::value_error(fn, ": takes at most 16 tensors in firmware mode (RELAXVM_HEAP=0), but got ", a.size());
+      tensor* t = small;
+#endif
       for (std::size_t i = 0; i < a.size(); ++i) {
         RELAXVM_TRY_ASSIGN(t[i], arg(fn, a[i], from + i));
       }
@@ -69,7 +84,7 @@ RELAXVM_DECL void register_data(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(std::int64_t axis, a[a.size() - 2].try_as<std::int64_t>());
     RELAXVM_TRY_ASSIGN(tensor out, variadic::arg("onnx.Concat", a[a.size() - 1], a.size() - 1));
     tensor small[16];
-    std::vector<tensor> many;
+    variadic::many_tensors many;
     RELAXVM_TRY_ASSIGN(std::span<const tensor> in, variadic::collect("onnx.Concat", a.first(a.size() - 2), 0, small, many));
     return Concat_out(in, axis, out);
   });
@@ -78,7 +93,7 @@ RELAXVM_DECL void register_data(basic_registry& reg) {
     RELAXVM_TRY_ASSIGN(tensor x, variadic::arg("onnx.Split", a[0], 0));
     RELAXVM_TRY_ASSIGN(std::int64_t axis, a[1].try_as<std::int64_t>());
     tensor small[16];
-    std::vector<tensor> many;
+    variadic::many_tensors many;
     RELAXVM_TRY_ASSIGN(std::span<const tensor> outs, variadic::collect("onnx.Split", a.subspan(2), 2, small, many));
     return Split_out(x, axis, outs);
   });
