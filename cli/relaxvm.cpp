@@ -37,7 +37,7 @@
 #include <relaxvm/profiler.hpp>
 #include <relaxvm/tvm.hpp>
 
-#include "npy.hpp"
+#include <relaxvm/io/npy.hpp>
 
 namespace rv = relaxvm;
 
@@ -323,7 +323,7 @@ constexpr std::string_view input_help =
     "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), a .npy file, or an ONNX TensorProto (.pb)";
 
 rv::value parse_input(const std::string& s, const limits& lim) {
-  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s, lim.max_file_size), s));
+  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::npy::read(read_file(s, lim.max_file_size), s));
   if (s.size() > 3 && s.ends_with(".pb")) return check(rv::onnx::read_tensor(read_file(s, lim.max_file_size)), s);  // an ONNX TensorProto
   std::int64_t i = 0;
   double d = 0;
@@ -377,7 +377,7 @@ void write_outputs(const rv::value& result, const std::vector<std::string>& path
   }
   if (paths.size() > tensors.size())
     fail("-o: " + std::to_string(paths.size()) + " files for " + std::to_string(tensors.size()) + " tensors");
-  for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::cli::write_npy(tensors[i]), paths[i]));
+  for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::npy::write(tensors[i]), paths[i]));
 }
 
 // The VM's limits from the command line: a program from a file is untrusted (docs/security.md).
