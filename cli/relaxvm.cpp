@@ -602,7 +602,8 @@ int main(int argc, char** argv) {
     c->add_option("--kernels", lim.kernel_libraries,
                   "a kernel library (a shared library defining RELAXVM_PLUGIN, <relaxvm/plugin.hpp>) whose kernels the "
                   "program may call; repeatable. It must be built for this tool's relaxvm ABI (" +
-                      std::string(rv::abi_tag) + ")");
+                      std::string(rv::abi_tag) + ")")
+        ->allow_extra_args(false);  // one path per --kernels: `--kernels LIB.so FILE` leaves FILE alone
   };
   auto add_vm_limits = [&](CLI::App* c) {
     c->add_option("--max-instructions", lim.max_instructions,

@@ -220,8 +220,10 @@ def main():
         # library of this ABI, or fails to register, is refused with exit 1 and the reason.
         _, err = run(tool, 'run', uses_plugin, '[1, 2]', '2', status=1)
         expect("'example.scale'" in err, 'without --kernels the kernel is missing', err)
-        out, _ = run(tool, 'run', uses_plugin, '[1, -2.5]', '2', '--kernels', plugin)
+        out, _ = run(tool, 'run', '--kernels', plugin, uses_plugin, '[1, -2.5]', '2')
         expect(out == 'tensor([2, -5], shape=[2], dtype=float32, device=cpu:0)\n', 'run --kernels', out)
+        out, _ = run(tool, 'run', uses_plugin, '--kernels', plugin, '[1, -2.5]', '2')  # one path per --kernels
+        expect(out.startswith('tensor([2, -5]'), 'run --kernels before the inputs', out)
         out, _ = run(tool, 'run', uses_plugin, '--kernels', plugin, '--kernels', plugin_failing, '[1]', '2', status=1)
         expect(out == '', 'a failing library stops the run', out)
         out, _ = run(tool, 'time', uses_plugin, '[1, 2]', '0.5', '--runs', '3', '--kernels', plugin, '--profile')
