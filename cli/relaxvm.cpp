@@ -4,14 +4,19 @@
 //   relaxvm info FILE                  format, size, functions, constants, warnings
 //   relaxvm text FILE | cpp FILE       the text form / builder code that rebuilds it
 //   relaxvm verify FILE [--strict]     exit 0 when it loads and verifies (warnings printed)
-//   relaxvm run FILE [-f main] [INPUT...] [-o OUT.npy...]
-//   relaxvm time FILE [-f main] [INPUT...] [--runs N] [--warmup N] [--profile [--format F]]
-//   relaxvm graph run GRAPH.json [--params FILE] [NAME=INPUT...] [-o OUT.npy...] [--profile]
+//   relaxvm run FILE [-f main] [INPUT...] [-o OUT.npy...] [--kernels LIB.so...]
+//   relaxvm time FILE [-f main] [INPUT...] [--runs N] [--warmup N] [--profile [--format F]] [--kernels LIB.so...]
+//   relaxvm graph run GRAPH.json [--params FILE] [NAME=INPUT...] [-o OUT.npy...] [--profile] [--kernels LIB.so...]
 //   relaxvm convert IN OUT [--to relaxvm|tvm-relax] [--params FILE]
+//   relaxvm embed A.npy [B.npy...] -o weights.hpp [--namespace NS]
 //
 // FILE is a relaxvm executable, or an executable TVM v0.19.0 wrote (Relax .rxe, Relay .ro with
 // --params for its late-bound constants); the format is told from the bytes. Exit status: 0 ok,
 // 1 an error (the message on stderr), 2 bad usage.
+//
+// --kernels LIB.so loads a kernel library (include/relaxvm/plugin.hpp, docs/cli.md) and adds its
+// kernels to the builtins and the ops kernels; embed writes .npy files as a C++ header of
+// constexpr arrays (cli/embed.hpp).
 //
 // Every file and program may be hostile, so each cost has a finite default limit: --max-file-size
 // (every command; 256 MiB) for each file read, and --max-instructions (10 million per invocation)
@@ -37,7 +42,10 @@
 #include <relaxvm/profiler.hpp>
 #include <relaxvm/tvm.hpp>
 
-#include "npy.hpp"
+#include <relaxvm/io/npy.hpp>
+#include <relaxvm/plugin.hpp>
+
+#include "embed.hpp"
 
 namespace rv = relaxvm;
 
@@ -64,6 +72,7 @@ struct limits {
   std::int64_t max_instructions = 0;  // per invocation; 0: none
   std::uint64_t max_memory = 0;       // bytes a VM may allocate; 0: none
   std::vector<std::string> upper_bounds;  // an ONNX model's named dims: NAME=N
+  std::vector<std::string> kernel_libraries;  // --kernels: shared libraries with more kernels
 };
 
 // The whole file, refused past `limit` bytes: what a file holds is what is allocated for it, and
@@ -323,7 +332,7 @@ constexpr std::string_view input_help =
     "[1, 2] or float32:[[1, 2], [3, 4]] (a tensor; float32 when no dtype is given), a .npy file, or an ONNX TensorProto (.pb)";
 
 rv::value parse_input(const std::string& s, const limits& lim) {
-  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::cli::read_npy(read_file(s, lim.max_file_size), s));
+  if (s.size() > 4 && s.ends_with(".npy")) return check(rv::npy::read(read_file(s, lim.max_file_size), s));
   if (s.size() > 3 && s.ends_with(".pb")) return check(rv::onnx::read_tensor(read_file(s, lim.max_file_size)), s);  // an ONNX TensorProto
   std::int64_t i = 0;
   double d = 0;
@@ -377,7 +386,7 @@ void write_outputs(const rv::value& result, const std::vector<std::string>& path
   }
   if (paths.size() > tensors.size())
     fail("-o: " + std::to_string(paths.size()) + " files for " + std::to_string(tensors.size()) + " tensors");
-  for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::cli::write_npy(tensors[i]), paths[i]));
+  for (std::size_t i = 0; i < paths.size(); ++i) write_file(paths[i], check(rv::npy::write(tensors[i]), paths[i]));
 }
 
 // The VM's limits from the command line: a program from a file is untrusted (docs/security.md).
@@ -394,9 +403,11 @@ rv::vm_options vm_options_of(const limits& lim) {
   return opts;
 }
 
-rv::registry kernels() {
+// The builtins, the ops kernels and those of the --kernels libraries, in order.
+rv::registry kernels(const std::vector<std::string>& libraries) {
   rv::registry reg;  // the builtins are there already
   rv::onnx::register_kernels(reg);  // the portable kernels and relaxvm/ops'
+  for (const std::string& lib : libraries) check(rv::load_kernels(reg, lib));
   return reg;
 }
 
@@ -482,7 +493,7 @@ int verify(const std::string& path, const std::string& params, bool strict, cons
 void run(const std::string& path, const std::string& params, const std::string& function,
          const std::vector<std::string>& inputs, const std::vector<std::string>& outputs, const limits& lim) {
   const loaded l = load(path, params, lim);
-  const rv::registry reg = kernels();
+  const rv::registry reg = kernels(lim.kernel_libraries);
   rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg, vm_options_of(lim)));
   const std::vector<rv::value> args = parse_inputs(inputs, lim);
   const rv::value y = check(vm.try_invoke(function, args));
@@ -494,7 +505,7 @@ void time_it(const std::string& path, const std::string& params, const std::stri
              const std::vector<std::string>& inputs, int runs, int warmup, bool profile, const std::string& fmt, const limits& lim) {
   if (runs < 1) fail("--runs must be at least 1");
   const loaded l = load(path, params, lim);
-  const rv::registry reg = kernels();
+  const rv::registry reg = kernels(lim.kernel_libraries);
   rv::virtual_machine vm = check(rv::virtual_machine::create(l.exe, reg, vm_options_of(lim)));
   const std::vector<rv::value> args = parse_inputs(inputs, lim);
   const rv::vm_function f = check(vm.try_function(function));
@@ -519,7 +530,7 @@ void time_it(const std::string& path, const std::string& params, const std::stri
 void graph_run(const std::string& path, const std::string& params, const std::vector<std::string>& inputs,
                const std::vector<std::string>& outputs, bool profile, const limits& lim) {
   const std::vector<std::byte> json = read_file(path, lim.max_file_size);
-  const rv::registry reg = kernels();
+  const rv::registry reg = kernels(lim.kernel_libraries);
   rv::graph::executor g = check(rv::graph::executor::create(
       std::string_view(reinterpret_cast<const char*>(json.data()), json.size()), reg), path);
   if (!params.empty()) check(g.load_params(read_file(params, lim.max_file_size)), params);
@@ -539,6 +550,14 @@ void graph_run(const std::string& path, const std::string& params, const std::ve
   }
   if (!outputs.empty()) write_outputs(results.size() == 1 ? results[0] : rv::value(rv::tuple(results)), outputs);
   if (profile) std::printf("%s", check(g.profile(10), "profile").table().c_str());
+}
+
+void embed(const std::vector<std::string>& files, const std::string& out, const std::string& ns, const limits& lim) {
+  std::vector<rv::cli::embedded> tensors;
+  for (const std::string& f : files) tensors.push_back({f, check(rv::npy::read(read_file(f, lim.max_file_size), f))});
+  const std::string text = check(rv::cli::embed_header(tensors, ns));
+  write_file(out, std::as_bytes(std::span<const char>(text)));
+  std::printf("%zu tensor%s -> %s (namespace %s)\n", tensors.size(), tensors.size() == 1 ? "" : "s", out.c_str(), ns.c_str());
 }
 
 void convert(const std::string& in, const std::string& out, const std::string& params, const std::string& to,
@@ -563,7 +582,10 @@ int main(int argc, char** argv) {
   bool strict = false, profile = false;
   int runs = 100, warmup = 5;
   // Finite by default: the files and programs the tool is given may be hostile (docs/security.md).
-  limits lim{.max_file_size = std::uint64_t{256} << 20, .max_instructions = 10'000'000, .max_memory = std::uint64_t{2} << 30, .upper_bounds = {}};
+  limits lim{.max_file_size = std::uint64_t{256} << 20, .max_instructions = 10'000'000, .max_memory = std::uint64_t{2} << 30,
+             .upper_bounds = {}, .kernel_libraries = {}};
+  std::vector<std::string> npy_files;
+  std::string ns = "weights";
 
   auto add_file_limit = [&](CLI::App* c) {
     c->add_option("--max-file-size", lim.max_file_size, "refuse files larger than this (bytes, or 64MiB, 2GiB, ...)")
@@ -575,6 +597,13 @@ int main(int argc, char** argv) {
     c->add_option("--params", params, "a TVM params file with a Relay executable's late-bound constants");
     c->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
     add_file_limit(c);
+  };
+  auto add_kernels = [&](CLI::App* c) {
+    c->add_option("--kernels", lim.kernel_libraries,
+                  "a kernel library (a shared library defining RELAXVM_PLUGIN, <relaxvm/plugin.hpp>) whose kernels the "
+                  "program may call; repeatable. It must be built for this tool's relaxvm ABI (" +
+                      std::string(rv::abi_tag) + ")")
+        ->allow_extra_args(false);  // one path per --kernels: `--kernels LIB.so FILE` leaves FILE alone
   };
   auto add_vm_limits = [&](CLI::App* c) {
     c->add_option("--max-instructions", lim.max_instructions,
@@ -603,6 +632,7 @@ int main(int argc, char** argv) {
   run_cmd->allow_extras()->footer(inputs_help);
   run_cmd->add_option("-o,--output", outputs, "write the result (a tensor, or a tuple's tensors in order) to .npy files");
   add_vm_limits(run_cmd);
+  add_kernels(run_cmd);
   CLI::App* time_cmd = app.add_subcommand("time", "time a function: median and spread over runs");
   add_file(time_cmd);
   time_cmd->add_option("-f,--function", function, "the function to call")->capture_default_str();
@@ -614,6 +644,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   add_vm_limits(time_cmd);
+  add_kernels(time_cmd);
   CLI::App* graph_cmd = app.add_subcommand("graph", "the graph executor (TVM graph JSON)");
   graph_cmd->require_subcommand(1);
   CLI::App* graph_run_cmd = graph_cmd->add_subcommand("run", "run a graph and print its outputs");
@@ -623,6 +654,7 @@ int main(int argc, char** argv) {
   graph_run_cmd->add_option("-o,--output", outputs, "write the outputs to .npy files, in order");
   graph_run_cmd->add_flag("--profile", profile, "print the per-node timing table of 10 runs");
   add_file_limit(graph_run_cmd);
+  add_kernels(graph_run_cmd);
   CLI::App* convert_cmd = app.add_subcommand("convert", "write an executable in another format");
   convert_cmd->add_option("IN", file, "the executable to read (any format relaxvm reads)")->required();
   convert_cmd->add_option("OUT", out_file, "the file to write")->required();
@@ -632,6 +664,14 @@ int main(int argc, char** argv) {
   convert_cmd->add_option("--params", params, "a params file with a Relay executable's late-bound constants");
   convert_cmd->add_option("--upper-bound", lim.upper_bounds, "NAME=N: an ONNX model's named dimension NAME is at most N (repeatable)");
   add_file_limit(convert_cmd);
+  CLI::App* embed_cmd = app.add_subcommand("embed", "write .npy files as a C++ header of constexpr arrays (weights for a compile-time program or a firmware table)");
+  embed_cmd->add_option("NPY", npy_files, "the .npy files; each gives NAME_data, NAME_shape and NAME_dtype, NAME from its file name")
+      ->required();
+  embed_cmd->add_option("-o,--output", out_file, "the header to write")->required();
+  embed_cmd->add_option("--namespace", ns, "the namespace of the arrays (a::b nests)")->capture_default_str();
+  embed_cmd->footer("Use one in a program: b.add_tensor(std::span<const float>(weights::NAME_data), weights::NAME_shape). "
+                    "bool, int8-64, uint8-64, float32 and float64 are embedded; values read back bit for bit.");
+  add_file_limit(embed_cmd);
 
   try {
     app.parse(argc, argv);
@@ -654,6 +694,7 @@ int main(int argc, char** argv) {
     else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt, lim);
     else if (*graph_run_cmd) graph_run(file, params, inputs, outputs, profile, lim);
     else if (*convert_cmd) convert(file, out_file, params, to, lim);
+    else if (*embed_cmd) embed(npy_files, out_file, ns, lim);
   } catch (const failure& f) {
     std::fprintf(stderr, "relaxvm: error: %s\n", f.message.c_str());
     return 1;

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """Runs the relaxvm command-line tool on real files and checks what it prints and its exit status.
 
-    check_cli.py RELAXVM MAKE_PROGRAM FIXTURES_DIR
+    check_cli.py RELAXVM MAKE_PROGRAM FIXTURES_DIR PLUGIN PLUGIN_OTHER_ABI PLUGIN_FAILING NOT_A_PLUGIN
 
 MAKE_PROGRAM writes a relaxvm executable (tests/cli/make_program.cpp); FIXTURES_DIR holds the files
-TVM v0.19.0 wrote (tests/fixtures/tvm).
+TVM v0.19.0 wrote (tests/fixtures/tvm); the PLUGIN files are kernel libraries for --kernels
+(examples/plugin/my_kernels.cpp, built for this ABI and for another; tests/cli/bad_plugin.cpp).
 """
 import json
 import os
+import re
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -65,15 +68,18 @@ def read_npy_floats(path):
 def main():
     global sanitized
     tool, make_program, fixtures = sys.argv[1:4]
+    tool = os.path.abspath(tool)  # one check runs in another directory
+    plugin, plugin_other_abi, plugin_failing, not_a_plugin = (os.path.abspath(p) for p in sys.argv[4:8])
     with open(tool, 'rb') as f:
         sanitized = b'__asan_init' in f.read()
     with tempfile.TemporaryDirectory() as tmp:
         prog, grow = os.path.join(tmp, 'prog.rvx'), os.path.join(tmp, 'grow.rvx')
-        subprocess.run([make_program, prog, grow], check=True)
+        uses_plugin = os.path.join(tmp, 'plugin.rvx')
+        subprocess.run([make_program, prog, grow, uses_plugin], check=True)
 
         # --help and bad usage
         out, _ = run(tool, '--help')
-        for sub in ('info', 'text', 'cpp', 'verify', 'run', 'time', 'graph', 'convert'):
+        for sub in ('info', 'text', 'cpp', 'verify', 'run', 'time', 'graph', 'convert', 'embed'):
             expect(sub in out, f'--help lists {sub}', out)
         out, _ = run(tool, 'run', '--help')
         expect('float32:[[1, 2], [3, 4]]' in out, 'run --help explains inputs', out)
@@ -209,6 +215,74 @@ def main():
         out, _ = run(tool, 'time', prog, '[1, 2]', '[3, 4]', '--runs', '5', '--profile', '--format', 'json')
         doc = json.loads(out[out.index('{'):])
         expect(doc['runs'] == 5 and {c['callee'] for c in doc['calls']} == {'ops.add', 'ops.relu'}, 'json', out)
+
+        # --kernels: a kernel library's kernels run through run, time and graph run; what is not a
+        # library of this ABI, or fails to register, is refused with exit 1 and the reason.
+        _, err = run(tool, 'run', uses_plugin, '[1, 2]', '2', status=1)
+        expect("'example.scale'" in err, 'without --kernels the kernel is missing', err)
+        out, _ = run(tool, 'run', '--kernels', plugin, uses_plugin, '[1, -2.5]', '2')
+        expect(out == 'tensor([2, -5], shape=[2], dtype=float32, device=cpu:0)\n', 'run --kernels', out)
+        out, _ = run(tool, 'run', uses_plugin, '--kernels', plugin, '[1, -2.5]', '2')  # one path per --kernels
+        expect(out.startswith('tensor([2, -5]'), 'run --kernels before the inputs', out)
+        out, _ = run(tool, 'run', uses_plugin, '--kernels', plugin, '--kernels', plugin_failing, '[1]', '2', status=1)
+        expect(out == '', 'a failing library stops the run', out)
+        out, _ = run(tool, 'time', uses_plugin, '[1, 2]', '0.5', '--runs', '3', '--kernels', plugin, '--profile')
+        expect(out.startswith('main: median ') and 'example.scale' in out, 'time --kernels', out)
+        # The library sees the tool's running VM (the tool exports its symbols, so the two share
+        # relaxvm's thread-local state): its kernel's work counts against --max-instructions.
+        out, _ = run(tool, 'run', uses_plugin, '-f', 'fill', '3', '1.5', '--kernels', plugin)
+        expect(out.startswith('tensor([1.5, 1.5, 1.5]'), 'run a library kernel that allocates', out)
+        _, err = run(tool, 'run', uses_plugin, '-f', 'fill', '100000', '1', '--kernels', plugin, '--max-instructions', '1000',
+                     status=1)
+        expect('instruction budget exceeded' in err, "a library kernel's work counts against the tool's budget", err)
+        abi = re.search(r'relaxvm ABI \((\w+)\)', run(tool, 'run', '--help')[0].replace('\n', ' '))
+        expect(abi is not None, 'run --help names the ABI tag', '')
+        _, err = run(tool, 'run', uses_plugin, '[1]', '2', '--kernels', plugin_other_abi, status=1)
+        expect(f"'{plugin_other_abi}' was built for relaxvm ABI '{abi.group(1) if abi else ''}_atomicrc', but this program "
+               f"is '{abi.group(1) if abi else ''}'" in err, 'a library of another ABI is refused, naming both', err)
+        _, err = run(tool, 'run', uses_plugin, '[1]', '2', '--kernels', plugin_failing, status=1)
+        expect(f"kernel library '{plugin_failing}': its registration failed: " in err and 'ops.add' in err,
+               'a failing registration', err)
+        _, err = run(tool, 'run', uses_plugin, '[1]', '2', '--kernels', not_a_plugin, status=1)
+        expect('is not a relaxvm kernel library: it exports no relaxvm_plugin_abi_tag' in err, 'not a kernel library', err)
+        _, err = run(tool, 'run', uses_plugin, '[1]', '2', '--kernels', os.path.join(tmp, 'missing.so'), status=1)
+        expect("kernel library '" in err and "missing.so' does not load" in err, 'a missing library', err)
+        _, err = run(tool, 'run', uses_plugin, '[1]', '2', '--kernels', 'text.txt', status=1, cwd=tmp)
+        expect("kernel library 'text.txt' does not load: ./text.txt" in err, 'a bare name is a file here', err)
+
+        # embed: .npy files (written by the tool) as a C++ header; the compile test is cli_embed.
+        w1, w2 = os.path.join(tmp, 'fc1.weight.npy'), os.path.join(tmp, 'bias.npy')
+        run(tool, 'run', prog, '-f', 'unused', 'float32:[[1.5, -0.0], [inf, 1e-45]]', '1', '-o', w1)
+        run(tool, 'run', prog, '-f', 'unused', 'int64:[-9223372036854775808, 7]', '1', '-o', w2)
+        hpp = os.path.join(tmp, 'w.hpp')
+        out, _ = run(tool, 'embed', w1, w2, '-o', hpp, '--namespace', 'model::weights')
+        expect(out == f'2 tensors -> {hpp} (namespace model::weights)\n', 'embed prints what it wrote', out)
+        with open(hpp) as f:
+            text = f.read()
+        for want in ('namespace model::weights {', 'inline constexpr std::array<std::int64_t, 2> fc1_weight_shape{2, 2};',
+                     'inline constexpr char fc1_weight_dtype[] = "float32";',
+                     'inline constexpr std::array<float, 4> fc1_weight_data{\n    1.5f, -0.0f, '
+                     'std::numeric_limits<float>::infinity(), 1e-45f,\n};',
+                     'inline constexpr std::array<std::int64_t, 2> bias_data{\n    (-9223372036854775807 - 1), 7,\n};'):
+            expect(want in text, f'embed writes {want}', text)
+        _, err = run(tool, 'embed', w1, os.path.join(tmp, 'fc1-weight.npy'), '-o', hpp, status=1)
+        expect("cannot open" in err, 'embed: a missing file', err)
+        os.makedirs(os.path.join(tmp, 'sub'))
+        shutil.copy(w1, os.path.join(tmp, 'sub', 'fc1-weight.npy'))
+        _, err = run(tool, 'embed', w1, os.path.join(tmp, 'sub', 'fc1-weight.npy'), '-o', hpp, status=1)
+        expect("both give the name 'fc1_weight'" in err, 'embed: a name collision', err)
+        _, err = run(tool, 'embed', w1, '-o', hpp, '--namespace', '2x', status=1)
+        expect("--namespace '2x' is not a C++ namespace name" in err, 'embed: a bad namespace', err)
+        half = os.path.join(tmp, 'half.npy')
+        with open(half, 'wb') as f:
+            header = "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }"
+            header += ' ' * (64 - 10 - len(header) - 1) + '\n'
+            f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode() + b'\x00\x3c')
+        _, err = run(tool, 'embed', half, '-o', hpp, status=1)
+        expect('holds float16, which has no C++ element type' in err, 'embed: float16 is refused', err)
+        _, err = run(tool, 'embed', huge, '-o', hpp, status=1)
+        expect('not the 34359738368 its shape and dtype need' in err, 'embed reads with the .npy checks', err)
+        run(tool, 'embed', w1, status=2)  # no -o
 
         # TVM's files: info, text, run, convert both ways
         rxe = os.path.join(fixtures, 'relax_shape.rxe')

@@ -3,6 +3,8 @@
 //   OUT.rvx: main(x, y) = relu(x + y) with ops.add and ops.relu;  pair(x) = (x, relu(x));  unused(x) warns.
 //   GROW.rvx (when given): a hostile program; main() = loop { t = (t,) }, which never returns and
 //   holds ever more tuples.
+//   PLUGIN.rvx (when given): a program calling the kernels of examples/plugin/my_kernels.cpp:
+//   main(x, k) = example.scale(x, k);  fill(n, v) = example.fill(n, v).
 #include <cstdio>
 #include <relaxvm.hpp>
 
@@ -18,11 +20,25 @@ int save(const rv::executable& exe, const char* path) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2 && argc != 3) {
-    std::fprintf(stderr, "usage: %s OUT.rvx [GROW.rvx]\n", argv[0]);
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr, "usage: %s OUT.rvx [GROW.rvx [PLUGIN.rvx]]\n", argv[0]);
     return 2;
   }
-  if (argc == 3) {
+  if (argc == 4) {
+    rv::exec_builder p;
+    {
+      auto fn = p.function("main", 2, {"x", "k"});
+      p.emit_call("example.scale", {p.r(0), p.r(1)}, p.r(2));
+      p.emit_ret(p.r(2));
+    }
+    {
+      auto fn = p.function("fill", 2, {"n", "v"});
+      p.emit_call("example.fill", {p.r(0), p.r(1)}, p.r(2));
+      p.emit_ret(p.r(2));
+    }
+    if (const int rc = save(p.get(), argv[3])) return rc;
+  }
+  if (argc >= 3) {
     rv::exec_builder g;
     {
       auto fn = g.function("main", 0);

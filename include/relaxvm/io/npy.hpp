@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // NumPy's .npy files (format versions 1.0, 2.0 and 3.0; C order; little-endian or one-byte
-// dtypes), read into and written from relaxvm tensors, for the command-line tool.
-#ifndef RELAXVM_CLI_NPY_HPP
-#define RELAXVM_CLI_NPY_HPP
+// dtypes), read into and written from relaxvm tensors: how weights and inputs saved with
+// numpy.save get in (the command-line tool reads its .npy inputs and `relaxvm embed` its weights
+// through here) and how results get out. Hosted builds only (it allocates and formats text).
+//
+//   rv::tensor w = rv::npy::read(bytes, "w.npy").value();       // bytes: the whole file
+//   std::vector<std::byte> out = rv::npy::write(w).value();
+//
+// Every file may be hostile: the header's shape is checked against the bytes the file holds
+// before anything is allocated for it, and every malformed header is an error naming the file.
+#ifndef RELAXVM_IO_NPY_HPP
+#define RELAXVM_IO_NPY_HPP
 
 #include <cstdint>
 #include <cstring>
@@ -10,9 +18,14 @@
 #include <string_view>
 #include <vector>
 
-#include <relaxvm.hpp>
+#include "../base/config.hpp"
+#if !RELAXVM_HOSTED || !RELAXVM_HEAP
+#error "relaxvm/io/npy.hpp needs a hosted build with a heap"
+#endif
+#include "../base/error.hpp"
+#include "../runtime/tensor.hpp"
 
-namespace relaxvm::cli {
+namespace relaxvm::RELAXVM_ABI::npy {
 
 namespace detail {
 inline constexpr char npy_magic[] = "\x93NUMPY";
@@ -64,7 +77,7 @@ inline std::string_view dict_value(std::string_view h, std::string_view key) {
 }  // namespace detail
 
 /// A tensor read from the bytes of a .npy file; `name` names the file in errors.
-inline result<tensor> read_npy(std::span<const std::byte> bytes, std::string_view name) {
+inline result<tensor> read(std::span<const std::byte> bytes, std::string_view name) {
   auto fail = [&](std::string_view why) { return value_error(name, ": not a .npy file relaxvm reads: ", why); };
   if (bytes.size() < 10 || std::memcmp(bytes.data(), detail::npy_magic, 6) != 0) return fail("no NumPy magic");
   const auto u8 = [&](std::size_t i) { return std::to_integer<std::uint32_t>(bytes[i]); };
@@ -123,19 +136,19 @@ inline result<tensor> read_npy(std::span<const std::byte> bytes, std::string_vie
 
 /// The bytes of a .npy file holding `t`, a compact host tensor of a NumPy dtype: format 1.0, or
 /// 2.0 (a 4-byte header length) when the header passes 1.0's 65,535 bytes (thousands of dimensions).
-inline result<std::vector<std::byte>> write_npy(const tensor& t) {
+inline result<std::vector<std::byte>> write(const tensor& t) {
   const dtype d = t.dtype();
   if (!(d.is_bool() || ((d.is_float() || d.is_int() || d.is_uint()) && d.lanes == 1 && d.bits % 8 == 0 && d.bits <= 64)))
-    return value_error("write_npy: ", d, " has no NumPy dtype");
+    return value_error("npy::write: ", d, " has no NumPy dtype");
   if (t.device().device_type != kDLCPU || !t.is_contiguous())
-    return value_error("write_npy: the tensor must be a compact host tensor");
+    return value_error("npy::write: the tensor must be a compact host tensor");
   std::string header = "{'descr': '" + detail::descr_of(d) + "', 'fortran_order': False, 'shape': (";
   for (std::int64_t i = 0; i < t.ndim(); ++i) header += std::to_string(t.shape()[i]) + (t.ndim() == 1 ? "," : i + 1 < t.ndim() ? ", " : "");
   header += "), }";
   // NumPy pads the header with spaces and a newline so that the data starts 64-byte aligned.
   const auto padded = [&](std::size_t preamble) { return header.size() + 1 + (64 - (preamble + header.size() + 1) % 64) % 64; };
   const std::size_t preamble = padded(10) <= 0xffff ? 10 : 12;
-  if (padded(preamble) > 0xffffffffu) return value_error("write_npy: the header of ", t.ndim(), " dimensions is over 4 GiB");
+  if (padded(preamble) > 0xffffffffu) return value_error("npy::write: the header of ", t.ndim(), " dimensions is over 4 GiB");
   header.resize(padded(preamble) - 1, ' ');
   header += '\n';
   std::vector<std::byte> out(preamble + header.size() + static_cast<std::size_t>(t.nbytes()));
@@ -148,6 +161,6 @@ inline result<std::vector<std::byte>> write_npy(const tensor& t) {
   return out;
 }
 
-}  // namespace relaxvm::cli
+}  // namespace relaxvm::RELAXVM_ABI::npy
 
-#endif  // RELAXVM_CLI_NPY_HPP
+#endif  // RELAXVM_IO_NPY_HPP
