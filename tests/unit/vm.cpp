@@ -357,6 +357,37 @@ TEST_CASE("the instrument hook sees every call, and may skip one") {
 #endif
 }
 
+TEST_CASE("a Call run again inside itself, while its argument block is in use, passes its own arguments") {
+  // sum(n) = n < 1 ? 0 : n + call_back(%vm, f[sum], n - 1): the call_back instruction runs again
+  // while its argument block holds the outer run's arguments, so the inner runs pass theirs in the
+  // frame's scratch (the block's fixed arguments, then its registers).
+  rv::exec_builder b;
+  {
+    auto fn = b.function("sum", 1);
+    b.emit_call("test.lt", {b.r(0), b.imm(1)}, b.r(1));
+    b.emit_if(b.r(1), 3);
+    b.emit_call("vm.builtin.copy", {b.imm(0)}, b.r(2));
+    b.emit_ret(b.r(2));
+    b.emit_call("test.sub", {b.r(0), b.imm(1)}, b.r(3));
+    b.emit_call("test.call_back", {b.vm_state(), b.f("sum"), b.r(3)}, b.r(4));
+    b.emit_call("test.add", {b.r(0), b.r(4)}, b.r(2));
+    b.emit_ret(b.r(2));
+  }
+  rv::registry reg = test_registry();
+  rv::virtual_machine vm(b.get(), reg);
+  CHECK(vm["sum"](10).as<std::int64_t>() == 55);
+  // With a hook watching, every Call takes the general path, which loads the same arguments.
+  int calls = 0;
+  vm.set_instrument([&](const rv::call_event& e) {
+    calls += e.before && e.callee == "test.call_back" ? 1 : 0;
+    return rv::instrument_action::proceed;
+  });
+  CHECK(vm["sum"](10).as<std::int64_t>() == 55);
+  CHECK(calls == 10);
+  vm.set_instrument({});
+  CHECK(vm["sum"](3).as<std::int64_t>() == 6);
+}
+
 TEST_CASE("closures: f[...] arguments, callbacks into the VM, captured values") {
   rv::exec_builder b;
   {

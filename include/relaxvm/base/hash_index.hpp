@@ -73,9 +73,17 @@ class hash_index {
   }
   /// Records `position` under hash `h` (a position may be recorded once).
   constexpr void insert(std::uint64_t h, std::int64_t position) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
+    if (2 * (count_ + 1) > slots_.size()) grow(slots_.empty() ? 16 : 2 * slots_.size());
     place(h, position);
     ++count_;
+  }
+  /// Makes room for `n` positions in all, so that recording them takes one table, never two
+  /// while it grows (a VM's index of a file's function names counts against docs/security.md's
+  /// bound on memory).
+  constexpr void reserve(std::size_t n) {
+    std::size_t size = slots_.empty() ? 16 : slots_.size();
+    while (2 * n > size) size *= 2;
+    if (size > slots_.size()) grow(size);
   }
 
  private:
@@ -100,8 +108,7 @@ class hash_index {
     while (slots_[i].position >= 0) i = (i + 1) & mask_;
     slots_[i] = {h, position};
   }
-  constexpr void grow() {
-    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
+  constexpr void grow(std::size_t n) {
     trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
     slots_ = trivial_vector<slot>();
     slots_.resize(n, slot{});

@@ -59,6 +59,7 @@ class basic_vm_impl final : public vm_context {
   using func_entry = typename program::func_entry;
   using step = typename program::step;
   using op = typename program::op;
+  using block_reg = typename program::block_reg;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
 #if RELAXVM_HEAP
@@ -116,13 +117,15 @@ class basic_vm_impl final : public vm_context {
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
     const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
-    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound);
+    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
     return invoke_vm(fi, args, {});
   }
 
   const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
+  /// The executable's record of function `f` (its parameter names).
+  const func_info& info(const func_entry& f) const { return view_.funcs[static_cast<std::size_t>(&f - prog_.funcs.data())]; }
   std::string_view param_name(const func_entry& f, std::int64_t i) const {
-    return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
+    return view_.str(view_.param_names[static_cast<std::size_t>(info(f).params_begin + i)]);
   }
   const executable& exec() const { return exe_; }
 
@@ -171,7 +174,7 @@ class basic_vm_impl final : public vm_context {
     const func_entry* fn;
     value* regs;
     std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
-    std::int64_t caller_dst;  // where the caller wants the result
+    std::int64_t caller_dst;  // where the caller wants the result (program::no_register: nowhere)
     typename value_stack<Unused>::mark stack_mark;  // where its slots begin on stack_
     bool instrumented;        // the hook saw "before" for this frame and expects "after"
     value* ret() const { return regs + fn->register_file_size; }
@@ -276,7 +279,7 @@ class basic_vm_impl final : public vm_context {
                            "'; raise vm_options::max_call_depth if the recursion is intended");
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
     if (given != f.num_args)
-      return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
+      return detail::arity_error(view_, f.name, f.num_args, info(f).params_begin, info(f).params_count, given);
     // Setting up and clearing the registers is work the budget pays for (see max_instructions).
     if (const std::int64_t cost = f.frame_slots >> 3; cost > 0 && (budget_left_ -= cost) < 0) return budget_error();
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
@@ -332,7 +335,7 @@ class basic_vm_impl final : public vm_context {
       return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
-    RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
+    RELAXVM_TRY(push_frame(fi, args, bound, -1, program::no_register));
     const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
@@ -399,6 +402,8 @@ class basic_vm_impl final : public vm_context {
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
     const op* const code = prog_.ops.data();
+    // Held here, not reloaded from prog_ after every call (a callee may write any memory).
+    const block_reg* const pairs = prog_.block_regs.data();
     // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
     // of its packed calls) point into the value stack, whose segments never move. frames_ moves
     // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
@@ -413,30 +418,30 @@ class basic_vm_impl final : public vm_context {
       // The commonest instruction first, outside the switch: a predictable branch is cheaper
       // than the switch's indirect jump.
       if (RELAXVM_LIKELY(o.what == step::packed_call_in_place)) {
-        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
         ++pc;
         continue;
       }
       switch (o.what) {
         case step::packed_call:
-          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_args:
-          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_result:
-          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_in_place:
-          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::call: {
           // VM calls, closures with captured values, and calls the instrument hook watches.
-          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+          load_args(o, regs, argv);
           const std::span<const value> args(argv, o.num_args);
           const std::int64_t dst = o.a, fi = o.b;
           const func_entry& callee = prog_.funcs[static_cast<std::size_t>(fi)];
@@ -445,7 +450,7 @@ class basic_vm_impl final : public vm_context {
             if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
               return fail(take_error(), pc, base);
             if (action == instrument_action::skip) {
-              if (dst != void_register) regs[dst].reset();
+              if (dst >= 0) regs[dst].reset();
               ++pc;
               break;
             }
@@ -481,7 +486,7 @@ class basic_vm_impl final : public vm_context {
         }
         case step::ret: {
           value result;
-          if (o.a != void_register) {
+          if (o.a >= 0) {
             value& src = regs[o.a];
             result = detail::take_return(src);
           }
@@ -501,7 +506,7 @@ class basic_vm_impl final : public vm_context {
             if (!instrument(event(frames_.back(), pc, fi, false, args, &result), action))
               return fail(take_error(), pc, base);
           }
-          if (dst != void_register) regs[dst] = std::move(result);
+          if (dst >= 0) regs[dst] = std::move(result);
           ++pc;
           break;
         }
@@ -526,31 +531,25 @@ class basic_vm_impl final : public vm_context {
 
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
-  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
+  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch, const block_reg* pairs) {
     const value* args = argv;
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
-    } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const typename program::block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+    } else if (RELAXVM_LIKELY(o.num_args > 0 && !o.busy)) {
+      value* const block = o.block;
+      for (const block_reg *r = pairs + o.regs_at, *end = r + o.num_regs; r != end; ++r)
+        value::borrow_into(block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
-      const bool ok = o.invoke(*o.callee, o.block, o.num_args, ret, err_);
+      const bool ok = o.invoke(*o.callee, block, o.num_args, ret, err_);
       o.busy = false;
       slot_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
-    } else {
-      const std::int64_t* const x = o.operands;
-      switch (o.num_args) {  // unrolled for the usual counts
-        case 3: load(argv[2], x[2], regs); [[fallthrough]];
-        case 2: load(argv[1], x[1], regs); [[fallthrough]];
-        case 1: load(argv[0], x[0], regs); [[fallthrough]];
-        case 0: break;
-        default:
-          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], x[k], regs);
-      }
+    } else if (RELAXVM_UNLIKELY(o.num_args > 0)) {
+      load_args(o, regs, argv);  // the block is busy: a re-entrant run
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
     // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
@@ -562,19 +561,34 @@ class basic_vm_impl final : public vm_context {
     return true;
   }
 
+  // The arguments of Call `o`, borrowed into the argument scratch `argv`.
+  void load_args(const op& o, const value* regs, value* argv) const {
+    if (o.args_in_place) {
+      for (std::uint32_t k = 0; k < o.num_args; ++k) value::borrow_into(argv[k], regs[o.first + k]);
+    } else if (o.num_args == 0) {
+    } else if (o.callee == nullptr) {
+      for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+    } else {
+      // The block's fixed arguments, then its registers (the block's own register slots may be
+      // an outer run's, or stale: they are overwritten, never read).
+      for (std::uint32_t k = 0; k < o.num_args; ++k) value::borrow_into(argv[k], o.block[k]);
+      for (const typename program::block_reg *r = prog_.block_regs.data() + o.regs_at, *end = r + o.num_regs; r != end; ++r)
+        value::borrow_into(argv[r->pos], regs[r->reg]);
+    }
+  }
   // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
   // scratch slots hold only such borrowed values (or null), so nothing is dropped.
-  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
+  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int32_t operand, const value* regs) const {
     value::borrow_into(slot, operand >= 0 ? regs[operand] : prog_.fixed[static_cast<std::size_t>(~operand)]);
   }
   // A packed call's result, from the return slot into register `dst` (or dropped for %void).
   RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
-    if (dst != void_register) regs[dst] = std::move(ret);
+    if (dst >= 0) regs[dst] = std::move(ret);
     else ret.reset();
   }
 
   bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
+    return invoke_packed(*callee.callee, args, callee.bound(), ret, err_);
   }
 
   executable exe_;
@@ -713,7 +727,7 @@ class basic_virtual_machine {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = vm().entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
+    for (std::int64_t i = 0; i < vm().info(e).params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
@@ -794,7 +808,7 @@ class basic_virtual_machine {
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
-    for (const value& b : vm->entry(i).bound) f.args.push_back(b);
+    for (const value& b : vm->entry(i).bound()) f.args.push_back(b);
     saved_.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
