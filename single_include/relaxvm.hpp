@@ -1538,9 +1538,17 @@ class hash_index {
   }
   /// Records `position` under hash `h` (a position may be recorded once).
   constexpr void insert(std::uint64_t h, std::int64_t position) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
+    if (2 * (count_ + 1) > slots_.size()) grow(slots_.empty() ? 16 : 2 * slots_.size());
     place(h, position);
     ++count_;
+  }
+  /// Makes room for `n` positions in all, so that recording them takes one table, never two
+  /// while it grows (a VM's index of a file's function names counts against docs/security.md's
+  /// bound on memory).
+  constexpr void reserve(std::size_t n) {
+    std::size_t size = slots_.empty() ? 16 : slots_.size();
+    while (2 * n > size) size *= 2;
+    if (size > slots_.size()) grow(size);
   }
 
  private:
@@ -1565,8 +1573,7 @@ class hash_index {
     while (slots_[i].position >= 0) i = (i + 1) & mask_;
     slots_[i] = {h, position};
   }
-  constexpr void grow() {
-    const std::size_t n = slots_.empty() ? 16 : 2 * slots_.size();
+  constexpr void grow(std::size_t n) {
     trivial_vector<slot> old = static_cast<trivial_vector<slot>&&>(slots_);
     slots_ = trivial_vector<slot>();
     slots_.resize(n, slot{});
@@ -9900,18 +9907,22 @@ namespace relaxvm::RELAXVM_ABI::detail {
 template <class Unused = void>
 class decoded_program {
  public:
-  /// An entry of the function table, as the loop reads it.
+  /// An entry of the function table, as the loop reads it. Its counts are 32 bits: the verifier
+  /// bounds registers (max_register_file_size) and make() the rest (max_decoded).
   struct func_entry {
-    func_kind kind = func_kind::packed;
     std::string_view name;
     // packed
     const closure_object* callee = nullptr;  // what runs
-    std::span<const value> bound;            // captured values of a registered closure
-    // vm
-    std::int64_t start = 0, num_args = 0, register_file_size = 0;
+    const value* bound_at = nullptr;         // captured values of a registered closure (num_bound)
+    // vm (its parameter names: the executable's func_info)
+    std::int64_t start = 0;
     std::int64_t frame_slots = 0;  // registers + return slot + argument scratch
-    std::int64_t params_begin = 0, params_count = 0;
+    std::int32_t num_args = 0, register_file_size = 0;
+    std::uint32_t num_bound = 0;
+    func_kind kind = func_kind::packed;
+    std::span<const value> bound() const { return {bound_at, num_bound}; }
   };
+  static_assert(sizeof(void*) != 8 || sizeof(func_entry) == 64);
 
   /// What the loop does for an instruction: the opcode, with the Calls it can make fast split out.
   // A Call of a packed function without captured values, while no instrument hook is set, runs
@@ -9934,29 +9945,42 @@ class decoded_program {
     std::uint32_t pos;
     std::uint32_t reg;
   };
-  /// An instruction as the loop runs it, decoded when the VM is made (ops[pc]).
+  /// An instruction as the loop runs it, decoded when the VM is made (ops[pc]): 64 bytes, what a
+  /// call reads on its fast paths and little more (docs/security.md: the VM's memory per
+  /// instruction counts against 4x the file). Registers, offsets and indices are 32 bits, the
+  /// verifier bounding registers and make() the number of instructions, functions and arguments
+  /// (max_decoded); a destination or Ret register of %void is no_register. What the argument
+  /// block's path reads is here, not behind a pointer of its own: a record per Call (56-byte ops)
+  /// measured 7% slower in bench_dispatch's tensor case, and indices for both arrays 3%.
   struct op {
     step what = step::ret;
-    bool args_in_place = false;    ///< call: the arguments are registers first, first+1, ...
-    bool result_in_place = false;  ///< call: the callee may write its result straight into regs[dst]
-    bool kill = false;             ///< call: vm.builtin.null_value with no arguments into a register
-    std::uint32_t num_args = 0;
-    std::int64_t a = 0;      ///< call: dst; ret, if: the register; goto: the offset
-    std::int64_t b = 0;      ///< call: the function index; if: the offset when false
-    std::int64_t first = 0;  ///< call with args_in_place: the first argument's register
-    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
-    packed_invoke invoke = nullptr;          ///< with a block: callee's invoke, or its prepared one
-    const std::int64_t* operands = nullptr;  ///< call: per argument, a register (>= 0) or ~index into fixed
-    mutable kept_slot kept;  ///< call: what its callee keeps for its next run (instruction_slot)
-    /// Packed calls whose arguments are not in place: an argument array of their own, its fixed
-    /// arguments (immediates, constants) written once when the VM is made, so that a run writes
-    /// only the registers (`num_regs` pairs of position and register at `regs_at`). `busy` while
-    /// the callee runs: a re-entrant run of the same instruction uses the frame's scratch.
-    value* block = nullptr;
-    const block_reg* regs_at = nullptr;
-    std::uint32_t num_regs = 0;
+    bool args_in_place = false;  ///< call: the arguments are registers first, first+1, ...
+    /// `busy` while a packed callee runs with the argument block: a re-entrant run of the same
+    /// instruction uses the frame's scratch (and keeps nothing)
     mutable bool busy = false;
+    std::uint32_t num_args = 0;
+    std::int32_t a = 0;  ///< call: dst; ret, if: the register; goto: the offset
+    std::int32_t b = 0;  ///< call: the function index; if: the offset when false
+    union {
+      std::uint32_t first = 0;  ///< call with args_in_place: the first argument's register
+      std::uint32_t num_regs;   ///< call with a block: how many of its arguments are registers
+    };
+    std::uint32_t regs_at = 0;               ///< call with a block: its registers, in block_regs
+    const closure_object* callee = nullptr;  ///< a packed function without captured values, or null
+    packed_invoke invoke = nullptr;          ///< call with a block: callee's invoke, or its prepared one
+    /// Calls whose arguments are not in place (with at least one): a packed callee gets an
+    /// argument array of its own, its fixed arguments (immediates, constants) written once when
+    /// the VM is made, so that a run writes only the registers (num_regs pairs of position and
+    /// register, block_regs from regs_at). Other calls (callee null) have their operands: per
+    /// argument, a register (>= 0) or ~index into fixed.
+    union {
+      value* block = nullptr;
+      const std::int32_t* operands;
+    };
+    mutable kept_slot kept;  ///< call: what its callee keeps for its next run (instruction_slot)
   };
+  static_assert(sizeof(void*) != 8 || sizeof(op) == 64);
+  static constexpr std::int32_t no_register = -1;
 
   /// Resolves every packed function of `exe` in `reg` and decodes its code for the VM `vm`.
   /// `prepare_calls`: vm_options::prepare_calls; `instrumented`: an instrument hook is set.
@@ -9967,8 +9991,12 @@ class decoded_program {
     prepare_calls_ = prepare_calls;
     instrumented_ = instrumented;
     keep_alive = exe.keep_alive();
+    if (view_.instr_offset.size() > max_decoded || view_.funcs.size() > max_decoded)
+      return value_error("virtual_machine: the executable has ", view_.instr_offset.size(), " instructions and ",
+                         view_.funcs.size(), " functions; a VM runs at most ", max_decoded, " of either");
     funcs.resize(view_.funcs.size());
     func_values.resize(view_.funcs.size());
+    by_name.reserve(view_.funcs.size());
     std::vector<std::int64_t> missing;
     for (std::size_t i = 0; i < view_.funcs.size(); ++i) {
       const func_info& fi = view_.funcs[i];
@@ -9984,19 +10012,15 @@ class decoded_program {
         }
         func_values[i] = value(*c);
         e.callee = &c->get()->callee();
-        e.bound = c->bound();
+        e.bound_at = c->bound().data();
+        e.num_bound = static_cast<std::uint32_t>(c->bound().size());
         continue;
       }
+      // Verified: 0 <= num_args <= register_file_size <= max_register_file_size.
       e.start = fi.start;
-      e.num_args = fi.num_args;
-      e.register_file_size = fi.register_file_size;
-      e.params_begin = fi.params_begin;
-      e.params_count = fi.params_count;
+      e.num_args = static_cast<std::int32_t>(fi.num_args);
+      e.register_file_size = static_cast<std::int32_t>(fi.register_file_size);
       e.frame_slots = facts_[i].frame_slots;
-      auto clo = make_object<closure_object>(closure_object::kind_t::vm, e.name);
-      clo->func_index = static_cast<std::int64_t>(i);
-      clo->program = keep_alive;
-      func_values[i] = value(closure(object_ref<closure_object>(std::move(clo))));
     }
     if (!missing.empty()) return missing_functions(missing);
     const_owner = make_object<keep_alive_owner>(keep_alive);
@@ -10023,23 +10047,46 @@ class decoded_program {
 
   std::shared_ptr<const void> keep_alive;  ///< the executable's layout
   std::vector<func_entry> funcs;        ///< the function table
-  std::vector<value> func_values;  ///< f[i] arguments: closures of vm functions, registry closures
+  /// f[i] arguments: registry closures, and closures of the vm functions that some Call passes
+  /// (made when the first such Call is decoded: a function nothing passes costs no closure)
+  std::vector<value> func_values;
   object_ref<object> const_owner;  ///< keeps the executable's bytes alive under tensor constants
   std::vector<op> ops;                 ///< the instructions, decoded (by pc)
-  std::vector<std::int64_t> operands;     ///< the Call arguments of ops
+  std::vector<std::int32_t> operands;  ///< the arguments of Calls not in place (op::operands)
   std::vector<value> fixed;               ///< Call arguments that are not registers (borrowed or inline)
-  std::vector<value> blocks;              ///< the argument blocks of op::block (borrowed values)
+  std::vector<value> blocks;              ///< the argument blocks of ops (borrowed values)
   std::vector<block_reg> block_regs;   ///< their register arguments
   hash_index by_name;                     ///< function name -> its index in funcs
 
  private:
   // The widest call a prepare hook is asked about: its mask of fixed arguments has 64 bits.
   static constexpr std::uint32_t max_prepared_args = 64;
+  // The most instructions, functions and Call arguments a VM decodes: what 32 bits index (an
+  // executable of more is a file of tens of GiB).
+  static constexpr std::size_t max_decoded = INT32_MAX;
   static step call_step(const op& o, bool instrumented) {
     if (!o.callee || instrumented) return step::call;
-    if (o.kill) return step::kill;
-    if (o.args_in_place) return o.result_in_place ? step::packed_call_in_place : step::packed_call_args;
-    return o.result_in_place ? step::packed_call_result : step::packed_call;
+    // The callee may write its result straight into regs[dst] (result_after_args).
+    const bool result_in_place = o.callee->result_after_args && o.a != no_register;
+    if (o.num_args == 0 && o.a != no_register && detail::is_null_value(*o.callee)) return step::kill;
+    if (o.args_in_place) return result_in_place ? step::packed_call_in_place : step::packed_call_args;
+    return result_in_place ? step::packed_call_result : step::packed_call;
+  }
+  // Whether the arguments of `in` are registers r, r+1, ... (at least one): the call passes them
+  // in place.
+  static bool consecutive_registers(const instruction& in) {
+    if (in.num_args == 0) return false;
+    const std::int64_t first = in.arg_at(0).value();
+    for (std::int64_t k = 0; k < in.num_args; ++k) {
+      const arg x = in.arg_at(k);
+      if (x.kind() != arg_kind::reg || x.value() >= begin_special_register || x.value() != first + k) return false;
+    }
+    return true;
+  }
+  // A register of the bytecode as an op holds it: verified to be below max_register_file_size, or
+  // %void (no_register).
+  static std::int32_t reg32(std::int64_t r) {
+    return r >= begin_special_register ? no_register : static_cast<std::int32_t>(r);
   }
 
   // Decodes every instruction of a vm function into ops (indexed by pc, like the bytecode) and
@@ -10050,14 +10097,18 @@ class decoded_program {
   status decode_all() {
     ops.resize(view_.instr_offset.size());
     // operands and fixed are reserved at their final sizes (fixed: at most one per argument that
-    // is not a register), so that they never move: ops point into operands, and growing by
-    // doubling would hold up to 3 times either while it moved (docs/security.md, Memory).
+    // is not a register), so that growing by doubling never holds up to 3 times either while it
+    // moves (docs/security.md, Memory).
     std::size_t num_operands = 0, num_fixed = 2;
     for_each_call([&](const instruction& in) {
+      if (in.num_args == 0 || consecutive_registers(in)) return;
       num_operands += static_cast<std::size_t>(in.num_args);
       for (std::int64_t k = 0; k < in.num_args; ++k) num_fixed += in.arg_at(k).kind() != arg_kind::reg;
     });
-    operands.reserve(operands.size() + num_operands);
+    if (num_fixed > max_decoded)
+      return value_error("virtual_machine: the executable's calls have ", num_fixed,
+                         " arguments that are not registers; a VM decodes at most ", max_decoded);
+    operands.reserve(num_operands);
     fixed.reserve(fixed.size() + num_fixed);
     fixed.push_back(value());     // ~0: %void
     fixed.push_back(value(vm_));  // ~1: %vm
@@ -10083,39 +10134,34 @@ class decoded_program {
     op& o = ops[pc];
     switch (in.op) {
       case opcode::call: {
-        o.a = in.dst;
-        o.b = in.func_idx;
+        o.a = reg32(in.dst);
+        o.b = static_cast<std::int32_t>(in.func_idx);
         o.num_args = static_cast<std::uint32_t>(in.num_args);
         const func_entry& f = funcs[static_cast<std::size_t>(in.func_idx)];
-        if (f.kind == func_kind::packed && f.bound.empty()) {
-          o.callee = f.callee;
-          o.result_in_place = f.callee->result_after_args && in.dst != void_register;
-          o.kill = in.num_args == 0 && in.dst != void_register && detail::is_null_value(*f.callee);
+        if (f.kind == func_kind::packed && f.num_bound == 0) o.callee = f.callee;
+        o.args_in_place = consecutive_registers(in);
+        if (o.args_in_place) {
+          o.first = static_cast<std::uint32_t>(in.arg_at(0).value());
+        } else if (in.num_args > 0) {
+          // make_blocks() turns a packed callee's operands into its block.
+          o.operands = operands.data() + operands.size();  // reserved: operands does not move
+          for (std::int64_t k = 0; k < in.num_args; ++k) operands.push_back(operand(in.arg_at(k)));
         }
-        o.operands = operands.data() + operands.size();  // reserved: operands does not move
-        bool consecutive = in.num_args > 0;
-        for (std::int64_t k = 0; k < in.num_args; ++k) {
-          const std::int64_t code = operand(in.arg_at(k));
-          operands.push_back(code);
-          consecutive = consecutive && code >= 0 && code == o.operands[0] + k;
-        }
-        o.args_in_place = consecutive;
-        if (consecutive) o.first = o.operands[0];
         o.what = call_step(o, instrumented_);
         break;
       }
       case opcode::ret:
         o.what = step::ret;
-        o.a = in.reg;
+        o.a = reg32(in.reg);
         break;
-      case opcode::goto_:
+      case opcode::goto_:  // verified to stay in the function: fewer than max_decoded instructions
         o.what = step::goto_;
-        o.a = in.offset;
+        o.a = static_cast<std::int32_t>(in.offset);
         break;
       case opcode::if_:
         o.what = step::if_;
-        o.a = in.reg;
-        o.b = in.offset;
+        o.a = static_cast<std::int32_t>(in.reg);
+        o.b = static_cast<std::int32_t>(in.offset);
         break;
     }
   }
@@ -10125,18 +10171,21 @@ class decoded_program {
     for (const op& o : ops)
       if (is_call(o) && o.callee && !o.args_in_place && o.num_args > 0) {
         values += o.num_args;
-        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += o.operands[k] >= 0 ? 1 : 0;
+        const std::int32_t* x = o.operands;
+        for (std::uint32_t k = 0; k < o.num_args; ++k) regs += x[k] >= 0 ? 1 : 0;
       }
     blocks.resize(values);
     block_regs.resize(regs);
     std::size_t v = 0, r = 0;
     for (op& o : ops) {
       if (!is_call(o) || !o.callee || o.args_in_place || o.num_args == 0) continue;
+      const std::int32_t* const operand = o.operands;
       o.block = blocks.data() + v;
-      o.regs_at = block_regs.data() + r;
+      o.regs_at = static_cast<std::uint32_t>(r);  // fewer than operands: below max_decoded
+      o.num_regs = 0;
       for (std::uint32_t k = 0; k < o.num_args; ++k, ++v) {
-        const std::int64_t x = o.operands[k];
-        if (x >= 0) {  // registers are below max_register_file_size (verify), so 32 bits hold them
+        const std::int32_t x = operand[k];
+        if (x >= 0) {
           block_regs[r++] = block_reg{k, static_cast<std::uint32_t>(x)};
           ++o.num_regs;
         } else {
@@ -10148,21 +10197,23 @@ class decoded_program {
       if (prepare_calls_ && o.callee->prepare && o.num_args <= max_prepared_args) {
         std::uint64_t fixed_mask = 0;
         for (std::uint32_t k = 0; k < o.num_args; ++k)
-          if (o.operands[k] < 0) fixed_mask |= std::uint64_t{1} << k;
+          if (operand[k] < 0) fixed_mask |= std::uint64_t{1} << k;
         if (const packed_invoke p = o.callee->prepare(o.block, o.num_args, fixed_mask)) o.invoke = p;
       }
     }
   }
-  std::int64_t operand(arg a) {
+  // A Call argument as an operand: a register (verified below max_register_file_size), or ~ its
+  // index in fixed (below max_decoded, checked by decode_all).
+  std::int32_t operand(arg a) {
     const std::int64_t v = a.value();
     auto add_fixed = [&](value x) {
       fixed.push_back(std::move(x));
-      return ~static_cast<std::int64_t>(fixed.size() - 1);
+      return ~static_cast<std::int32_t>(fixed.size() - 1);
     };
     switch (a.kind()) {
       case arg_kind::reg:
-        if (v < begin_special_register) return v;
-        return v == vm_register ? ~std::int64_t{1} : ~std::int64_t{0};
+        if (v < begin_special_register) return static_cast<std::int32_t>(v);
+        return v == vm_register ? ~std::int32_t{1} : ~std::int32_t{0};
       case arg_kind::imm: return add_fixed(value(v));
       case arg_kind::const_idx: {
         // A constant becomes a value when the first instruction that uses it is decoded, once:
@@ -10171,16 +10222,27 @@ class decoded_program {
         // executable's bytes.
         const auto key = static_cast<std::uint64_t>(v);
         if (const std::int64_t known = const_fixed_.find(key, [](std::int64_t) { return true; }); known >= 0)
-          return ~known;
+          return ~static_cast<std::int32_t>(known);
         result<value> c = try_materialize_constant(view_, view_.constant(static_cast<std::size_t>(v)), const_owner);
         if (!c.ok() && !decode_error_) decode_error_.emplace(std::move(c).error());
-        const std::int64_t code = add_fixed(c.ok() ? std::move(*c) : value());
+        const std::int32_t code = add_fixed(c.ok() ? std::move(*c) : value());
         const_fixed_.insert(key, ~code);
         return code;
       }
-      case arg_kind::func_idx: return add_fixed(value::borrow(func_values[static_cast<std::size_t>(v)]));
+      case arg_kind::func_idx: return add_fixed(value::borrow(func_value(static_cast<std::size_t>(v))));
     }
-    return ~std::int64_t{0};
+    return ~std::int32_t{0};
+  }
+  // func_values[i], made for a vm function the first time a Call passes it.
+  const value& func_value(std::size_t i) {
+    value& v = func_values[i];
+    if (v.is_null() && funcs[i].kind == func_kind::vm) {
+      auto clo = make_object<closure_object>(closure_object::kind_t::vm, funcs[i].name);
+      clo->func_index = static_cast<std::int64_t>(i);
+      clo->program = keep_alive;
+      v = value(closure(object_ref<closure_object>(std::move(clo))));
+    }
+    return v;
   }
 
   error missing_functions(const std::vector<std::int64_t>& missing) const {
@@ -10383,6 +10445,7 @@ class basic_vm_impl final : public vm_context {
   using func_entry = typename program::func_entry;
   using step = typename program::step;
   using op = typename program::op;
+  using block_reg = typename program::block_reg;
 
   static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
 #if RELAXVM_HEAP
@@ -10440,13 +10503,15 @@ class basic_vm_impl final : public vm_context {
 
   result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
     const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
-    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound);
+    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
     return invoke_vm(fi, args, {});
   }
 
   const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
+  /// The executable's record of function `f` (its parameter names).
+  const func_info& info(const func_entry& f) const { return view_.funcs[static_cast<std::size_t>(&f - prog_.funcs.data())]; }
   std::string_view param_name(const func_entry& f, std::int64_t i) const {
-    return view_.str(view_.param_names[static_cast<std::size_t>(f.params_begin + i)]);
+    return view_.str(view_.param_names[static_cast<std::size_t>(info(f).params_begin + i)]);
   }
   const executable& exec() const { return exe_; }
 
@@ -10495,7 +10560,7 @@ class basic_vm_impl final : public vm_context {
     const func_entry* fn;
     value* regs;
     std::int64_t return_pc;   // the caller's Call instruction, or -1 for an entry frame
-    std::int64_t caller_dst;  // where the caller wants the result
+    std::int64_t caller_dst;  // where the caller wants the result (program::no_register: nowhere)
     typename value_stack<Unused>::mark stack_mark;  // where its slots begin on stack_
     bool instrumented;        // the hook saw "before" for this frame and expects "after"
     value* ret() const { return regs + fn->register_file_size; }
@@ -10600,7 +10665,7 @@ class basic_vm_impl final : public vm_context {
                            "'; raise vm_options::max_call_depth if the recursion is intended");
     const std::int64_t given = static_cast<std::int64_t>(args.size() + bound.size());
     if (given != f.num_args)
-      return detail::arity_error(view_, f.name, f.num_args, f.params_begin, f.params_count, given);
+      return detail::arity_error(view_, f.name, f.num_args, info(f).params_begin, info(f).params_count, given);
     // Setting up and clearing the registers is work the budget pays for (see max_instructions).
     if (const std::int64_t cost = f.frame_slots >> 3; cost > 0 && (budget_left_ -= cost) < 0) return budget_error();
     if (used_slots_ + f.frame_slots > opts_.max_stack_slots)
@@ -10656,7 +10721,7 @@ class basic_vm_impl final : public vm_context {
       return native_stack_error(prog_.funcs[static_cast<std::size_t>(fi)].name, used, opts_.max_native_stack,
                                 "vm_options::max_native_stack");
     }
-    RELAXVM_TRY(push_frame(fi, args, bound, -1, void_register));
+    RELAXVM_TRY(push_frame(fi, args, bound, -1, program::no_register));
     const running_scope scope(this);
     result<value> r = run(base);
     if (base == 0 && r.ok() && r->kind() == value_kind::context)
@@ -10723,6 +10788,8 @@ class basic_vm_impl final : public vm_context {
   // Runs until the frame at index `base` returns.
   result<value> run(std::size_t base) {
     const op* const code = prog_.ops.data();
+    // Held here, not reloaded from prog_ after every call (a callee may write any memory).
+    const block_reg* const pairs = prog_.block_regs.data();
     // `regs`, `argv` (the argument scratch of this frame's calls) and `scratch` (the return slot
     // of its packed calls) point into the value stack, whose segments never move. frames_ moves
     // when it grows (a VM call, or a packed function or hook that re-enters the VM), so the frame
@@ -10737,30 +10804,30 @@ class basic_vm_impl final : public vm_context {
       // The commonest instruction first, outside the switch: a predictable branch is cheaper
       // than the switch's indirect jump.
       if (RELAXVM_LIKELY(o.what == step::packed_call_in_place)) {
-        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+        if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
         ++pc;
         continue;
       }
       switch (o.what) {
         case step::packed_call:
-          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<false, false>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_args:
-          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<true, false>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_result:
-          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<false, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::packed_call_in_place:
-          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch)))) return fail(take_error(), pc, base);
+          if (RELAXVM_UNLIKELY((!packed_call<true, true>(o, regs, argv, scratch, pairs)))) return fail(take_error(), pc, base);
           ++pc;
           break;
         case step::call: {
           // VM calls, closures with captured values, and calls the instrument hook watches.
-          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+          load_args(o, regs, argv);
           const std::span<const value> args(argv, o.num_args);
           const std::int64_t dst = o.a, fi = o.b;
           const func_entry& callee = prog_.funcs[static_cast<std::size_t>(fi)];
@@ -10769,7 +10836,7 @@ class basic_vm_impl final : public vm_context {
             if (!instrument(event(frames_.back(), pc, fi, true, args, nullptr), action))
               return fail(take_error(), pc, base);
             if (action == instrument_action::skip) {
-              if (dst != void_register) regs[dst].reset();
+              if (dst >= 0) regs[dst].reset();
               ++pc;
               break;
             }
@@ -10805,7 +10872,7 @@ class basic_vm_impl final : public vm_context {
         }
         case step::ret: {
           value result;
-          if (o.a != void_register) {
+          if (o.a >= 0) {
             value& src = regs[o.a];
             result = detail::take_return(src);
           }
@@ -10825,7 +10892,7 @@ class basic_vm_impl final : public vm_context {
             if (!instrument(event(frames_.back(), pc, fi, false, args, &result), action))
               return fail(take_error(), pc, base);
           }
-          if (dst != void_register) regs[dst] = std::move(result);
+          if (dst >= 0) regs[dst] = std::move(result);
           ++pc;
           break;
         }
@@ -10850,31 +10917,25 @@ class basic_vm_impl final : public vm_context {
 
   // One of the fast paths of a Call (see step).
   template <bool ArgsInPlace, bool ResultInPlace>
-  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch) {
+  RELAXVM_ALWAYS_INLINE bool packed_call(const op& o, value* regs, value* argv, value* scratch, const block_reg* pairs) {
     const value* args = argv;
     if constexpr (ArgsInPlace) {
       args = regs + o.first;
-    } else if (RELAXVM_LIKELY(o.block != nullptr && !o.busy)) {
-      for (const typename program::block_reg *r = o.regs_at, *end = r + o.num_regs; r != end; ++r) value::borrow_into(o.block[r->pos], regs[r->reg]);
+    } else if (RELAXVM_LIKELY(o.num_args > 0 && !o.busy)) {
+      value* const block = o.block;
+      for (const block_reg *r = pairs + o.regs_at, *end = r + o.num_regs; r != end; ++r)
+        value::borrow_into(block[r->pos], regs[r->reg]);
       value& ret = ResultInPlace ? regs[o.a] : *scratch;
       slot_ = slot_of(o);
       o.busy = true;
-      const bool ok = o.invoke(*o.callee, o.block, o.num_args, ret, err_);
+      const bool ok = o.invoke(*o.callee, block, o.num_args, ret, err_);
       o.busy = false;
       slot_ = nullptr;  // a callee's slot is its own, only during its call
       if (RELAXVM_UNLIKELY(!ok)) return false;
       if constexpr (!ResultInPlace) store(regs, o.a, ret);
       return true;
-    } else {
-      const std::int64_t* const x = o.operands;
-      switch (o.num_args) {  // unrolled for the usual counts
-        case 3: load(argv[2], x[2], regs); [[fallthrough]];
-        case 2: load(argv[1], x[1], regs); [[fallthrough]];
-        case 1: load(argv[0], x[0], regs); [[fallthrough]];
-        case 0: break;
-        default:
-          for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], x[k], regs);
-      }
+    } else if (RELAXVM_UNLIKELY(o.num_args > 0)) {
+      load_args(o, regs, argv);  // the block is busy: a re-entrant run
     }
     value& ret = ResultInPlace ? regs[o.a] : *scratch;
     // A re-entrant run of an instruction that is busy keeps nothing (its slot is the outer run's).
@@ -10886,19 +10947,34 @@ class basic_vm_impl final : public vm_context {
     return true;
   }
 
+  // The arguments of Call `o`, borrowed into the argument scratch `argv`.
+  void load_args(const op& o, const value* regs, value* argv) const {
+    if (o.args_in_place) {
+      for (std::uint32_t k = 0; k < o.num_args; ++k) value::borrow_into(argv[k], regs[o.first + k]);
+    } else if (o.num_args == 0) {
+    } else if (o.callee == nullptr) {
+      for (std::uint32_t k = 0; k < o.num_args; ++k) load(argv[k], o.operands[k], regs);
+    } else {
+      // The block's fixed arguments, then its registers (the block's own register slots may be
+      // an outer run's, or stale: they are overwritten, never read).
+      for (std::uint32_t k = 0; k < o.num_args; ++k) value::borrow_into(argv[k], o.block[k]);
+      for (const typename program::block_reg *r = prog_.block_regs.data() + o.regs_at, *end = r + o.num_regs; r != end; ++r)
+        value::borrow_into(argv[r->pos], regs[r->reg]);
+    }
+  }
   // Call argument `operand` (see op::operands), borrowed: no reference counting. Argument
   // scratch slots hold only such borrowed values (or null), so nothing is dropped.
-  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int64_t operand, const value* regs) const {
+  RELAXVM_ALWAYS_INLINE void load(value& slot, std::int32_t operand, const value* regs) const {
     value::borrow_into(slot, operand >= 0 ? regs[operand] : prog_.fixed[static_cast<std::size_t>(~operand)]);
   }
   // A packed call's result, from the return slot into register `dst` (or dropped for %void).
   RELAXVM_ALWAYS_INLINE static void store(value* regs, std::int64_t dst, value& ret) {
-    if (dst != void_register) regs[dst] = std::move(ret);
+    if (dst >= 0) regs[dst] = std::move(ret);
     else ret.reset();
   }
 
   bool call_with_bound(const func_entry& callee, std::span<const value> args, value& ret) {
-    return invoke_packed(*callee.callee, args, callee.bound, ret, err_);
+    return invoke_packed(*callee.callee, args, callee.bound(), ret, err_);
   }
 
   executable exe_;
@@ -11037,7 +11113,7 @@ class basic_virtual_machine {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = vm().entry(f.index());
     std::vector<std::string_view> out;
-    for (std::int64_t i = 0; i < e.params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
+    for (std::int64_t i = 0; i < vm().info(e).params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
     return out;
   }
   std::vector<std::string_view> param_names(std::string_view name) const {
@@ -11118,7 +11194,7 @@ class basic_virtual_machine {
       f.args.push_back(std::move(moved));
     }
     // A registered closure's own captured values come after the saved ones, as in a plain call.
-    for (const value& b : vm->entry(i).bound) f.args.push_back(b);
+    for (const value& b : vm->entry(i).bound()) f.args.push_back(b);
     saved_.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }

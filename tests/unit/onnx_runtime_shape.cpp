@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <relaxvm/kernels/shape.hpp>
 #include <relaxvm/onnx.hpp>
 #include <string>
 #include <string_view>
