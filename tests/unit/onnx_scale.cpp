@@ -44,7 +44,9 @@ std::vector<std::byte> matmul_chain() {
     pb node;
     node.str(1, in).str(1, "w" + std::to_string(k)).str(2, out).str(4, "MatMul");
     graph.msg(1, node);
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i + static_cast<std::size_t>(k)) % 7) * 0.01f;
+    // Each weight different (equal ones would share one pool entry).
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<float>((i + static_cast<std::size_t>(k)) % 7) * 0.01f + static_cast<float>(k) * 1e-3f;
     pb t;
     t.i(1, width).i(1, width).i(2, 1).str(8, "w" + std::to_string(k)).bytes(9, w.data(), w.size() * sizeof(float));
     graph.msg(5, t);
