@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <relaxvm/onnx.hpp>
 #include <sanitizer/asan_interface.h>  // its macros do nothing without ASan
@@ -210,4 +211,30 @@ TEST_CASE("every truncation and field-wise byte flip of each fixture model is an
     CHECK(sites.count("model.7.5.1") == 1);
     CHECK(refused > 0);
   }
+}
+
+// Found by fuzz_onnx (fuzz/regressions/onnx/int64-mul-overflow-in-constant-fold): a flipped
+// initializer made a Mul folded at import overflow int64, undefined in C++. ONNX's integers wrap.
+TEST_CASE("integer Add, Sub, Mul, Neg and Abs wrap as two's complement does, never overflow") {
+  namespace k = relaxvm::kernels;
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
+  const rv::tensor a = rv::tensor::from<std::int64_t>(std::vector<std::int64_t>{max, min, 22987123098036971}, {3});
+  const rv::tensor b = rv::tensor::from<std::int64_t>(std::vector<std::int64_t>{1, 1, 2305}, {3});
+  const rv::tensor out = rv::tensor::empty(rv::shape{3}, rv::dtype::int64());
+  const auto at = [&](std::int64_t i) { return out.data<std::int64_t>()[i]; };
+  REQUIRE(k::Add_out(a, b, out).ok());
+  CHECK(at(0) == min);
+  REQUIRE(k::Sub_out(b, a, out).ok());
+  CHECK(at(1) == min + 1);
+  REQUIRE(k::Mul_out(a, b, out).ok());
+  CHECK(at(2) == static_cast<std::int64_t>(22987123098036971ull * 2305ull));
+  REQUIRE(k::Neg_out(a, out).ok());
+  CHECK(at(1) == min);
+  REQUIRE(k::Abs_out(a, out).ok());
+  CHECK(at(1) == min);
+  // uint16 x uint16 promotes to int in C++, where 65535 x 65535 overflows.
+  const rv::tensor u = rv::tensor::from<std::uint16_t>(std::vector<std::uint16_t>{65535}, {1});
+  const rv::tensor uo = rv::tensor::empty(rv::shape{1}, rv::dtype::uint16());
+  REQUIRE(k::Mul_out(u, u, uo).ok());
+  CHECK(uo.data<std::uint16_t>()[0] == 1);
 }
