@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph, DIR/tvm_relax
-// and DIR/tvm_relay: real executables (shape heap and matching, control flow, VM-to-VM calls,
+// Writes the fuzz targets' seed corpora into DIR/load, DIR/run, DIR/build, DIR/graph, DIR/tvm_relax,
+// DIR/tvm_relay and DIR/onnx: real executables (shape heap and matching, control flow, VM-to-VM calls,
 // closures and tuples, every constant kind), inputs for fuzz_build's program decoder (one feature
 // each), the graphs of examples/seed_graphs.hpp and a params file; the same executables in TVM's Relax format, and
-// the Relax and Relay files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them).
+// the Relax and Relay files TVM v0.19.0 wrote (RELAXVM_TVM_FIXTURES, when the build found them); the
+// ONNX models of tests/fixtures/onnx and ONNX's node cases (RELAXVM_ONNX_FIXTURES, RELAXVM_ONNX_TESTDATA).
 // Usage: make_corpus DIR
 #include <cstdio>
 #include <filesystem>
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* t : {"load", "run", "build", "graph", "tvm_relax", "tvm_relay"}) std::filesystem::create_directories(dir / t);
+  for (const char* t : {"load", "run", "build", "graph", "tvm_relax", "tvm_relay", "onnx"}) std::filesystem::create_directories(dir / t);
   int i = 0;
   for (const rv::executable& exe : programs()) {
     const std::vector<std::byte> bytes = exe.save();
@@ -246,6 +247,23 @@ int main(int argc, char** argv) {
   for (const char* f : {"relay_adt.ro", "relay_tensor.ro", "relay_storage_shape.ro"})  // Relay: TVM's files only
     std::filesystem::copy_file(std::filesystem::path(RELAXVM_TVM_FIXTURES) / f, dir / "tvm_relay" / f,
                                std::filesystem::copy_options::overwrite_existing);
+#endif
+#ifdef RELAXVM_ONNX_FIXTURES  // tests/fixtures/onnx; the MLPs (941 KB of weights) would only slow the fuzzer
+  for (const char* f : {"dscnn.onnx", "lenet.onnx", "transformer.onnx", "transformer.dynbatch.onnx", "transformer.opset17.onnx"})
+    std::filesystem::copy_file(std::filesystem::path(RELAXVM_ONNX_FIXTURES) / f, dir / "onnx" / f,
+                               std::filesystem::copy_options::overwrite_existing);
+#endif
+#ifdef RELAXVM_ONNX_TESTDATA  // ONNX's node cases (Debian's libonnx-testdata), where installed: one per op family
+  for (const char* c : {"test_add_bcast", "test_batchnorm_example", "test_cast_FLOAT_to_DOUBLE", "test_clip_default_int8_min",
+                        "test_concat_1d_axis_0", "test_constant", "test_conv_with_strides_padding", "test_einsum_batch_matmul",
+                        "test_expand_dim_changed", "test_gather_0", "test_gemm_all_attributes", "test_layer_normalization_2d_axis0",
+                        "test_matmul_2d", "test_maxpool_2d_pads", "test_reduce_sum_keepdims_example", "test_reshape_reordered_all_dims",
+                        "test_shape", "test_slice", "test_softmax_axis_0", "test_split_equal_parts_1d", "test_transpose_default",
+                        "test_where_example"}) {
+    const std::filesystem::path from = std::filesystem::path(RELAXVM_ONNX_TESTDATA) / "node" / c / "model.onnx";
+    if (std::filesystem::exists(from))
+      std::filesystem::copy_file(from, dir / "onnx" / (std::string(c) + ".onnx"), std::filesystem::copy_options::overwrite_existing);
+  }
 #endif
   for (const auto& [name, input] : build_seeds()) {
     std::vector<std::byte> b(input.size());

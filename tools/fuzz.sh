@@ -18,8 +18,8 @@ ninja -C "$dir"
 "$dir/fuzz/make_corpus" "$dir/corpus"
 # Huge requests from hostile inputs must come back as errors (null from nothrow new), not aborts.
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
-for t in load run build graph tvm_relax tvm_relay; do
-  [ -x "$dir/fuzz/fuzz_$t" ] || { echo "== fuzz_$t: not built (needs xtensor and nlohmann/json)"; continue; }
+for t in load run build graph tvm_relax tvm_relay onnx; do
+  [ -x "$dir/fuzz/fuzz_$t" ] || { echo "== fuzz_$t: not built (needs xtensor, and nlohmann/json for graph)"; continue; }
   if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
     echo "== fuzz_$t: past findings"
     "$dir/fuzz/fuzz_$t" -timeout=10 fuzz/regressions/$t/* 2>&1 | tail -1

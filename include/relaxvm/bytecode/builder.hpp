@@ -413,29 +413,72 @@ class exec_builder {
 
   // ---- finishing -------------------------------------------------------------------------
 
-  /// Formalizes and verifies a copy of what was built.
-  constexpr build_output finish() const {
+  /// Formalizes and verifies a copy of what was built; from an rvalue builder, what was built
+  /// itself (its constant pool is not copied).
+  constexpr build_output finish() const& {
     build_output out;
-    if (failed_) {
-      out.message << "exec_builder: " << error_;
-      return out;
-    }
-    if (current_ >= 0) {
-      out.message << "exec_builder: function '" << layout_.view().name(current_u())
-                  << "' is still open; end it (its scope object does) before finishing";
-      return out;
-    }
+    if (unfinished(out)) return out;
     out.layout = formalized();
-    out.report = verify(out.layout.view());
-    if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
-    return out;
+    return verified(static_cast<build_output&&>(out));
+  }
+  constexpr build_output finish() && {
+    build_output out;
+    if (unfinished(out)) return out;
+    out.layout = static_cast<exec_builder&&>(*this).formalized();
+    return verified(static_cast<build_output&&>(out));
   }
 
   /// What finish() verifies: a formalized copy of what was built, with register file sizes set,
   /// and no checks. build() takes its second run of a builder lambda from here, since the first
   /// verified the same program (each check costs compile time).
-  constexpr exec_layout formalized() const {
-    exec_layout l = layout_;
+  constexpr exec_layout formalized() const& { return formalize_layout(exec_layout(layout_)); }
+  constexpr exec_layout formalized() && { return formalize_layout(static_cast<exec_layout&&>(layout_)); }
+
+  /// Makes room for `n` more bytes of tensor data in the constant pool, so that adding large
+  /// tensors one by one does not grow (and copy) it again and again.
+  constexpr void reserve_tensor_bytes(std::size_t n) { layout_.bytes.reserve(layout_.bytes.size() + n); }
+
+  /// The finished executable; throws relaxvm::error (kind value) when building or verification
+  /// failed (or calls RELAXVM_ON_ERROR without exceptions).
+  template <class E = executable>
+  E get() const& {
+    return try_get<E>().value();
+  }
+  template <class E = executable>
+  E get() && {
+    return static_cast<exec_builder&&>(*this).try_get<E>().value();
+  }
+  /// The non-throwing form of get().
+  template <class E = executable>
+  result<E> try_get() const& {
+    return to_result<E>(finish());
+  }
+  template <class E = executable>
+  result<E> try_get() && {
+    return to_result<E>(static_cast<exec_builder&&>(*this).finish());
+  }
+
+ private:
+  constexpr bool unfinished(build_output& out) const {
+    if (failed_) {
+      out.message << "exec_builder: " << error_;
+    } else if (current_ >= 0) {
+      out.message << "exec_builder: function '" << layout_.view().name(current_u())
+                  << "' is still open; end it (its scope object does) before finishing";
+    }
+    return !out.message.empty();
+  }
+  static constexpr build_output verified(build_output&& out) {
+    out.report = verify(out.layout.view());
+    if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
+    return static_cast<build_output&&>(out);
+  }
+  template <class E>
+  static result<E> to_result(build_output&& out) {
+    if (!out.ok()) return error(error_kind::value, out.message.view());
+    return E(std::move(out));
+  }
+  constexpr exec_layout formalize_layout(exec_layout&& l) const {
     if (formalize_) {
       formalize(l);
     } else {
@@ -444,23 +487,10 @@ class exec_builder {
     }
     for (std::size_t i = 0; i < l.funcs.size(); ++i)
       if (reserved_registers_[i] > l.funcs[i].register_file_size) l.funcs[i].register_file_size = reserved_registers_[i];
-    return l;
+    return static_cast<exec_layout&&>(l);
   }
 
-  /// The finished executable; throws relaxvm::error (kind value) when building or verification
-  /// failed (or calls RELAXVM_ON_ERROR without exceptions).
-  template <class E = executable>
-  E get() const {
-    return try_get<E>().value();
-  }
-  /// The non-throwing form of get().
-  template <class E = executable>
-  result<E> try_get() const {
-    build_output out = finish();
-    if (!out.ok()) return error(error_kind::value, out.message.view());
-    return E(std::move(out));
-  }
-
+ public:
   /// False once a builder call has failed; finish() reports the first failure.
   constexpr bool ok() const { return !failed_; }
   /// What was built so far, before formalization.

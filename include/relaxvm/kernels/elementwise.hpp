@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>  // std::plus, minus, multiplies
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -74,6 +75,19 @@ status zip_out(std::string_view fn, const tensor& a, const tensor& b, const tens
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T>;
+
+// ONNX's integer arithmetic wraps (two's complement, as NumPy's does), where C++'s signed overflow
+// is undefined: integers are computed in an unsigned type at least as wide as unsigned int (a
+// uint16 product promoted to int would overflow too) and converted back, which wraps.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T, class F>
+constexpr T arith(T x, T y, F f) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(f(static_cast<wrap_t<T>>(x), static_cast<wrap_t<T>>(y)));
+  else
+    return static_cast<T>(f(x, y));
+}
 
 // ONNX's integer division and modulo: Div truncates toward zero; a zero divisor is an error the
 // caller reports (C++ leaves it undefined).
@@ -147,6 +161,7 @@ inline status Abs_out(const tensor& x, const tensor& out) {
   return detail::map_out("onnx.Abs", x, out, detail::numbers, [](auto v) {
     using T = decltype(v);
     if constexpr (std::is_unsigned_v<T>) return v;
+    else if constexpr (std::is_integral_v<T>) return v < T(0) ? detail::arith(T(0), v, std::minus<>()) : v;  // |min| wraps to min
     else return static_cast<T>(v < T(0) ? -v : v);
   });
 }
@@ -154,6 +169,7 @@ inline status Neg_out(const tensor& x, const tensor& out) {
   return detail::map_out("onnx.Neg", x, out, detail::floats | detail::signed_ints, [](auto v) {
     using T = decltype(v);
     if constexpr (std::is_unsigned_v<T>) return v;
+    else if constexpr (std::is_integral_v<T>) return detail::arith(T(0), v, std::minus<>());  // -min wraps to min
     else return static_cast<T>(-v);
   });
 }
@@ -223,13 +239,13 @@ inline status Shrink_out(const tensor& x, double bias, double lambd, const tenso
 // ---- binary ops -------------------------------------------------------------------------------
 
 inline status Add_out(const tensor& a, const tensor& b, const tensor& out) {
-  return detail::zip_out("onnx.Add", a, b, out, detail::numbers, [](auto x, auto y) { return static_cast<decltype(x)>(x + y); });
+  return detail::zip_out("onnx.Add", a, b, out, detail::numbers, [](auto x, auto y) { return detail::arith(x, y, std::plus<>()); });
 }
 inline status Sub_out(const tensor& a, const tensor& b, const tensor& out) {
-  return detail::zip_out("onnx.Sub", a, b, out, detail::numbers, [](auto x, auto y) { return static_cast<decltype(x)>(x - y); });
+  return detail::zip_out("onnx.Sub", a, b, out, detail::numbers, [](auto x, auto y) { return detail::arith(x, y, std::minus<>()); });
 }
 inline status Mul_out(const tensor& a, const tensor& b, const tensor& out) {
-  return detail::zip_out("onnx.Mul", a, b, out, detail::numbers, [](auto x, auto y) { return static_cast<decltype(x)>(x * y); });
+  return detail::zip_out("onnx.Mul", a, b, out, detail::numbers, [](auto x, auto y) { return detail::arith(x, y, std::multiplies<>()); });
 }
 inline status Div_out(const tensor& a, const tensor& b, const tensor& out) {
   if (b.defined() && detail::in_set(b.dtype(), detail::ints) &&

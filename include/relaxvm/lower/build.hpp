@@ -60,21 +60,33 @@ inline module lower(module m, plan_options opt = {}) {
 constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
   pass_output out = try_lower(static_cast<module&&>(m), opt);
   relaxvm::detail::text err;
-  if (out.ok()) codegen(out.mod, b, err);
+  if (out.ok()) codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
   else err << out.message;
   if (!err.empty()) b.set_error(err.view());
 }
 
-/// The verified executable of `m`; try_build gives a result instead of throwing.
+/// The verified executable of `m`; try_build gives a result instead of throwing. Given an
+/// rvalue, the module's tensor constants are not copied again: each moves into the executable's
+/// pool and its IR copy is freed (a model's weights are held once, not three times).
 template <class E = executable>
 result<E> try_build(const module& m, plan_options opt = {}) {
   exec_builder b;
   emit(m, b, opt);
-  return b.try_get<E>();
+  return static_cast<exec_builder&&>(b).try_get<E>();
+}
+template <class E = executable>
+result<E> try_build(module&& m, plan_options opt = {}) {
+  exec_builder b;
+  emit(static_cast<module&&>(m), b, opt);
+  return static_cast<exec_builder&&>(b).try_get<E>();
 }
 template <class E = executable>
 E build(const module& m, plan_options opt = {}) {
   return try_build<E>(m, opt).value();
+}
+template <class E = executable>
+E build(module&& m, plan_options opt = {}) {
+  return try_build<E>(static_cast<module&&>(m), opt).value();
 }
 
 /// What one call of a function takes from the VM's device allocators, at most (planned_memory).

@@ -157,7 +157,11 @@ class block_builder {
   // ---- values ----------------------------------------------------------------------------
 
   /// A tensor constant from raw little-endian bytes (usable in constexpr).
-  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::span<const std::uint8_t> bytes);
+  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::span<const std::uint8_t> bytes) {
+    return constant(t, dims, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+  }
+  /// The same, taking the bytes' vector over (no copy: a large weight is held once).
+  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::vector<std::uint8_t>&& bytes);
   constexpr var constant(relaxvm::dtype t, std::initializer_list<std::int64_t> dims,
                          std::initializer_list<std::uint8_t> bytes) {
     return constant(t, std::span<const std::int64_t>(dims.begin(), dims.size()),
@@ -484,32 +488,42 @@ class module_builder {
     return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n, params);
   }
 
-  /// Checks and returns what was built.
-  constexpr module_output finish() const {
+  /// Checks and returns what was built: a copy, or (from an rvalue builder) the module itself,
+  /// its constants not copied.
+  constexpr module_output finish() const& {
     module_output out;
-    if (!error_.empty()) {
-      out.message << "ir::module_builder: " << error_;
-      return out;
-    }
-    if (open_ != 0) {
-      out.message << "ir::module_builder: a function is still open; end it (its scope does) before get()";
-      return out;
-    }
+    if (unfinished(out)) return out;
     out.mod = mod_;
-    relaxvm::detail::text err;
-    if (!check(out.mod, err)) out.message << "ir: " << err;
-    return out;
+    return checked(static_cast<module_output&&>(out));
+  }
+  constexpr module_output finish() && {
+    module_output out;
+    if (unfinished(out)) return out;
+    out.mod = static_cast<module&&>(mod_);
+    return checked(static_cast<module_output&&>(out));
   }
   /// The checked module; throws relaxvm::error (kind value) on any problem.
-  module get() const { return try_get().value(); }
-  result<module> try_get() const {
-    module_output out = finish();
-    if (!out.ok()) return relaxvm::error(error_kind::value, out.message.view());
-    return static_cast<module&&>(out.mod);
-  }
+  module get() const& { return try_get().value(); }
+  module get() && { return static_cast<module_builder&&>(*this).try_get().value(); }
+  result<module> try_get() const& { return to_result(finish()); }
+  result<module> try_get() && { return to_result(static_cast<module_builder&&>(*this).finish()); }
   constexpr bool ok() const { return error_.empty(); }
 
  private:
+  constexpr bool unfinished(module_output& out) const {
+    if (!error_.empty()) out.message << "ir::module_builder: " << error_;
+    else if (open_ != 0) out.message << "ir::module_builder: a function is still open; end it (its scope does) before get()";
+    return !out.message.empty();
+  }
+  static constexpr module_output checked(module_output&& out) {
+    relaxvm::detail::text err;
+    if (!check(out.mod, err)) out.message << "ir: " << err;
+    return static_cast<module_output&&>(out);
+  }
+  static result<module> to_result(module_output&& out) {
+    if (!out.ok()) return relaxvm::error(error_kind::value, out.message.view());
+    return static_cast<module&&>(out.mod);
+  }
   friend class block_builder;
   friend class function_builder;
 
@@ -558,7 +572,7 @@ constexpr struct_info block_builder::info_of(const operand& o) const {
 }
 
 constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int64_t> dims,
-                                      std::span<const std::uint8_t> bytes) {
+                                      std::vector<std::uint8_t>&& bytes) {
   std::int64_t numel = 1, nbytes = 0;
   for (std::int64_t d : dims)
     if (d < 0 || !relaxvm::detail::checked_mul(numel, d, numel)) {
@@ -573,7 +587,7 @@ constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int
   ir::constant c;
   c.dt = t;
   c.dims.assign(dims.begin(), dims.end());
-  c.bytes.assign(bytes.begin(), bytes.end());
+  c.bytes = static_cast<std::vector<std::uint8_t>&&>(bytes);
   m_->mod_.constants.push_back(static_cast<ir::constant&&>(c));
   std::vector<sym_ref> shape;
   for (std::int64_t d : dims) shape.push_back(sym_ref::constant(d));

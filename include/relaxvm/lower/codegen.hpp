@@ -24,6 +24,12 @@ namespace detail {
 class codegen {
  public:
   constexpr codegen(const module& m, exec_builder& b, relaxvm::detail::text& err) : m_(m), b_(b), err_(err) {}
+  /// The same over a module the caller is done with: each tensor constant's bytes are freed once
+  /// they are in the pool, so a model's weights are held twice only one constant at a time.
+  constexpr codegen(module& m, exec_builder& b, relaxvm::detail::text& err, bool release_constants)
+      : codegen(static_cast<const module&>(m), b, err) {
+    if (release_constants) owned_ = &m;
+  }
 
   constexpr void run() {
     for (const function& f : m_.funcs) {
@@ -73,8 +79,15 @@ class codegen {
         if (!mapped_[static_cast<std::size_t>(l.index)]) fail() << "variable '" << f_->var(l.index).nm.view() << "' is not defined";
         return map_[static_cast<std::size_t>(l.index)];
       case leaf_kind::constant: {
-        const constant& c = m_.constants[static_cast<std::size_t>(l.index)];
-        return b_.c(b_.add_tensor(c.dt, c.dims, c.bytes));
+        // Added once, on first use; every later use takes the same pool index.
+        const auto i = static_cast<std::size_t>(l.index);
+        if (pool_index_.empty()) pool_index_.assign(m_.constants.size(), -1);
+        if (pool_index_[i] < 0) {
+          const constant& c = m_.constants[i];
+          pool_index_[i] = b_.add_tensor(c.dt, c.dims, c.bytes);
+          if (owned_ != nullptr) std::vector<std::uint8_t>().swap(owned_->constants[i].bytes);
+        }
+        return b_.c(pool_index_[i]);
       }
       case leaf_kind::prim:
         if (!l.value.is_const()) {
@@ -201,6 +214,8 @@ class codegen {
   }
 
   const module& m_;
+  module* owned_ = nullptr;                // set when its constants may be released
+  std::vector<std::int64_t> pool_index_;  // per constant: its index in the pool, or -1
   exec_builder& b_;
   relaxvm::detail::text& err_;
   const function* f_ = nullptr;
@@ -214,6 +229,15 @@ class codegen {
 /// Emits a lowered module into `b`; on failure writes the problem to `err`.
 constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& err) {
   detail::codegen(m, b, err).run();
+  return err.empty();
+}
+/// The same, consuming `m`: its tensor constants move into the pool one by one (each IR copy is
+/// freed as soon as the pool holds it), the pool's room reserved once for all of them.
+constexpr bool codegen(module&& m, exec_builder& b, relaxvm::detail::text& err) {
+  std::size_t bytes = 0;
+  for (const constant& c : m.constants) bytes += c.bytes.size() + static_cast<std::size_t>(tensor_data_alignment);
+  b.reserve_tensor_bytes(bytes);
+  detail::codegen(m, b, err, true).run();
   return err.empty();
 }
 

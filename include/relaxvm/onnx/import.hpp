@@ -125,7 +125,14 @@ class import_state {
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
     if (e.what == entry::kind::tensor || e.emitted) return e.v;
-    if (e.is_constant()) {
+    if (e.is_constant() && e.data != nullptr && !e.host.defined()) {
+      // A weight goes from the file straight into the IR constant's bytes (no tensor between),
+      // which the executable's pool then takes over: held once beside the file, not three times.
+      RELAXVM_TRY_ASSIGN(const std::int64_t nbytes, data_nbytes(*e.data));
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(nbytes));
+      RELAXVM_TRY(copy_data(*e.data, std::as_writable_bytes(std::span<std::uint8_t>(bytes))));
+      e.v = fn().constant(e.dt, e.data->dims, std::move(bytes));
+    } else if (e.is_constant()) {
       RELAXVM_TRY_ASSIGN(tensor t, e.value());
       e.v = fn().constant(t);
     } else {

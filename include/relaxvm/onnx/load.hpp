@@ -130,10 +130,14 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
     f.ret(t);
     sub.fn_ = nullptr;
   }
-  RELAXVM_TRY_ASSIGN(ir::module m, sub.module().try_get());
-  RELAXVM_TRY_ASSIGN(executable exe, ir::try_build(m));
-  registry reg;
-  register_kernels(reg);
+  RELAXVM_TRY_ASSIGN(ir::module m, std::move(sub.module()).try_get());
+  RELAXVM_TRY_ASSIGN(executable exe, ir::try_build(std::move(m)));
+  // One registry for every fold of every import (made once; only read after).
+  static const registry reg = [] {
+    registry r;
+    register_kernels(r);
+    return r;
+  }();
   // The inputs are bounded, but an output's size may not be (Expand or ConstantOfShape to a huge
   // constant shape): the fold runs under a memory budget, so a small file cannot make the import
   // allocate without bound.
@@ -263,7 +267,7 @@ RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) 
     }
     st.fn_ = nullptr;
   }
-  return mb.try_get();
+  return std::move(mb).try_get();  // the module itself: its constants are not copied
 }
 
 RELAXVM_DECL result<ir::module> import(std::span<const std::byte> bytes, const options& opt) {
@@ -273,7 +277,7 @@ RELAXVM_DECL result<ir::module> import(std::span<const std::byte> bytes, const o
 
 RELAXVM_DECL result<executable> load(std::span<const std::byte> bytes, const options& opt) {
   RELAXVM_TRY_ASSIGN(ir::module m, import(bytes, opt));
-  return ir::try_build(m, plan);
+  return ir::try_build(std::move(m), plan);  // the weights move into the executable's pool
 }
 
 }  // namespace relaxvm::onnx

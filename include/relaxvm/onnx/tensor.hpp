@@ -90,35 +90,50 @@ inline result<std::int64_t> element_count(const tensor_info& t) {
   return n;
 }
 
-/// Writes the tensor's data into `out`, which must hold exactly its bytes (element count times
-/// the dtype's size). The data must be in the file (raw_data or a typed field): external data is
-/// read by the caller, which passes those bytes as `raw` instead.
-inline status copy_data(const tensor_info& t, std::span<std::byte> out,
-                        std::span<const std::byte> raw = {}, bool use_raw = false) {
+/// The bytes of a tensor's data (its element count times the dtype's size), checked against the
+/// data present: raw_data's bytes (or `raw`, external data the caller read, when `use_raw`), or
+/// the elements of the typed field its element type uses. The one size check: everything that
+/// allocates for a tensor calls it first, so a 100-byte file cannot ask for gigabytes.
+inline result<std::int64_t> data_nbytes(const tensor_info& t, std::span<const std::byte> raw = {}, bool use_raw = false) {
   RELAXVM_TRY_ASSIGN(const dtype dt, to_dtype(t.data_type));
   RELAXVM_TRY_ASSIGN(const std::int64_t numel, element_count(t));
-  const std::int64_t nbytes = numel * dt.bytes();  // fits: the caller sized `out` from it
+  std::int64_t have = 0, per = 0, want = 0;
+  const bool raw_bytes = use_raw || t.has_raw_data;
+  if (raw_bytes) {
+    have = static_cast<std::int64_t>(use_raw ? raw.size() : t.raw_data.size());
+    per = dt.bytes();
+  } else {
+    if (t.external)
+      return value_error("onnx: tensor '", t.name, "' keeps its data in an external file; load the model with its directory");
+    const detail::typed_storage s = detail::storage_of(static_cast<data_type>(t.data_type));
+    if (t.typed_field != 0 && t.typed_field != s.field)
+      return value_error("onnx: tensor '", t.name, "' of ", data_type_name(t.data_type), " holds its data in ",
+                         detail::parser::typed_name(t.typed_field), ", not ", detail::parser::typed_name(s.field));
+    have = t.typed_count;
+    per = s.per_element;
+  }
+  if (!relaxvm::detail::checked_mul(numel, per, want) || want != have)
+    return value_error("onnx: tensor '", t.name, "' has ", have, raw_bytes ? " bytes" : " elements",
+                       " of data, but its dims need ", numel, " elements of ", data_type_name(t.data_type));
+  return numel * dt.bytes();  // fits: at most 16 bytes per element of data that is in memory
+}
+
+/// Writes the tensor's data into `out`, which must hold exactly data_nbytes(t) bytes. The data
+/// must be in the file (raw_data or a typed field): external data is read by the caller, which
+/// passes those bytes as `raw` instead.
+inline status copy_data(const tensor_info& t, std::span<std::byte> out, std::span<const std::byte> raw = {},
+                        bool use_raw = false) {
+  RELAXVM_TRY_ASSIGN(const std::int64_t nbytes, data_nbytes(t, raw, use_raw));
   if (static_cast<std::int64_t>(out.size()) != nbytes)
     return internal_error("onnx::copy_data: the destination holds ", out.size(), " bytes, not ", nbytes);
+  if (nbytes == 0) return {};
   if (use_raw || t.has_raw_data) {
-    const std::span<const std::byte> src = use_raw ? raw : t.raw_data;
-    if (static_cast<std::int64_t>(src.size()) != nbytes)
-      return value_error("onnx: tensor '", t.name, "' has ", src.size(), " bytes of data, but its ", t.dims.size(),
-                         " dims of ", data_type_name(t.data_type), " need ", nbytes);
-    if (nbytes > 0) std::memcpy(out.data(), src.data(), static_cast<std::size_t>(nbytes));
+    std::memcpy(out.data(), (use_raw ? raw : t.raw_data).data(), static_cast<std::size_t>(nbytes));
     return {};
   }
-  if (t.external) return value_error("onnx: tensor '", t.name, "' keeps its data in an external file");
+  // Read the typed field again, element by element, straight into `out`.
+  const dtype dt = to_dtype(t.data_type).value();  // checked by data_nbytes
   const detail::typed_storage s = detail::storage_of(static_cast<data_type>(t.data_type));
-  const std::int64_t want = numel * s.per_element;
-  const std::int64_t have = t.typed_field == 0 ? 0 : t.typed_field == s.field ? t.typed_count : -1;
-  if (have < 0)
-    return value_error("onnx: tensor '", t.name, "' of ", data_type_name(t.data_type), " holds its data in ",
-                       detail::parser::typed_name(t.typed_field), ", not ", detail::parser::typed_name(s.field));
-  if (have != want)
-    return value_error("onnx: tensor '", t.name, "' has ", have, " elements of data, but its dims need ", want);
-  if (want == 0) return {};
-  // Read the field again, element by element, straight into `out`.
   const int unit = s.field == 4 ? 4 : s.field == 10 ? 8 : 0;
   const auto width = static_cast<std::size_t>(dt.bytes()) / static_cast<std::size_t>(s.per_element);
   std::size_t at = 0;
@@ -143,18 +158,9 @@ inline status copy_data(const tensor_info& t, std::span<std::byte> out,
 
 /// A new host tensor holding a TensorProto's data.
 inline result<tensor> make_tensor(const tensor_info& t) {
-  RELAXVM_TRY_ASSIGN(const dtype dt, to_dtype(t.data_type));
-  RELAXVM_TRY_ASSIGN(const std::int64_t numel, element_count(t));
-  if (t.external) return value_error("onnx: tensor '", t.name, "' keeps its data in an external file; load the model with its directory");
-  // The data must be in the file before anything is allocated: the sizes are compared first.
-  const std::int64_t have = t.has_raw_data ? static_cast<std::int64_t>(t.raw_data.size()) : t.typed_count;
-  const std::int64_t per = t.has_raw_data ? dt.bytes() : detail::storage_of(static_cast<data_type>(t.data_type)).per_element;
-  std::int64_t want = 0;
-  if (!relaxvm::detail::checked_mul(numel, per, want) || want != have)
-    return value_error("onnx: tensor '", t.name, "' has ", have, t.has_raw_data ? " bytes" : " elements",
-                       " of data, but its dims need ", numel, " elements of ", data_type_name(t.data_type));
+  RELAXVM_TRY(data_nbytes(t));  // before anything is allocated
   RELAXVM_TRY_ASSIGN(relaxvm::shape s, relaxvm::shape::try_make(t.dims));
-  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_empty(s, dt));
+  RELAXVM_TRY_ASSIGN(tensor out, tensor::try_empty(s, to_dtype(t.data_type).value()));
   RELAXVM_TRY(copy_data(t, std::span<std::byte>(static_cast<std::byte*>(out.raw_data()), static_cast<std::size_t>(out.nbytes()))));
   return out;
 }
