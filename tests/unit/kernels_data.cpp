@@ -353,6 +353,23 @@ TEST_CASE("Range, ConstantOfShape, Size") {
   CHECK(fails_with(k::Range_out(make<float>({1}, shape{}), make<float>({3}, shape{}), make<float>({0}, shape{}), rf), "onnx.Range", "delta"));
   CHECK(k::range_count<std::int64_t>(0, 10, 3) == 4);
   CHECK(k::range_count<std::int64_t>(0, -10, 3) == 0);
+  // The distance of two int64 values does not fit int64; a float count may be infinite or NaN.
+  constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  CHECK(k::range_count<std::int64_t>(lo, hi, hi) == 3);
+  CHECK(k::range_count<std::int64_t>(hi, lo, lo) == 2);
+  CHECK(k::range_count<std::int64_t>(lo, hi, 1) == -2);
+  CHECK(k::range_count<std::uint64_t>(0, ~std::uint64_t{0}, 1) == -2);
+  CHECK(k::range_count<std::int8_t>(-128, 127, 1) == 255);
+  CHECK(k::range_count<double>(0, std::numeric_limits<double>::infinity(), 1) == -2);
+  CHECK(k::range_count<float>(0, std::numeric_limits<float>::quiet_NaN(), 1) == -2);
+  CHECK(k::range_count<std::int32_t>(1, 5, 0) == -1);
+  const auto scalar64 = [](std::int64_t v) { return tensor::from<std::int64_t>(std::span<const std::int64_t>(&v, 1), shape{}); };
+  CHECK(fails_with(k::Range_out(scalar64(lo), scalar64(hi), scalar64(1), out<std::int64_t>({2})), "onnx.Range", "too long"));
+  {
+    tensor r8 = out<std::int8_t>({255});
+    REQUIRE(k::Range_out(make<std::int8_t>({-128}, shape{}), make<std::int8_t>({127}, shape{}), make<std::int8_t>({1}, shape{}), r8).ok());
+    CHECK(r8.data<std::int8_t>()[254] == 126);
+  }
 
   tensor c = out<std::int64_t>({2, 2});
   REQUIRE(k::ConstantOfShape_out(make<std::int64_t>({-5}, {1}), c).ok());

@@ -389,6 +389,45 @@ inline status Split_out(const tensor& x, std::int64_t axis, std::span<const tens
   return {};
 }
 
+namespace detail {
+
+/// ONNX's Slice lists (1-d int32 or int64 tensors of one length: starts, ends, axes, steps, as
+/// arguments 1-4 of `fn`) resolved over dims `d`: per axis, the first index taken, the count
+/// taken and the step (axes not listed: all of it, step 1). Axes may be negative, starts and ends
+/// are clamped, a step is not 0. onnx.Slice and onnx.Slice.shape share it.
+inline status slice_plan(std::string_view fn, std::span<const std::int64_t> d, const tensor& starts, const tensor& ends,
+                         const tensor& axes, const tensor& steps, dims& first, dims& count, dims& step) {
+  const auto rank = static_cast<std::int64_t>(d.size());
+  std::int64_t st[max_rank], en[max_rank], ax[max_rank], sp[max_rank];
+  std::int64_t n = 0, n_en = 0, n_ax = 0, n_sp = 0;
+  RELAXVM_TRY(read_ints(fn, starts, 1, st, rank, n));
+  RELAXVM_TRY(read_ints(fn, ends, 2, en, rank, n_en));
+  RELAXVM_TRY(read_ints(fn, axes, 3, ax, rank, n_ax));
+  RELAXVM_TRY(read_ints(fn, steps, 4, sp, rank, n_sp));
+  if (n_en != n || n_ax != n || n_sp != n)
+    return value_error(fn, ": starts, ends, axes and steps must have one length, but have ", n, ", ", n_en, ", ", n_ax, " and ", n_sp);
+  first = dims();
+  count = dims(d);
+  step = dims();
+  first.rank = step.rank = static_cast<int>(rank);
+  for (int k = 0; k < step.rank; ++k) first[k] = 0, step[k] = 1;
+  bool seen[max_rank] = {};
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t a = ax[i];
+    if (!normalize_axis(a, rank)) return bad_axis(fn, a, rank);
+    if (seen[a]) return value_error(fn, ": axis ", ax[i], " is given twice");
+    seen[a] = true;
+    const std::int64_t s = sp[i];
+    if (s == 0 || s == std::numeric_limits<std::int64_t>::min()) return value_error(fn, ": a step is ", s);
+    const int k = static_cast<int>(a);
+    slice_range(d[static_cast<std::size_t>(a)], st[i], en[i], s, first[k], count[k]);
+    step[k] = s;
+  }
+  return {};
+}
+
+}  // namespace detail
+
 /// Slice(x, starts, ends, axes, steps): ONNX's Slice with its lists (1-d int32 or int64
 /// tensors of one length) as given: axes may be negative, starts and ends are clamped, a step is
 /// not 0.
@@ -397,30 +436,8 @@ inline status Slice_out(const tensor& x, const tensor& starts, const tensor& end
   constexpr std::string_view fn = "onnx.Slice";
   RELAXVM_TRY(detail::check_in(fn, x, 0, detail::any_type));
   const std::span<const std::int64_t> d = x.shape().dims();
-  const auto rank = static_cast<std::int64_t>(d.size());
-  std::int64_t st[max_rank], en[max_rank], ax[max_rank], sp[max_rank];
-  std::int64_t n = 0, n_en = 0, n_ax = 0, n_sp = 0;
-  RELAXVM_TRY(detail::read_ints(fn, starts, 1, st, rank, n));
-  RELAXVM_TRY(detail::read_ints(fn, ends, 2, en, rank, n_en));
-  RELAXVM_TRY(detail::read_ints(fn, axes, 3, ax, rank, n_ax));
-  RELAXVM_TRY(detail::read_ints(fn, steps, 4, sp, rank, n_sp));
-  if (n_en != n || n_ax != n || n_sp != n)
-    return detail::value_error(fn, ": starts, ends, axes and steps must have one length, but have ", n, ", ", n_en, ", ", n_ax, " and ", n_sp);
-  detail::dims first, count(d), step;
-  first.rank = step.rank = static_cast<int>(rank);
-  for (int k = 0; k < step.rank; ++k) step[k] = 1;
-  bool seen[max_rank] = {};
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t a = ax[i];
-    if (!detail::normalize_axis(a, rank)) return detail::bad_axis(fn, a, rank);
-    if (seen[a]) return detail::value_error(fn, ": axis ", ax[i], " is given twice");
-    seen[a] = true;
-    const std::int64_t s = sp[i];
-    if (s == 0 || s == std::numeric_limits<std::int64_t>::min()) return detail::value_error(fn, ": a step is ", s);
-    const int k = static_cast<int>(a);
-    detail::slice_range(d[static_cast<std::size_t>(a)], st[i], en[i], s, first[k], count[k]);
-    step[k] = s;
-  }
+  detail::dims first, count, step;
+  RELAXVM_TRY(detail::slice_plan(fn, d, starts, ends, axes, steps, first, count, step));
   RELAXVM_TRY(detail::check_out(fn, out, 5, count.span(), x.dtype()));
   RELAXVM_TRY(detail::check_alias(fn, x, 0, out, false));
   const detail::dims xs = detail::compact_strides(d);
@@ -1059,18 +1076,24 @@ inline status EyeLike_out(const tensor& x, std::int64_t k, const tensor& out) {
   return {};
 }
 
-/// The number of elements Range(start, limit, delta) makes: max(ceil((limit - start) / delta), 0).
+/// The number of elements Range(start, limit, delta) makes, max(ceil((limit - start) / delta), 0);
+/// -1 when delta is 0, -2 when the count passes 2^53 or is not a number (no tensor anyone can hold;
+/// the distance of two int64 values may not even fit int64, so it is taken in uint64).
 template <class T>
 std::int64_t range_count(T start, T limit, T delta) {
+  if (delta == T(0)) return -1;
+  constexpr std::uint64_t too_long = std::uint64_t{1} << 53;
   if constexpr (std::is_floating_point_v<T>) {
-    const T n = std::ceil((limit - start) / delta);
-    return n > T(0) ? static_cast<std::int64_t>(n) : 0;
+    const double c = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+    return !(c <= static_cast<double>(too_long)) ? -2 : (c > 0 ? static_cast<std::int64_t>(c) : 0);
   } else {
-    const auto span = static_cast<std::int64_t>(limit) - static_cast<std::int64_t>(start);
-    const auto dl = static_cast<std::int64_t>(delta);
-    std::int64_t n = span / dl;
-    if (n * dl != span && ((span < 0) == (dl < 0))) ++n;  // ceil
-    return n > 0 ? n : 0;
+    const bool up = delta > T(0);
+    if (up ? !(start < limit) : !(limit < start)) return 0;
+    const auto u = [](T v) { return static_cast<std::uint64_t>(v); };  // two's complement for signed
+    const std::uint64_t dist = up ? u(limit) - u(start) : u(start) - u(limit);
+    const std::uint64_t step = up ? u(delta) : std::uint64_t{0} - u(delta);
+    const std::uint64_t c = (dist - 1) / step + 1;
+    return c > too_long ? -2 : static_cast<std::int64_t>(c);
   }
 }
 
@@ -1089,11 +1112,11 @@ inline status Range_out(const tensor& start, const tensor& limit, const tensor& 
     if constexpr (!std::is_same_v<T, bool>) {
       const T s = *static_cast<const T*>(start.raw_data()), l = *static_cast<const T*>(limit.raw_data());
       const T dl = *static_cast<const T*>(delta.raw_data());
-      if (dl == T(0)) {
-        st = detail::value_error(fn, ": delta is 0");
+      const std::int64_t want[] = {range_count(s, l, dl)};
+      if (want[0] < 0) {
+        st = detail::value_error(fn, want[0] == -1 ? ": delta is 0" : ": the range is too long for a tensor");
         return;
       }
-      const std::int64_t want[] = {range_count(s, l, dl)};
       st = detail::check_out(fn, out, 3, want, start.dtype());
       if (!st.ok()) return;
       T* dst = static_cast<T*>(out.raw_data());

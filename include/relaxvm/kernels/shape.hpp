@@ -103,26 +103,8 @@ inline status Slice_shape(const shape& x, const tensor& starts, const tensor& en
                           const tensor& out) {
   constexpr std::string_view fn = "onnx.Slice.shape";
   RELAXVM_TRY(detail::check_rank(fn, x));
-  const auto rank = static_cast<std::int64_t>(x.size());
-  std::int64_t st[max_rank], en[max_rank], ax[max_rank], sp[max_rank];
-  std::int64_t n = 0, n_en = 0, n_ax = 0, n_sp = 0;
-  RELAXVM_TRY(detail::read_ints(fn, starts, 1, st, rank, n));
-  RELAXVM_TRY(detail::read_ints(fn, ends, 2, en, rank, n_en));
-  RELAXVM_TRY(detail::read_ints(fn, axes, 3, ax, rank, n_ax));
-  RELAXVM_TRY(detail::read_ints(fn, steps, 4, sp, rank, n_sp));
-  if (n_en != n || n_ax != n || n_sp != n)
-    return detail::value_error(fn, ": starts, ends, axes and steps must have one length, but have ", n, ", ", n_en, ", ", n_ax, " and ", n_sp);
-  detail::dims d(x.dims());
-  bool seen[max_rank] = {};
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t a = ax[i];
-    if (!detail::normalize_axis(a, rank)) return detail::bad_axis(fn, a, rank);
-    if (seen[a]) return detail::value_error(fn, ": axis ", ax[i], " is given twice");
-    seen[a] = true;
-    if (sp[i] == 0 || sp[i] == std::numeric_limits<std::int64_t>::min()) return detail::value_error(fn, ": a step is ", sp[i]);
-    std::int64_t first = 0;
-    detail::slice_range(x[a], st[i], en[i], sp[i], first, d[static_cast<int>(a)]);
-  }
+  detail::dims first, d, step;
+  RELAXVM_TRY(detail::slice_plan(fn, x.dims(), starts, ends, axes, steps, first, d, step));
   return detail::write_dims(fn, d, out, 5);
 }
 
@@ -318,30 +300,11 @@ inline status Range_shape(const tensor& start, const tensor& limit, const tensor
     RELAXVM_TRY(detail::one_value(fn, *args[i], i, i == 0 ? "start" : (i == 1 ? "limit" : "delta")));
     RELAXVM_TRY(detail::same_type(fn, start, 0, *args[i], i));
   }
-  // -1: delta is 0; -2: a count past 2^53 (no tensor anyone can hold; past int64, no number).
-  std::int64_t count = -1;
+  std::int64_t count = -1;  // range_count's -1 (delta 0) and -2 (too long)
   detail::visit(start.dtype(), [&]<class T>() {
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T s = *static_cast<const T*>(start.raw_data()), l = *static_cast<const T*>(limit.raw_data());
-      const T dl = *static_cast<const T*>(delta.raw_data());
-      if (dl == T(0)) return;
-      if constexpr (std::is_floating_point_v<T>) {
-        const double c = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(dl));
-        count = !(c <= 9.0e15) ? -2 : (c > 0 ? static_cast<std::int64_t>(c) : 0);
-      } else {
-        // In uint64, where the distance of any two values fits.
-        const bool up = dl > T(0);
-        if (up ? !(s < l) : !(l < s)) {
-          count = 0;
-          return;
-        }
-        const auto u = [](T v) { return static_cast<std::uint64_t>(v); };  // two's complement for signed
-        const std::uint64_t dist = up ? u(l) - u(s) : u(s) - u(l);
-        const std::uint64_t step = up ? u(dl) : std::uint64_t{0} - u(dl);
-        const std::uint64_t c = (dist - 1) / step + 1;
-        count = c > (std::uint64_t{1} << 53) ? -2 : static_cast<std::int64_t>(c);
-      }
-    }
+    if constexpr (!std::is_same_v<T, bool>)
+      count = range_count(*static_cast<const T*>(start.raw_data()), *static_cast<const T*>(limit.raw_data()),
+                          *static_cast<const T*>(delta.raw_data()));
   });
   if (count == -2) return detail::value_error(fn, ": the range is too long for a tensor");
   if (count < 0) return detail::value_error(fn, ": delta is 0");

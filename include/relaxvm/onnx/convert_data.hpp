@@ -785,11 +785,10 @@ inline status convert_range(node_ctx& c) {
   kd::visit(in[0]->dt, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       const T s = static_cast<const T*>(t[0].raw_data())[0], l = static_cast<const T*>(t[1].raw_data())[0];
-      const T d = static_cast<const T*>(t[2].raw_data())[0];
-      if (d != T(0)) count = kernels::range_count(s, l, d);
+      count = kernels::range_count(s, l, static_cast<const T*>(t[2].raw_data())[0]);
     }
   });
-  if (count < 0) return c.fail("delta is 0");
+  if (count < 0) return c.fail(count == -1 ? "delta is 0" : "the range is too long for a tensor");
   std::vector<ir::operand> args;
   for (entry* e : in) {
     RELAXVM_TRY_ASSIGN(ir::var v, c.st.operand_of(*e));
