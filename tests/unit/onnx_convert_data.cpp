@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../support/protobuf_writer.hpp"
+#include "../support/onnx_messages.hpp"
 
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
@@ -22,31 +22,7 @@ namespace onnx = relaxvm::onnx;
 namespace {
 
 using relaxvm_test::pb;
-
-pb ints_attr(std::string_view name, std::vector<std::int64_t> v) {
-  pb a;
-  a.str(1, name).i(20, 7);
-  for (std::int64_t x : v) a.i(8, x);
-  return a;
-}
-pb int_attr(std::string_view name, std::int64_t v) {
-  pb a;
-  a.str(1, name).i(20, 2).i(3, v);
-  return a;
-}
-pb int64_tensor(std::string_view name, std::vector<std::int64_t> v) {
-  pb t;
-  t.i(1, static_cast<std::int64_t>(v.size())).i(2, 7).str(8, name).bytes(9, v.data(), v.size() * 8);
-  return t;
-}
-pb node(std::string_view op, std::vector<std::string_view> in, std::vector<std::string_view> out, std::vector<pb> attrs = {}) {
-  pb n;
-  for (std::string_view s : in) n.str(1, s);
-  for (std::string_view s : out) n.str(2, s);
-  n.str(4, op);
-  for (const pb& a : attrs) n.msg(5, a);
-  return n;
-}
+using namespace relaxvm_test::onnx_pb;
 
 constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
 

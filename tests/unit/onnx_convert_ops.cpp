@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../support/protobuf_writer.hpp"
+#include "../support/onnx_messages.hpp"
 
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
@@ -26,52 +26,7 @@ namespace k = relaxvm::kernels;
 namespace {
 
 using relaxvm_test::pb;
-
-pb rs_str_attr(std::string_view name, std::string_view v) {
-  pb a;
-  a.str(1, name).i(20, 3).str(4, v);
-  return a;
-}
-pb rs_node(std::string_view op, std::vector<std::string_view> in, std::vector<std::string_view> out, std::vector<pb> attrs = {}) {
-  pb n;
-  for (std::string_view s : in) n.str(1, s);
-  for (std::string_view s : out) n.str(2, s);
-  n.str(4, op);
-  for (const pb& a : attrs) n.msg(5, a);
-  return n;
-}
-// A graph input: elem type `et` (1 float, 7 int64), dims (a name for a dim_param, else a value).
-pb rs_input(std::string_view name, int et, std::vector<std::string_view> dims) {
-  pb shape, tt, type, v;
-  for (std::string_view d : dims) {
-    pb dim;
-    if (!d.empty() && d[0] >= '0' && d[0] <= '9') dim.i(1, std::stoll(std::string(d)));
-    else dim.str(2, d);
-    shape.msg(1, dim);
-  }
-  tt.i(1, et).msg(2, shape);
-  type.msg(1, tt);
-  v.str(1, name).msg(2, type);
-  return v;
-}
-pb rs_floats(std::string_view name, std::vector<float> v) {
-  pb t;
-  t.i(1, static_cast<std::int64_t>(v.size())).i(2, 1).str(8, name).bytes(9, v.data(), v.size() * 4);
-  return t;
-}
-std::vector<std::byte> rs_model(pb graph, std::vector<std::string_view> outputs, std::int64_t opset = 13) {
-  graph.str(2, "g");
-  for (std::string_view o : outputs) {
-    pb v;
-    v.str(1, o);
-    graph.msg(12, v);
-  }
-  pb ops;
-  ops.str(1, "").i(2, opset);
-  pb m;
-  m.i(1, 8).str(2, "relaxvm-test").msg(7, graph).msg(8, ops);
-  return m.out;
-}
+using namespace relaxvm_test::onnx_pb;
 
 rv::tensor rs_iota(std::vector<std::int64_t> dims) {
   rv::tensor t = rv::tensor::try_empty(rv::shape(std::span<const std::int64_t>(dims)), rv::dtype::float32()).value();
@@ -88,12 +43,12 @@ rv::result<rv::value> rs_run(rv::virtual_machine& vm, std::vector<rv::value> in)
 TEST_CASE("Resize with scales and with sizes given as data: dims bound when it runs, used by a later op") {
   // y = Resize(x, scales) (nearest, asymmetric, floor); z = y + y; w = Resize(x, sizes=s).
   pb g;
-  pb coord = rs_str_attr("coordinate_transformation_mode", "asymmetric"), nm = rs_str_attr("nearest_mode", "floor");
-  g.msg(1, rs_node("Resize", {"x", "", "scales"}, {"y"}, {coord, nm}));
-  g.msg(1, rs_node("Add", {"y", "y"}, {"z"}));
-  g.msg(1, rs_node("Resize", {"x", "", "", "sizes"}, {"w"}, {coord, nm}));
-  g.msg(11, rs_input("x", 1, {"1", "1", "2", "2"})).msg(11, rs_input("scales", 1, {"4"})).msg(11, rs_input("sizes", 7, {"4"}));
-  const std::vector<std::byte> bytes = rs_model(g, {"z", "w"});
+  pb coord = str_attr("coordinate_transformation_mode", "asymmetric"), nm = str_attr("nearest_mode", "floor");
+  g.msg(1, node("Resize", {"x", "", "scales"}, {"y"}, {coord, nm}));
+  g.msg(1, node("Add", {"y", "y"}, {"z"}));
+  g.msg(1, node("Resize", {"x", "", "", "sizes"}, {"w"}, {coord, nm}));
+  g.msg(11, tensor_value_info("x", 1, {"1", "1", "2", "2"})).msg(11, tensor_value_info("scales", 1, {"4"})).msg(11, tensor_value_info("sizes", 7, {"4"}));
+  const std::vector<std::byte> bytes = model_of(g, {"z", "w"});
   rv::result<rv::executable> exe = onnx::load(bytes);
   INFO((exe.ok() ? std::string() : std::string(exe.error().message())));
   REQUIRE(exe.ok());
@@ -137,11 +92,11 @@ TEST_CASE("Resize with scales and with sizes given as data: dims bound when it r
 
 TEST_CASE("Resize with constant scales over a symbolic batch: whole scales stay symbolic, others bound at run time") {
   pb g;
-  g.msg(1, rs_node("Resize", {"x", "", "s2"}, {"y"}, {rs_str_attr("mode", "linear")}));
-  g.msg(1, rs_node("Resize", {"x", "", "s_half"}, {"h"}, {rs_str_attr("mode", "linear")}));
-  g.msg(5, rs_floats("s2", {1, 1, 2, 2})).msg(5, rs_floats("s_half", {1, 1, 0.5f, 1}));
-  g.msg(11, rs_input("x", 1, {"1", "1", "n", "2"}));
-  const std::vector<std::byte> bytes = rs_model(g, {"y", "h"});
+  g.msg(1, node("Resize", {"x", "", "s2"}, {"y"}, {str_attr("mode", "linear")}));
+  g.msg(1, node("Resize", {"x", "", "s_half"}, {"h"}, {str_attr("mode", "linear")}));
+  g.msg(5, float_tensor("s2", {1, 1, 2, 2})).msg(5, float_tensor("s_half", {1, 1, 0.5f, 1}));
+  g.msg(11, tensor_value_info("x", 1, {"1", "1", "n", "2"}));
+  const std::vector<std::byte> bytes = model_of(g, {"y", "h"});
   rv::result<rv::executable> exe = onnx::load(bytes);
   INFO((exe.ok() ? std::string() : std::string(exe.error().message())));
   REQUIRE(exe.ok());
@@ -161,37 +116,37 @@ TEST_CASE("Resize with constant scales over a symbolic batch: whole scales stay 
 
 TEST_CASE("Resize and the losses: bad attributes and inputs are refused at import, naming the node") {
   auto load_error = [](pb g, std::int64_t opset = 13) {
-    g.msg(11, rs_input("x", 1, {"1", "1", "2", "2"}));
-    const std::vector<std::byte> bytes = rs_model(g, {"y"}, opset);
+    g.msg(11, tensor_value_info("x", 1, {"1", "1", "2", "2"}));
+    const std::vector<std::byte> bytes = model_of(g, {"y"}, opset);
     rv::result<rv::executable> exe = onnx::load(bytes);
     return exe.ok() ? std::string() : std::string(exe.error().message());
   };
   pb g1;
-  g1.msg(1, rs_node("Resize", {"x", "", "s"}, {"y"}, {rs_str_attr("mode", "area")})).msg(5, rs_floats("s", {1, 1, 2, 2}));
+  g1.msg(1, node("Resize", {"x", "", "s"}, {"y"}, {str_attr("mode", "area")})).msg(5, float_tensor("s", {1, 1, 2, 2}));
   CHECK(load_error(g1) == "onnx: node 0 (Resize) is not supported: mode 'area' (relaxvm takes nearest, linear, bilinear, cubic)");
   pb g2;
-  g2.msg(1, rs_node("Resize", {"x"}, {"y"}));
+  g2.msg(1, node("Resize", {"x"}, {"y"}));
   CHECK(load_error(g2) == "onnx: node 0 (Resize): exactly one of scales and sizes must be given");
   pb g3;
-  g3.msg(1, rs_node("Resize", {"x", "", "s"}, {"y"})).msg(5, rs_floats("s", {1, 2, 2}));
+  g3.msg(1, node("Resize", {"x", "", "s"}, {"y"})).msg(5, float_tensor("s", {1, 2, 2}));
   CHECK(load_error(g3) == "onnx: node 0 (Resize): there are 3 scales or sizes for an input of 4 dims");
   pb g4;
-  g4.msg(1, rs_node("Resize", {"x", "", "s"}, {"y"})).msg(5, rs_floats("s", {1, 1, 0, 2}));
+  g4.msg(1, node("Resize", {"x", "", "s"}, {"y"})).msg(5, float_tensor("s", {1, 1, 0, 2}));
   CHECK(load_error(g4) == "onnx: node 0 (Resize): scale 0 (axis 2) must be positive and finite");
   pb g5;
-  g5.msg(1, rs_node("Resize", {"x", "s"}, {"y"}, {rs_str_attr("mode", "cubic")})).msg(5, rs_floats("s", {1, 1, 2, 2}));
+  g5.msg(1, node("Resize", {"x", "s"}, {"y"}, {str_attr("mode", "cubic")})).msg(5, float_tensor("s", {1, 1, 2, 2}));
   CHECK(load_error(g5, 10) == "onnx: node 0 (Resize): mode 'cubic' needs Resize from opset 11");
   pb g6;
-  g6.msg(1, rs_node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, {rs_str_attr("reduction", "max")}));
-  g6.msg(11, rs_input("t", 7, {"1", "2", "2"}));
+  g6.msg(1, node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, {str_attr("reduction", "max")}));
+  g6.msg(11, tensor_value_info("t", 7, {"1", "2", "2"}));
   CHECK(load_error(g6) == "onnx: node 0 (NegativeLogLikelihoodLoss): reduction is 'max'; it must be none, sum or mean");
   pb g7;
-  g7.msg(1, rs_node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"}));
-  g7.msg(11, rs_input("t", 7, {"1", "3", "2"}));
+  g7.msg(1, node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"}));
+  g7.msg(11, tensor_value_info("t", 7, {"1", "3", "2"}));
   CHECK(load_error(g7) == "onnx: node 0 (SoftmaxCrossEntropyLoss): the target's dim 1 is 3 but the input's is 2");
   pb g8;
-  g8.msg(1, rs_node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"}));
-  g8.msg(11, rs_input("t", 1, {"1", "2", "2"}));
+  g8.msg(1, node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"}));
+  g8.msg(11, tensor_value_info("t", 1, {"1", "2", "2"}));
   CHECK(load_error(g8) == "onnx: node 0 (SoftmaxCrossEntropyLoss): the target (input 1) is float32; it must be int32 or int64");
 }
 
@@ -241,12 +196,12 @@ TEST_CASE("NonZero and Compress: sizes from the data, bound when the program run
   pb g;
   pb axis;
   axis.str(1, "axis").i(20, 2).i(3, 1);
-  g.msg(1, rs_node("NonZero", {"x"}, {"n"}));
-  g.msg(1, rs_node("Compress", {"x", "cond"}, {"c"}, {axis}));
-  g.msg(1, rs_node("Compress", {"x", "cond"}, {"f"}));
-  g.msg(1, rs_node("Add", {"c", "c"}, {"s"}));
-  g.msg(11, rs_input("x", 1, {"b", "3"})).msg(11, rs_input("cond", 9, {"k"}));
-  const std::vector<std::byte> bytes = rs_model(g, {"n", "s", "f"});
+  g.msg(1, node("NonZero", {"x"}, {"n"}));
+  g.msg(1, node("Compress", {"x", "cond"}, {"c"}, {axis}));
+  g.msg(1, node("Compress", {"x", "cond"}, {"f"}));
+  g.msg(1, node("Add", {"c", "c"}, {"s"}));
+  g.msg(11, tensor_value_info("x", 1, {"b", "3"})).msg(11, tensor_value_info("cond", 9, {"k"}));
+  const std::vector<std::byte> bytes = model_of(g, {"n", "s", "f"});
   rv::result<rv::executable> exe = onnx::load(bytes);
   INFO((exe.ok() ? std::string() : std::string(exe.error().message())));
   REQUIRE(exe.ok());

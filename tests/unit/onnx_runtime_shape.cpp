@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../support/protobuf_writer.hpp"
+#include "../support/onnx_messages.hpp"
 
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
@@ -22,8 +22,7 @@ namespace onnx = relaxvm::onnx;
 namespace {
 
 using relaxvm_test::pb;
-
-constexpr int f32 = 1, i64 = 7;
+using namespace relaxvm_test::onnx_pb;
 
 struct input {
   std::string_view name;
@@ -31,31 +30,11 @@ struct input {
   std::vector<std::int64_t> dims;
 };
 
-pb node(std::string_view op, std::vector<std::string_view> in, std::vector<std::string_view> out, std::vector<pb> attrs = {}) {
-  pb n;
-  for (std::string_view s : in) n.str(1, s);
-  for (std::string_view s : out) n.str(2, s);
-  n.str(4, op);
-  for (const pb& a : attrs) n.msg(5, a);
-  return n;
-}
-pb int_attr(std::string_view name, std::int64_t v) {
-  pb a;
-  a.str(1, name).i(20, 2).i(3, v);
-  return a;
-}
-pb int64_init(std::string_view name, std::vector<std::int64_t> v) {
-  pb t;
-  t.i(1, static_cast<std::int64_t>(v.size())).i(2, i64).str(8, name).bytes(9, v.data(), v.size() * 8);
-  return t;
-}
-
 // A graph of `nodes` over graph inputs `in` (their shape values among them), outputs `out`.
 std::vector<std::byte> model(const std::vector<input>& in, const std::vector<pb>& nodes, const std::vector<std::string_view>& out,
                              std::int64_t opset = 13, const std::vector<pb>& inits = {}) {
   pb graph;
   for (const pb& n : nodes) graph.msg(1, n);
-  graph.str(2, "g");
   for (const pb& t : inits) graph.msg(5, t);
   for (const input& i : in) {
     pb shape, tt, type, v;
@@ -70,16 +49,7 @@ std::vector<std::byte> model(const std::vector<input>& in, const std::vector<pb>
     v.str(1, i.name).msg(2, type);
     graph.msg(11, v);
   }
-  for (std::string_view o : out) {
-    pb v;
-    v.str(1, o);
-    graph.msg(12, v);
-  }
-  pb op;
-  op.str(1, "").i(2, opset);
-  pb m;
-  m.i(1, 8).str(2, "relaxvm-test").msg(7, graph).msg(8, op);
-  return m.out;
+  return model_of(graph, out, opset);
 }
 
 rv::tensor floats(std::vector<std::int64_t> dims) {
@@ -169,7 +139,7 @@ TEST_CASE("Reshape to a shape known at run time: 0 and -1 resolved when it runs,
 }
 
 TEST_CASE("the same shape as an initializer still folds at import: no shape computed at run time") {
-  const auto bytes = model({{"x", f32, {2, 3, 4}}}, {node("Reshape", {"x", "s"}, {"y"})}, {"y"}, 13, {int64_init("s", {4, 0, -1})});
+  const auto bytes = model({{"x", f32, {2, 3, 4}}}, {node("Reshape", {"x", "s"}, {"y"})}, {"y"}, 13, {int64_tensor("s", {4, 0, -1})});
   const rv::ir::module m = onnx::import(bytes).value();
   CHECK(rv::ir::to_text(m).find("tensor_to_shape") == std::string::npos);
   CHECK(rv::ir::planned_bytes(m, "main") == 0);  // a view of x, planned at import
@@ -203,7 +173,7 @@ TEST_CASE("dims that values known at run time do not touch stay symbolic as they
   // Slice along axis 1 only (constant axes), TopK along axis 1: the batch stays the batch.
   const auto bytes = model({{"x", f32, {-1, 5}}, {"b", i64, {1}}, {"e", i64, {1}}, {"k", i64, {1}}},
                            {node("Slice", {"x", "b", "e", "a"}, {"y"}), node("TopK", {"x", "k"}, {"v", "i"})}, {"y", "v"}, 13,
-                           {int64_init("a", {-1})});
+                           {int64_tensor("a", {-1})});
   const std::string text = rv::ir::to_text(onnx::import(bytes).value());
   INFO(text);
   CHECK(text.find("onnx.Slice\"") != std::string::npos);
@@ -340,7 +310,7 @@ TEST_CASE("TopK, ConstantOfShape, Split, Range and OneHot with values known at r
   irange.fails({scalar(lo), scalar(hi), scalar<std::int64_t>(1)}, "Range", "too long");  // no overflow on the way
 
   runner hot(model({{"i", i64, {3}}, {"d", i64, {}}}, {node("OneHot", {"i", "d", "v"}, {"y"}, {int_attr("axis", 0)})}, {"y"}, 11,
-                   {int64_init("v", {0, 1})}));
+                   {int64_tensor("v", {0, 1})}));
   rv::value h = hot.run({ints({0, 2, -1}), scalar<std::int64_t>(4)});
   CHECK(dims_of(h) == dv{4, 3});
   CHECK(h.as<rv::tensor>().data<const std::int64_t>()[2 * 3 + 1] == 1);
