@@ -19,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <relaxvm.hpp>
+#include <relaxvm/onnx.hpp>
 #include <relaxvm/ops/ops.hpp>
 #include <span>
 #include <string>
@@ -39,12 +40,14 @@ PyObject* error_class = nullptr;           // relaxvm.Error(RuntimeError): runti
 PyObject* type_error_class = nullptr;      // relaxvm.TypeError(relaxvm.Error, TypeError)
 PyObject* value_error_class = nullptr;     // relaxvm.ValueError(relaxvm.Error, ValueError)
 PyObject* internal_error_class = nullptr;  // relaxvm.InternalError(relaxvm.Error)
+PyObject* unsupported_class = nullptr;     // relaxvm.NotImplementedError(relaxvm.Error, NotImplementedError)
 
 PyObject* class_of(rv::error_kind k) {
   switch (k) {
     case rv::error_kind::type: return type_error_class;
     case rv::error_kind::value: return value_error_class;
     case rv::error_kind::internal: return internal_error_class;
+    case rv::error_kind::unsupported: return unsupported_class;
     case rv::error_kind::runtime: break;
   }
   return error_class;
@@ -532,10 +535,10 @@ rv::closure make_python_function(const std::string& name, py::object fn) {
   return rv::make_packed(name, python_function(std::move(fn), name));
 }
 
-/// Every vm.builtin.* and the ops/ kernels.
+/// Every vm.builtin.*, the ops/ kernels and the kernels ONNX models call (onnx.<Op>).
 rv::registry default_registry() {
   rv::registry reg;
-  rv::ops::register_all(reg);
+  rv::onnx::register_kernels(reg);  // ops::register_all too
   return reg;
 }
 
@@ -601,21 +604,46 @@ py::bytes read_file(const py::object& path) {
   return data;
 }
 
-rv::executable load_executable(const py::object& src) {
-  py::bytes bytes;
-  if (PyBytes_Check(src.ptr())) bytes = py::reinterpret_borrow<py::bytes>(src);
-  else if (PyByteArray_Check(src.ptr()) || PyMemoryView_Check(src.ptr())) {
+// The bytes of a path (str or os.PathLike) or of bytes, bytearray or memoryview; `who` names the
+// caller in the TypeError.
+py::bytes bytes_of(const py::object& src, const char* who) {
+  if (PyBytes_Check(src.ptr())) return py::reinterpret_borrow<py::bytes>(src);
+  if (PyByteArray_Check(src.ptr()) || PyMemoryView_Check(src.ptr())) {
     PyObject* b = PyBytes_FromObject(src.ptr());
     if (b == nullptr) throw py::error_already_set();
-    bytes = py::reinterpret_steal<py::bytes>(b);
+    return py::reinterpret_steal<py::bytes>(b);
   }
-  else if (PyUnicode_Check(src.ptr()) || py::hasattr(src, "__fspath__")) bytes = read_file(src);
-  else
-    throw py::type_error("relaxvm.Executable.load: expects a path (str or os.PathLike) or bytes, not " + type_name(src));
+  if (PyUnicode_Check(src.ptr()) || py::hasattr(src, "__fspath__")) return read_file(src);
+  throw py::type_error(std::string(who) + ": expects a path (str or os.PathLike) or bytes, not " + type_name(src));
+}
+
+std::span<const std::byte> span_of(const py::bytes& bytes) {
   char* data = nullptr;
   Py_ssize_t size = 0;
   if (PyBytes_AsStringAndSize(bytes.ptr(), &data, &size) != 0) throw py::error_already_set();
-  return unwrap(rv::executable::try_load(std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), static_cast<std::size_t>(size))));
+  return {reinterpret_cast<const std::byte*>(data), static_cast<std::size_t>(size)};
+}
+
+rv::executable load_executable(const py::object& src) {
+  const py::bytes bytes = bytes_of(src, "relaxvm.Executable.load");
+  return unwrap(rv::executable::try_load(span_of(bytes)));
+}
+
+// relaxvm.onnx.load: an ONNX model imported, lowered and planned (onnx::load).
+rv::executable load_onnx(const py::object& src, const py::object& upper_bounds) {
+  const py::bytes bytes = bytes_of(src, "relaxvm.onnx.load");
+  rv::onnx::options opt;
+  if (!upper_bounds.is_none()) {
+    if (!PyDict_Check(upper_bounds.ptr()))
+      throw py::type_error("relaxvm.onnx.load: upper_bounds must be a dict of str to int, not " + type_name(upper_bounds));
+    for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(upper_bounds)) {
+      if (!PyUnicode_Check(k.ptr()) || !PyLong_Check(v.ptr()))
+        throw py::type_error("relaxvm.onnx.load: upper_bounds must map str to int, not " + type_name(py::reinterpret_borrow<py::object>(k)) +
+                             " to " + type_name(py::reinterpret_borrow<py::object>(v)));
+      opt.upper_bounds.emplace_back(py::cast<std::string>(k), py::cast<std::int64_t>(v));
+    }
+  }
+  return unwrap(rv::onnx::load(span_of(bytes), opt));
 }
 
 py::bytes executable_bytes(const rv::executable& exe) {
@@ -654,8 +682,10 @@ TVM's Relax VM), from Python.
 Values cross as: None, bool, int (int64), float, str, tuple, relaxvm.Tensor (NumPy arrays and
 other DLPack producers become tensors without a copy), relaxvm.Shape, and relaxvm.Object for the
 rest (dtypes, devices, closures). Errors raise relaxvm.Error (a RuntimeError), or its subclasses
-relaxvm.TypeError and relaxvm.ValueError (also TypeError and ValueError) and
-relaxvm.InternalError, with the VM's message.)doc";
+relaxvm.TypeError, relaxvm.ValueError and relaxvm.NotImplementedError (also TypeError,
+ValueError and NotImplementedError) and relaxvm.InternalError, with the VM's message.
+
+An ONNX model: exe = relaxvm.onnx.load("model.onnx"); relaxvm.VirtualMachine(exe)["main"](x).)doc";
 
   // Exceptions.
   error_class = PyErr_NewExceptionWithDoc("relaxvm.Error",
@@ -679,7 +709,12 @@ relaxvm.InternalError, with the VM's message.)doc";
   m.add_object("Error", py::handle(error_class));
   m.add_object("TypeError", py::handle(type_error_class));
   m.add_object("ValueError", py::handle(value_error_class));
+  unsupported_class = make_sub("relaxvm.NotImplementedError",
+                               "A relaxvm error of kind unsupported: a well-formed input relaxvm does not implement (an ONNX "
+                               "operator, attribute or dtype).",
+                               PyExc_NotImplementedError);
   m.add_object("InternalError", py::handle(internal_error_class));
+  m.add_object("NotImplementedError", py::handle(unsupported_class));
 
   // Tensor.
   py::class_<rv::tensor>(m, "Tensor", R"doc(An n-dimensional array on the host (relaxvm::tensor, a DLPack tensor).
@@ -829,7 +864,8 @@ relaxvm.ValueError naming what is wrong; a file that cannot be read raises OSErr
   // Registry.
   py::class_<rv::registry>(m, "Registry", R"doc(Names to packed functions, for VirtualMachine: every vm.builtin.* and the
 ops.* kernels (add, subtract, multiply, divide, maximum, matmul, dense, relu, gelu, sigmoid,
-softmax, sum, mean) to start with, and the Python functions you register. A VM resolves every name
+softmax, sum, mean) and the onnx.* kernels (what relaxvm.onnx.load's programs call) to start
+with, and the Python functions you register. A VM resolves every name
 when it is made: register first, then make the VM.)doc")
       .def(py::init(&default_registry))
       .def(
@@ -902,4 +938,14 @@ raises relaxvm.Error (relaxvm.TypeError, relaxvm.ValueError) with the VM's messa
           "vm[name]: function `name` (KeyError if the executable has none), to call: vm[\"main\"](x, y).")
       .def_property_readonly(
           "executable", [](const std::shared_ptr<python_vm>& vm) { return vm->vm.exec(); }, "The executable it runs.");
+
+  // relaxvm.onnx: models exported as ONNX (docs/onnx.md).
+  py::module_ onnx = m.def_submodule("onnx", "ONNX models: relaxvm.onnx.load(path_or_bytes) gives an Executable.");
+  onnx.def("load", &load_onnx, py::arg("path_or_bytes"), py::arg("upper_bounds") = py::none(),
+           R"doc(Imports an ONNX model (a .onnx file's path, or its bytes), lowers and plans it into an
+Executable whose function "main" takes the graph's inputs (NumPy arrays) and returns its output (a
+relaxvm.Tensor) or outputs (a tuple). upper_bounds, a dict of named dimension to int ({"batch": 8}),
+bounds the model's symbolic dimensions so its memory is planned. A VirtualMachine made with the
+default registry has every kernel the program calls. An operator, attribute or dtype relaxvm does
+not implement raises relaxvm.NotImplementedError naming each; a malformed file relaxvm.ValueError.)doc");
 }

@@ -461,8 +461,10 @@ namespace relaxvm::RELAXVM_ABI {
 
 /// The reference's error classes: a wrong kind of object is `type`, a wrong ndim/dtype/size or a
 /// malformed input is `value`, a shape value mismatch at run time is `runtime`, a broken invariant
-/// of relaxvm itself is `internal`.
-enum class error_kind : std::uint8_t { type, value, runtime, internal };
+/// of relaxvm itself is `internal`; and `unsupported`: a well-formed input that relaxvm does not
+/// implement (an ONNX operator, attribute or dtype without a converter or kernel), so a caller can
+/// tell "not yet" from "wrong".
+enum class error_kind : std::uint8_t { type, value, runtime, internal, unsupported };
 
 constexpr std::string_view to_string(error_kind k) noexcept {
   switch (k) {
@@ -470,6 +472,7 @@ constexpr std::string_view to_string(error_kind k) noexcept {
     case error_kind::value: return "ValueError";
     case error_kind::runtime: return "RuntimeError";
     case error_kind::internal: return "InternalError";
+    case error_kind::unsupported: return "NotImplementedError";
   }
   return "UnknownError";
 }
@@ -630,6 +633,10 @@ template <class... Parts>
 error internal_error(const Parts&... parts) {
   return make_error(error_kind::internal, parts...);
 }
+template <class... Parts>
+error unsupported_error(const Parts&... parts) {
+  return make_error(error_kind::unsupported, parts...);
+}
 
 #if RELAXVM_HOSTED && RELAXVM_HEAP
 [[noreturn]] inline void default_error_handler(const error& e) noexcept {
@@ -649,10 +656,12 @@ error internal_error(const Parts&... parts) {
 /// RELAXVM_ERROR_TEXT=0 (terse firmware errors) only the first part is kept when it is text, and
 /// the rest is not formatted. The kinds are the reference's: type_error (TypeError: wrong kind of
 /// argument or arity), value_error (ValueError: a bad value or shape), runtime_error
-/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug).
+/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug), and
+/// unsupported_error (NotImplementedError: valid input relaxvm does not implement).
 using detail::internal_error;
 using detail::runtime_error;
 using detail::type_error;
+using detail::unsupported_error;
 using detail::value_error;
 
 }  // namespace relaxvm
@@ -3415,29 +3424,72 @@ class exec_builder {
 
   // ---- finishing -------------------------------------------------------------------------
 
-  /// Formalizes and verifies a copy of what was built.
-  constexpr build_output finish() const {
+  /// Formalizes and verifies a copy of what was built; from an rvalue builder, what was built
+  /// itself (its constant pool is not copied).
+  constexpr build_output finish() const& {
     build_output out;
-    if (failed_) {
-      out.message << "exec_builder: " << error_;
-      return out;
-    }
-    if (current_ >= 0) {
-      out.message << "exec_builder: function '" << layout_.view().name(current_u())
-                  << "' is still open; end it (its scope object does) before finishing";
-      return out;
-    }
+    if (unfinished(out)) return out;
     out.layout = formalized();
-    out.report = verify(out.layout.view());
-    if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
-    return out;
+    return verified(static_cast<build_output&&>(out));
+  }
+  constexpr build_output finish() && {
+    build_output out;
+    if (unfinished(out)) return out;
+    out.layout = static_cast<exec_builder&&>(*this).formalized();
+    return verified(static_cast<build_output&&>(out));
   }
 
   /// What finish() verifies: a formalized copy of what was built, with register file sizes set,
   /// and no checks. build() takes its second run of a builder lambda from here, since the first
   /// verified the same program (each check costs compile time).
-  constexpr exec_layout formalized() const {
-    exec_layout l = layout_;
+  constexpr exec_layout formalized() const& { return formalize_layout(exec_layout(layout_)); }
+  constexpr exec_layout formalized() && { return formalize_layout(static_cast<exec_layout&&>(layout_)); }
+
+  /// Makes room for `n` more bytes of tensor data in the constant pool, so that adding large
+  /// tensors one by one does not grow (and copy) it again and again.
+  constexpr void reserve_tensor_bytes(std::size_t n) { layout_.bytes.reserve(layout_.bytes.size() + n); }
+
+  /// The finished executable; throws relaxvm::error (kind value) when building or verification
+  /// failed (or calls RELAXVM_ON_ERROR without exceptions).
+  template <class E = executable>
+  E get() const& {
+    return try_get<E>().value();
+  }
+  template <class E = executable>
+  E get() && {
+    return static_cast<exec_builder&&>(*this).try_get<E>().value();
+  }
+  /// The non-throwing form of get().
+  template <class E = executable>
+  result<E> try_get() const& {
+    return to_result<E>(finish());
+  }
+  template <class E = executable>
+  result<E> try_get() && {
+    return to_result<E>(static_cast<exec_builder&&>(*this).finish());
+  }
+
+ private:
+  constexpr bool unfinished(build_output& out) const {
+    if (failed_) {
+      out.message << "exec_builder: " << error_;
+    } else if (current_ >= 0) {
+      out.message << "exec_builder: function '" << layout_.view().name(current_u())
+                  << "' is still open; end it (its scope object does) before finishing";
+    }
+    return !out.message.empty();
+  }
+  static constexpr build_output verified(build_output&& out) {
+    out.report = verify(out.layout.view());
+    if (!out.report.ok()) out.message << "invalid executable: " << out.report.message;
+    return static_cast<build_output&&>(out);
+  }
+  template <class E>
+  static result<E> to_result(build_output&& out) {
+    if (!out.ok()) return error(error_kind::value, out.message.view());
+    return E(std::move(out));
+  }
+  constexpr exec_layout formalize_layout(exec_layout&& l) const {
     if (formalize_) {
       formalize(l);
     } else {
@@ -3446,23 +3498,10 @@ class exec_builder {
     }
     for (std::size_t i = 0; i < l.funcs.size(); ++i)
       if (reserved_registers_[i] > l.funcs[i].register_file_size) l.funcs[i].register_file_size = reserved_registers_[i];
-    return l;
+    return static_cast<exec_layout&&>(l);
   }
 
-  /// The finished executable; throws relaxvm::error (kind value) when building or verification
-  /// failed (or calls RELAXVM_ON_ERROR without exceptions).
-  template <class E = executable>
-  E get() const {
-    return try_get<E>().value();
-  }
-  /// The non-throwing form of get().
-  template <class E = executable>
-  result<E> try_get() const {
-    build_output out = finish();
-    if (!out.ok()) return error(error_kind::value, out.message.view());
-    return E(std::move(out));
-  }
-
+ public:
   /// False once a builder call has failed; finish() reports the first failure.
   constexpr bool ok() const { return !failed_; }
   /// What was built so far, before formalization.
@@ -16709,7 +16748,11 @@ class block_builder {
   // ---- values ----------------------------------------------------------------------------
 
   /// A tensor constant from raw little-endian bytes (usable in constexpr).
-  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::span<const std::uint8_t> bytes);
+  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::span<const std::uint8_t> bytes) {
+    return constant(t, dims, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+  }
+  /// The same, taking the bytes' vector over (no copy: a large weight is held once).
+  constexpr var constant(relaxvm::dtype t, std::span<const std::int64_t> dims, std::vector<std::uint8_t>&& bytes);
   constexpr var constant(relaxvm::dtype t, std::initializer_list<std::int64_t> dims,
                          std::initializer_list<std::uint8_t> bytes) {
     return constant(t, std::span<const std::int64_t>(dims.begin(), dims.size()),
@@ -17036,32 +17079,42 @@ class module_builder {
     return function_builder(this, static_cast<std::int32_t>(mod_.funcs.size()) + open_, n, params);
   }
 
-  /// Checks and returns what was built.
-  constexpr module_output finish() const {
+  /// Checks and returns what was built: a copy, or (from an rvalue builder) the module itself,
+  /// its constants not copied.
+  constexpr module_output finish() const& {
     module_output out;
-    if (!error_.empty()) {
-      out.message << "ir::module_builder: " << error_;
-      return out;
-    }
-    if (open_ != 0) {
-      out.message << "ir::module_builder: a function is still open; end it (its scope does) before get()";
-      return out;
-    }
+    if (unfinished(out)) return out;
     out.mod = mod_;
-    relaxvm::detail::text err;
-    if (!check(out.mod, err)) out.message << "ir: " << err;
-    return out;
+    return checked(static_cast<module_output&&>(out));
+  }
+  constexpr module_output finish() && {
+    module_output out;
+    if (unfinished(out)) return out;
+    out.mod = static_cast<module&&>(mod_);
+    return checked(static_cast<module_output&&>(out));
   }
   /// The checked module; throws relaxvm::error (kind value) on any problem.
-  module get() const { return try_get().value(); }
-  result<module> try_get() const {
-    module_output out = finish();
-    if (!out.ok()) return relaxvm::error(error_kind::value, out.message.view());
-    return static_cast<module&&>(out.mod);
-  }
+  module get() const& { return try_get().value(); }
+  module get() && { return static_cast<module_builder&&>(*this).try_get().value(); }
+  result<module> try_get() const& { return to_result(finish()); }
+  result<module> try_get() && { return to_result(static_cast<module_builder&&>(*this).finish()); }
   constexpr bool ok() const { return error_.empty(); }
 
  private:
+  constexpr bool unfinished(module_output& out) const {
+    if (!error_.empty()) out.message << "ir::module_builder: " << error_;
+    else if (open_ != 0) out.message << "ir::module_builder: a function is still open; end it (its scope does) before get()";
+    return !out.message.empty();
+  }
+  static constexpr module_output checked(module_output&& out) {
+    relaxvm::detail::text err;
+    if (!check(out.mod, err)) out.message << "ir: " << err;
+    return static_cast<module_output&&>(out);
+  }
+  static result<module> to_result(module_output&& out) {
+    if (!out.ok()) return relaxvm::error(error_kind::value, out.message.view());
+    return static_cast<module&&>(out.mod);
+  }
   friend class block_builder;
   friend class function_builder;
 
@@ -17110,7 +17163,7 @@ constexpr struct_info block_builder::info_of(const operand& o) const {
 }
 
 constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int64_t> dims,
-                                      std::span<const std::uint8_t> bytes) {
+                                      std::vector<std::uint8_t>&& bytes) {
   std::int64_t numel = 1, nbytes = 0;
   for (std::int64_t d : dims)
     if (d < 0 || !relaxvm::detail::checked_mul(numel, d, numel)) {
@@ -17125,7 +17178,7 @@ constexpr var block_builder::constant(relaxvm::dtype t, std::span<const std::int
   ir::constant c;
   c.dt = t;
   c.dims.assign(dims.begin(), dims.end());
-  c.bytes.assign(bytes.begin(), bytes.end());
+  c.bytes = static_cast<std::vector<std::uint8_t>&&>(bytes);
   m_->mod_.constants.push_back(static_cast<ir::constant&&>(c));
   std::vector<sym_ref> shape;
   for (std::int64_t d : dims) shape.push_back(sym_ref::constant(d));
@@ -19040,6 +19093,12 @@ namespace detail {
 class codegen {
  public:
   constexpr codegen(const module& m, exec_builder& b, relaxvm::detail::text& err) : m_(m), b_(b), err_(err) {}
+  /// The same over a module the caller is done with: each tensor constant's bytes are freed once
+  /// they are in the pool, so a model's weights are held twice only one constant at a time.
+  constexpr codegen(module& m, exec_builder& b, relaxvm::detail::text& err, bool release_constants)
+      : codegen(static_cast<const module&>(m), b, err) {
+    if (release_constants) owned_ = &m;
+  }
 
   constexpr void run() {
     for (const function& f : m_.funcs) {
@@ -19089,8 +19148,15 @@ class codegen {
         if (!mapped_[static_cast<std::size_t>(l.index)]) fail() << "variable '" << f_->var(l.index).nm.view() << "' is not defined";
         return map_[static_cast<std::size_t>(l.index)];
       case leaf_kind::constant: {
-        const constant& c = m_.constants[static_cast<std::size_t>(l.index)];
-        return b_.c(b_.add_tensor(c.dt, c.dims, c.bytes));
+        // Added once, on first use; every later use takes the same pool index.
+        const auto i = static_cast<std::size_t>(l.index);
+        if (pool_index_.empty()) pool_index_.assign(m_.constants.size(), -1);
+        if (pool_index_[i] < 0) {
+          const constant& c = m_.constants[i];
+          pool_index_[i] = b_.add_tensor(c.dt, c.dims, c.bytes);
+          if (owned_ != nullptr) std::vector<std::uint8_t>().swap(owned_->constants[i].bytes);
+        }
+        return b_.c(pool_index_[i]);
       }
       case leaf_kind::prim:
         if (!l.value.is_const()) {
@@ -19217,6 +19283,8 @@ class codegen {
   }
 
   const module& m_;
+  module* owned_ = nullptr;                // set when its constants may be released
+  std::vector<std::int64_t> pool_index_;  // per constant: its index in the pool, or -1
   exec_builder& b_;
   relaxvm::detail::text& err_;
   const function* f_ = nullptr;
@@ -19230,6 +19298,15 @@ class codegen {
 /// Emits a lowered module into `b`; on failure writes the problem to `err`.
 constexpr bool codegen(const module& m, exec_builder& b, relaxvm::detail::text& err) {
   detail::codegen(m, b, err).run();
+  return err.empty();
+}
+/// The same, consuming `m`: its tensor constants move into the pool one by one (each IR copy is
+/// freed as soon as the pool holds it), the pool's room reserved once for all of them.
+constexpr bool codegen(module&& m, exec_builder& b, relaxvm::detail::text& err) {
+  std::size_t bytes = 0;
+  for (const constant& c : m.constants) bytes += c.bytes.size() + static_cast<std::size_t>(tensor_data_alignment);
+  b.reserve_tensor_bytes(bytes);
+  detail::codegen(m, b, err, true).run();
   return err.empty();
 }
 
@@ -19291,21 +19368,33 @@ inline module lower(module m, plan_options opt = {}) {
 constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
   pass_output out = try_lower(static_cast<module&&>(m), opt);
   relaxvm::detail::text err;
-  if (out.ok()) codegen(out.mod, b, err);
+  if (out.ok()) codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
   else err << out.message;
   if (!err.empty()) b.set_error(err.view());
 }
 
-/// The verified executable of `m`; try_build gives a result instead of throwing.
+/// The verified executable of `m`; try_build gives a result instead of throwing. Given an
+/// rvalue, the module's tensor constants are not copied again: each moves into the executable's
+/// pool and its IR copy is freed (a model's weights are held once, not three times).
 template <class E = executable>
 result<E> try_build(const module& m, plan_options opt = {}) {
   exec_builder b;
   emit(m, b, opt);
-  return b.try_get<E>();
+  return static_cast<exec_builder&&>(b).try_get<E>();
+}
+template <class E = executable>
+result<E> try_build(module&& m, plan_options opt = {}) {
+  exec_builder b;
+  emit(static_cast<module&&>(m), b, opt);
+  return static_cast<exec_builder&&>(b).try_get<E>();
 }
 template <class E = executable>
 E build(const module& m, plan_options opt = {}) {
   return try_build<E>(m, opt).value();
+}
+template <class E = executable>
+E build(module&& m, plan_options opt = {}) {
+  return try_build<E>(static_cast<module&&>(m), opt).value();
 }
 
 /// What one call of a function takes from the VM's device allocators, at most (planned_memory).

@@ -583,5 +583,53 @@ class ShapeTest(unittest.TestCase):
             relaxvm.Shape(["a"])
 
 
+
+ONNX_FIXTURES = pathlib.Path(os.environ.get("RELAXVM_ONNX_FIXTURES")
+                             or pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "onnx")
+
+
+class OnnxTest(unittest.TestCase):
+    def test_load_and_run_against_torch(self):
+        # The DS-CNN exported from torch, with torch's own output (tools/export_models.py).
+        for src in (ONNX_FIXTURES / "dscnn.onnx", str(ONNX_FIXTURES / "dscnn.onnx"),
+                    (ONNX_FIXTURES / "dscnn.onnx").read_bytes()):
+            exe = relaxvm.onnx.load(src)
+            self.assertIsInstance(exe, relaxvm.Executable)
+            self.assertIn("main", exe.function_names())
+            x = np.load(ONNX_FIXTURES / "dscnn.input.npy")
+            want = np.load(ONNX_FIXTURES / "dscnn.output.npy")
+            got = np.from_dlpack(relaxvm.VirtualMachine(exe)["main"](x))
+            self.assertEqual(got.shape, want.shape)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+    def test_dynamic_batch_with_upper_bound(self):
+        exe = relaxvm.onnx.load(ONNX_FIXTURES / "mlp.dynbatch.onnx", upper_bounds={"batch": 8})
+        vm = relaxvm.VirtualMachine(exe)
+        for stem in ("mlp.dynbatch", "mlp.dynbatch.batch5"):
+            x = np.load(ONNX_FIXTURES / (stem + ".input.npy"))
+            want = np.load(ONNX_FIXTURES / (stem + ".output.npy"))
+            np.testing.assert_allclose(np.from_dlpack(vm["main"](x)), want, rtol=0, atol=1e-4 * np.abs(want).max())
+        with self.assertRaises(TypeError):
+            relaxvm.onnx.load(ONNX_FIXTURES / "mlp.dynbatch.onnx", upper_bounds={"batch": "eight"})
+
+    def test_errors(self):
+        with self.assertRaises(TypeError):
+            relaxvm.onnx.load(42)
+        with self.assertRaises(relaxvm.ValueError) as cm:
+            relaxvm.onnx.load(b"\x08\x07\x12")  # a ModelProto cut inside a field
+        self.assertIn("onnx", str(cm.exception))
+        # A well-formed model with an operator relaxvm does not implement: NotImplementedError,
+        # naming the operator. Hand-written bytes: ModelProto{ir_version 8, opset 13, graph{node
+        # {op_type "NoSuchOp"}}}.
+        node = b"\x22\x08NoSuchOp"                     # NodeProto.op_type (field 4)
+        graph = b"\x0a" + bytes([len(node)]) + node     # GraphProto.node (field 1)
+        opset = b"\x10\x0d"                            # OperatorSetIdProto.version 13
+        model = b"\x08\x08" + b"\x3a" + bytes([len(graph)]) + graph + b"\x42" + bytes([len(opset)]) + opset
+        with self.assertRaises(relaxvm.NotImplementedError) as cm:
+            relaxvm.onnx.load(model)
+        self.assertIsInstance(cm.exception, NotImplementedError)
+        self.assertIn("NoSuchOp", str(cm.exception))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -61,6 +61,8 @@ TEST_CASE("error kinds have the reference's names") {
   CHECK(rv::to_string(rv::error_kind::value) == "ValueError");
   CHECK(rv::to_string(rv::error_kind::runtime) == "RuntimeError");
   CHECK(rv::to_string(rv::error_kind::internal) == "InternalError");
+  CHECK(rv::to_string(rv::error_kind::unsupported) == "NotImplementedError");
+  CHECK(rv::unsupported_error("onnx: op X").kind() == rv::error_kind::unsupported);
   rv::error e(rv::error_kind::type, "wrong");
   e.add_context("in function 'main'");
   CHECK(e.message() == "wrong\n  in function 'main'");

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <relaxvm/kernels/elementwise.hpp>  // the kernels the wraparound test calls directly
 #include <relaxvm/onnx.hpp>
 #include <sanitizer/asan_interface.h>  // its macros do nothing without ASan
 #include <string>

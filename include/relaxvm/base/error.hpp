@@ -29,8 +29,10 @@ namespace relaxvm::RELAXVM_ABI {
 
 /// The reference's error classes: a wrong kind of object is `type`, a wrong ndim/dtype/size or a
 /// malformed input is `value`, a shape value mismatch at run time is `runtime`, a broken invariant
-/// of relaxvm itself is `internal`.
-enum class error_kind : std::uint8_t { type, value, runtime, internal };
+/// of relaxvm itself is `internal`; and `unsupported`: a well-formed input that relaxvm does not
+/// implement (an ONNX operator, attribute or dtype without a converter or kernel), so a caller can
+/// tell "not yet" from "wrong".
+enum class error_kind : std::uint8_t { type, value, runtime, internal, unsupported };
 
 constexpr std::string_view to_string(error_kind k) noexcept {
   switch (k) {
@@ -38,6 +40,7 @@ constexpr std::string_view to_string(error_kind k) noexcept {
     case error_kind::value: return "ValueError";
     case error_kind::runtime: return "RuntimeError";
     case error_kind::internal: return "InternalError";
+    case error_kind::unsupported: return "NotImplementedError";
   }
   return "UnknownError";
 }
@@ -198,6 +201,10 @@ template <class... Parts>
 error internal_error(const Parts&... parts) {
   return make_error(error_kind::internal, parts...);
 }
+template <class... Parts>
+error unsupported_error(const Parts&... parts) {
+  return make_error(error_kind::unsupported, parts...);
+}
 
 #if RELAXVM_HOSTED && RELAXVM_HEAP
 [[noreturn]] inline void default_error_handler(const error& e) noexcept {
@@ -217,10 +224,12 @@ error internal_error(const Parts&... parts) {
 /// RELAXVM_ERROR_TEXT=0 (terse firmware errors) only the first part is kept when it is text, and
 /// the rest is not formatted. The kinds are the reference's: type_error (TypeError: wrong kind of
 /// argument or arity), value_error (ValueError: a bad value or shape), runtime_error
-/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug).
+/// (RuntimeError: a failed check while running), internal_error (InternalError: a bug), and
+/// unsupported_error (NotImplementedError: valid input relaxvm does not implement).
 using detail::internal_error;
 using detail::runtime_error;
 using detail::type_error;
+using detail::unsupported_error;
 using detail::value_error;
 
 }  // namespace relaxvm

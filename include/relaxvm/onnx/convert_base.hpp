@@ -59,7 +59,7 @@ struct node_ctx {
   }
   template <class... Parts>
   error unsupported(const Parts&... parts) const {
-    return value_error("onnx: ", node_text(node, index).view(), " is not supported: ", parts...);
+    return unsupported_error("onnx: ", node_text(node, index).view(), " is not supported: ", parts...);
   }
 };
 

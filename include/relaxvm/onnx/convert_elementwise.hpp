@@ -173,7 +173,7 @@ inline result<entry> scalar_constant(relaxvm::dtype dt, double v) {
   RELAXVM_TRY_ASSIGN(tensor t, tensor::try_empty(relaxvm::shape{}, dt));
   if (dt == relaxvm::dtype::float32()) t.data<float>()[0] = static_cast<float>(v);
   else if (dt == relaxvm::dtype::float64()) t.data<double>()[0] = v;
-  else return value_error("onnx: a scalar constant of ", dt, " is not supported");
+  else return unsupported_error("onnx: a scalar constant of ", dt, " is not supported");
   return entry::of(std::move(t));
 }
 

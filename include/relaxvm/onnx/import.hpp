@@ -137,7 +137,7 @@ class import_state {
       e.v = fn().constant(t);
     } else {
       // Symbolic values a kernel takes as data: the shape they are, made into a tensor at run time.
-      if (e.dt != relaxvm::dtype::int64()) return value_error("onnx: symbolic ", e.dt, " values used as data are not supported yet");
+      if (e.dt != relaxvm::dtype::int64()) return unsupported_error("onnx: symbolic ", e.dt, " values used as data are not supported yet");
       const std::vector<ir::sym> n{ir::sym(static_cast<std::int64_t>(e.values.size()))};
       e.v = fn().call_packed("vm.builtin.shape_to_tensor", {ir::shape_arg(std::span<const ir::sym>(e.values))},
                              tensor_struct(n, relaxvm::dtype::int64()));
@@ -162,7 +162,7 @@ class import_state {
   /// axes, Slice's starts. An error when the value is computed at run time.
   result<std::vector<std::int64_t>> int_values(const entry& e, std::string_view op, std::string_view what) {
     if (!e.is_constant())
-      return value_error("onnx: ", op, ": ", what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
+      return unsupported_error("onnx: ", op, ": ", what, " computed at run time is not supported yet (it must be an initializer or a Constant)");
     RELAXVM_TRY_ASSIGN(tensor t, e.value());
     std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
     for (std::size_t i = 0; i < out.size(); ++i) {

@@ -166,9 +166,9 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
 
 RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) {
   const graph_info& g = m.graph;
-  if (g.sparse_initializers > 0) return value_error("onnx: sparse initializers are not supported");
+  if (g.sparse_initializers > 0) return unsupported_error("onnx: sparse initializers are not supported");
   if (const std::string missing = detail::unsupported_ops(m); !missing.empty())
-    return value_error("onnx: the model uses operators relaxvm does not support:", missing);
+    return unsupported_error("onnx: the model uses operators relaxvm does not support:", missing);
 
   detail::import_state st(m, opt);
   st.opset_ = m.opset("");
@@ -188,8 +188,8 @@ RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) 
   for (const value_info& in : g.inputs) {
     if (inits.count(in.name) != 0) continue;  // a default overridable by the caller (IR < 4): a constant
     if (in.type.what != type_info::kind::tensor)
-      return value_error("onnx: input '", in.name, "' is not a tensor: sequences, maps and optionals are not supported");
-    if (!in.type.has_shape) return value_error("onnx: input '", in.name, "' without a declared rank is not supported");
+      return unsupported_error("onnx: input '", in.name, "' is not a tensor: sequences, maps and optionals are not supported");
+    if (!in.type.has_shape) return unsupported_error("onnx: input '", in.name, "' without a declared rank is not supported");
     RELAXVM_TRY_ASSIGN(relaxvm::dtype dt, to_dtype(in.type.elem_type));
     std::vector<ir::sym> dims;
     for (const dimension& d : in.type.shape) {
@@ -242,8 +242,8 @@ RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) 
       if (symbolic) continue;
       const detail::converter convert = detail::find_converter(g.nodes[i].domain, g.nodes[i].op_type);
       if (convert == nullptr)
-        return value_error("onnx: ", detail::node_text(g.nodes[i], i).view(),
-                           " is not supported here: relaxvm folds it over shapes and constants, and this one computes tensor data");
+        return unsupported_error("onnx: ", detail::node_text(g.nodes[i], i).view(),
+                                 " is not supported here: relaxvm folds it over shapes and constants, and this one computes tensor data");
       RELAXVM_TRY_ASSIGN(const bool folded, detail::fold_constant(c, convert));
       if (folded) continue;
       RELAXVM_TRY(convert(c));

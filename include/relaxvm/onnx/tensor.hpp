@@ -41,7 +41,7 @@ inline result<dtype> to_dtype(std::int32_t t) {
     case data_type::complex64: return dtype(kDLComplex, 64);
     case data_type::complex128: return dtype(kDLComplex, 128);
     case data_type::bfloat16: return dtype::bfloat16();
-    case data_type::string: return value_error("onnx: STRING tensors are not supported (relaxvm's tensors hold numbers)");
+    case data_type::string: return unsupported_error("onnx: STRING tensors are not supported (relaxvm's tensors hold numbers)");
     case data_type::undefined: break;
   }
   return value_error("onnx: element type ", t, " is not one of ONNX's data types (1-16)");
