@@ -475,7 +475,7 @@ void info(const std::string& path, const std::string& params, const limits& lim)
   }
   const loaded l = load(path, params, lim);
   std::printf("%s: %s, %zu bytes\n", path.c_str(), std::string(format_name(l.kind)).c_str(), l.bytes);
-  std::printf("%s", l.exe.stats().c_str());
+  std::printf("%s", l.exe.stats(rv::constant_style::typed).c_str());
   const auto warnings = l.exe.warnings();
   std::printf("verified: yes, %zu warning%s\n", warnings.size(), warnings.size() == 1 ? "" : "s");
   for (const std::string& w : warnings) std::printf("  warning: %s\n", w.c_str());

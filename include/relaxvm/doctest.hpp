@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Optional doctest checks for tensors: on failure they print both tensors and the first element
-// that differs, with its index.
+// Optional doctest checks for tensors: on failure they print the first element that differs, with
+// its index, how many differ and the largest difference (also when the tensors printed below are
+// cut, past 64 elements), then both tensors.
 //
 //   #include <doctest/doctest.h>
 //   #include <relaxvm/doctest.hpp>
@@ -12,6 +13,7 @@
 //
 // A failure reads:
 //   values: CHECK( element [1, 0] (flat index 2) differs: 3.5 and 3
+//     mismatches: 1 of 4 elements; the largest difference 0.5 at [1, 0] (flat index 2)
 //     first:  tensor([[1, 2], [3.5, 4]], shape=[2, 2], dtype=float32, device=cpu:0)
 //     second: tensor([[1, 2], [3, 4]], shape=[2, 2], dtype=float32, device=cpu:0) )
 //
@@ -47,11 +49,42 @@ struct comparison {
 };
 
 namespace detail {
+// Tensors of the same dtype and shape that differ: how many elements differ, and the largest
+// difference (|a - b|, over the elements where it is a number), with its index. The printed
+// tensors are cut past 64 elements (append_tensor); this line is not.
+inline void append_mismatches(relaxvm::detail::text& out, const tensor& a, const tensor& b, const tolerance* tol,
+                              std::int64_t first) {
+  using relaxvm::detail::element_address;
+  using relaxvm::detail::load_element;
+  const std::int64_t n = a.numel();
+  std::int64_t count = 0, at = -1;
+  double largest = 0;
+  for (std::int64_t e = first; e < n; ++e) {
+    const auto x = load_element(element_address(a, e), a.dtype()), y = load_element(element_address(b, e), b.dtype());
+    if (relaxvm::detail::elements_match(x, y, tol)) continue;
+    ++count;
+    const double diff = relaxvm::detail::magnitude(relaxvm::detail::as_double(x) - relaxvm::detail::as_double(y));
+    if (!relaxvm::detail::is_nan(diff) && (at < 0 || diff > largest)) {
+      largest = diff;
+      at = e;
+    }
+  }
+  out << "\n  mismatches: " << count << " of " << n << " elements";
+  if (at < 0) return;  // each one a NaN against a number
+  out << "; the largest difference ";
+  relaxvm::detail::append_double(out, largest);
+  out << " at ";
+  relaxvm::detail::append_element_index(out, a, at);
+  out << " (flat index " << at << ')';
+}
+
 inline comparison compare(const tensor& a, const tensor& b, const tolerance* tol) {
-  std::string why = describe_difference(a, b, tol);
-  if (why.empty()) return {};
+  const tensor_difference d = tol != nullptr ? first_difference(a, b, *tol) : first_difference(a, b);
+  if (!d) return {};
   relaxvm::detail::text out;
-  out << why << "\n  first:  ";
+  out << describe_difference(a, b, tol);
+  if (d.why == tensor_difference::reason::element) append_mismatches(out, a, b, tol, d.index);
+  out << "\n  first:  ";
   relaxvm::detail::append_tensor(out, a);
   out << "\n  second: ";
   relaxvm::detail::append_tensor(out, b);

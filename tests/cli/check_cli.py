@@ -371,6 +371,12 @@ def main():
         expect('median' in out, 'time an ONNX model', out)
         rvx = os.path.join(tmp, 'mlp.rvx')
         run(tool, 'convert', mlp, rvx)
+        # Tensor constants (the weights) show their kind and dtype ("tensor float32[256, 784]"), and
+        # no entry of the pool is bare dims, as the reference's stats print a tensor ("[256, 784]").
+        out, _ = run(tool, 'info', rvx)
+        pool = next((line for line in out.splitlines() if 'Constant pool' in line), '')
+        expect('tensor float32[256, 784], tensor float32[256]' in pool and not re.search(r'(, |: \[)\[\d', pool),
+               'info names tensor constants with their dtype', out)
         y = os.path.join(tmp, 'y_rvx.npy')
         run(tool, 'run', rvx, os.path.join(onnx_dir, 'mlp.input.npy'), '-o', y)
         expect(os.path.exists(y) and close_to_torch(y), 'an ONNX model converted to .rvx runs the same', '')

@@ -1,5 +1,5 @@
 // expect-error: relaxvm_program_failed_to_build
-// expect-error: exec_builder: immediate 1152921504606846976 is outside
+// expect-error: exec_builder at \S*immediate_out_of_range\.cpp:8: immediate 1152921504606846976 is outside
 // expect-error: use add_int\(\) and c\(\) instead
 #include <relaxvm.hpp>
 namespace rv = relaxvm;

@@ -1,6 +1,8 @@
 // expect-error: relaxvm_program_failed_to_link
 // expect-error: relaxvm: bad_register
 // expect-error: the program was changed after build\(\) and does not verify: function .main., instruction 1 \(ret %1000\)
+// Nothing after the reason: no follow-up telling a caller of link() to call link().
+// reject-error: static assertion failed
 // A static executable changed in a constant expression after build() is verified again by link():
 // static_vm would otherwise run a program nothing verified.
 #include <relaxvm.hpp>

@@ -1,6 +1,8 @@
 // expect-error: relaxvm_program_failed_to_link
 // expect-error: relaxvm: link_error
 // expect-error: in function .main., instruction 0 \(call vm.nope in: %0 dst: %1\): .vm.nope. is not in the function table
+// Nothing after the reason: no follow-up telling a caller of link() to call link().
+// reject-error: static assertion failed
 #include <relaxvm.hpp>
 #include <relaxvm/vm/link.hpp>
 namespace rv = relaxvm;

@@ -1,5 +1,7 @@
 // expect-error: relaxvm_program_failed_to_link
 // expect-error: instruction 1 \(call vm.builtin.alloc_tensor .*\): vm.builtin.alloc_tensor: a view of 40 bytes at offset 96 does not fit its storage of 128 bytes \(%1, made by instruction 0\)
+// Nothing after the reason: no follow-up telling a caller of link() to call link().
+// reject-error: static assertion failed
 #include <relaxvm.hpp>
 namespace rv = relaxvm;
 static constexpr auto prog = rv::build([](rv::exec_builder& b) {

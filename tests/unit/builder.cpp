@@ -14,6 +14,8 @@ std::string build_error(const rv::exec_builder& b) {
   CHECK(r.error().kind() == rv::error_kind::value);
   return std::string(r.error().message());
 }
+// How a builder error names the call that made it: the file and line of the call.
+std::string at(int line) { return "exec_builder at " + std::string(__FILE__) + ":" + std::to_string(line) + ": "; }
 }  // namespace
 
 TEST_CASE("function scopes define functions in order of first mention") {
@@ -139,7 +141,7 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
   SUBCASE("emit outside a function") {
     rv::exec_builder b;
     b.emit_ret(b.r(0));
-    CHECK(build_error(b) == "exec_builder: emit_ret outside a function; open one with function(name, num_inputs) first");
+    CHECK(build_error(b) == at(__LINE__ - 1) + "emit_ret outside a function; open one with function(name, num_inputs) first");
   }
   SUBCASE("nested function") {
     rv::exec_builder b;
@@ -157,13 +159,13 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
       auto f = b.function("a", 0);
       b.emit_ret(b.void_arg());
     }
-    CHECK(build_error(b) == "exec_builder: function 'a' is defined twice");
+    CHECK(build_error(b) == at(__LINE__ - 3) + "function 'a' is defined twice");
   }
   SUBCASE("a packed function cannot be defined") {
     rv::exec_builder b;
     b.declare_function("ext");
     auto f = b.function("ext", 0);
-    CHECK(build_error(b) == "exec_builder: function 'ext' is already declared as a packed function");
+    CHECK(build_error(b) == at(__LINE__ - 1) + "function 'ext' is already declared as a packed function");
   }
   SUBCASE("parameter names must match the inputs") {
     rv::exec_builder b;
@@ -178,7 +180,8 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
   SUBCASE("an empty function") {
     rv::exec_builder b;
     { auto f = b.function("a", 0); }
-    CHECK(build_error(b) == "exec_builder: function 'a' has no instructions; end it with emit_ret");
+    // Reported at the function() call, whose scope ended it.
+    CHECK(build_error(b) == at(__LINE__ - 2) + "function 'a' has no instructions; end it with emit_ret");
   }
   SUBCASE("a function left open") {
     rv::exec_builder b;
@@ -210,7 +213,7 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
     rv::exec_builder b3;
     auto f3 = b3.function("a", 1);
     b3.emit_if(b3.c(0), 2);
-    CHECK(build_error(b3).find("emit_if: the condition must be a register") != std::string::npos);
+    CHECK(build_error(b3) == at(__LINE__ - 1) + "function 'a', instruction 0: emit_if: the condition must be a register");
   }
   SUBCASE("the first error is the one reported") {
     rv::exec_builder b;
@@ -221,7 +224,7 @@ TEST_CASE("builder misuse is reported by get(), never thrown while building") {
   SUBCASE("bad tensors") {
     rv::exec_builder b;
     b.add_tensor(rv::dtype::float32(), {2, 2}, {1, 2, 3});
-    CHECK(build_error(b).find("add_tensor: 3 bytes do not hold a tensor of 4 float32 elements") != std::string::npos);
+    CHECK(build_error(b) == at(__LINE__ - 1) + "add_tensor: 3 bytes do not hold a tensor of 4 float32 elements");
   }
   SUBCASE("a call's argument count cannot be patched") {
     rv::exec_builder b;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <relaxvm.hpp>
 #include <relaxvm/doctest.hpp>
@@ -181,8 +182,31 @@ TEST_CASE("relaxvm/doctest.hpp: a comparison names the first differing element a
   CHECK_FALSE(c);
   CHECK(printed(c) ==
         "element [1, 0] (flat index 2) differs: 3.5 and 3\n"
+        "  mismatches: 1 of 4 elements; the largest difference 0.5 at [1, 0] (flat index 2)\n"
         "  first:  tensor([[1, 2], [3.5, 4]], shape=[2, 2], dtype=float32, device=cpu:0)\n"
         "  second: tensor([[1, 2], [3, 4]], shape=[2, 2], dtype=float32, device=cpu:0)");
   CHECK(printed(rv::testing::tensors_close(y, want)).starts_with("element [1, 0] (flat index 2) differs: 3.5 and 3 (rtol"));
   CHECK(rv::testing::tensors_close(y, want, 0.2));
+}
+
+TEST_CASE("relaxvm/doctest.hpp: for a large tensor, the mismatches are counted past the printed part") {
+  // 3000 elements: the printed tensors stop after 64. Elements 5, 2000 and 2999 differ; the
+  // largest difference (-7 against 1, at [2, 0, 0]) is in the part not printed.
+  std::vector<float> got(3000, 1.0f), want(3000, 1.0f);
+  got[5] = 1.5f;
+  got[2000] = -7.0f;
+  got[2999] = 2.0f;
+  const rv::tensor a = rv::tensor::from<float>(got, {3, 10, 100}), b = rv::tensor::from<float>(want, {3, 10, 100});
+  const std::string report = printed(rv::testing::tensors_close(a, b));
+  CHECK(report.starts_with("element [0, 0, 5] (flat index 5) differs: 1.5 and 1 (rtol 1e-05, atol 1e-08)\n"
+                           "  mismatches: 3 of 3000 elements; the largest difference 8 at [2, 0, 0] (flat index 2000)\n"
+                           "  first:  tensor("));
+  CHECK(report.find("...") != std::string::npos);  // the printed tensors are cut
+  // Within the tolerance, elements do not count: with atol 1, only element 2000 differs.
+  CHECK(printed(rv::testing::tensors_close(a, b, 0, 1)).find("mismatches: 1 of 3000 elements; the largest difference 8") !=
+        std::string::npos);
+  // Integers: the difference as a number, exactly.
+  CHECK(printed(rv::testing::tensors_equal(rv::tensor::from<std::int64_t>({0, 5, -3}, {3}),
+                                           rv::tensor::from<std::int64_t>({0, 2, 4}, {3})))
+            .find("mismatches: 2 of 3 elements; the largest difference 7 at [2] (flat index 2)") != std::string::npos);
 }

@@ -99,6 +99,11 @@ TEST_CASE("stats shows every kind of constant") {
         "Relax VM executable statistics:\n"
         "  Constant pool (# 7): [7, 2.5, false, cpu:1, shapetuple[], [2, 3], scalar]\n"
         "  Globals (#1): [main]\n");
+  // Typed (relaxvm info): a tensor constant names its kind and dtype, so it cannot pass for a shape.
+  CHECK(b.get().stats(rv::constant_style::typed) ==
+        "Relax VM executable statistics:\n"
+        "  Constant pool (# 7): [7, 2.5, false, cpu:1, shapetuple[], tensor float32[2, 3], tensor float32 scalar]\n"
+        "  Globals (#1): [main]\n");
 }
 
 TEST_CASE("as_cpp prints builder code") {

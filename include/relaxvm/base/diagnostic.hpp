@@ -6,18 +6,17 @@
 // error message. One funnel for all:
 //
 // - a `diagnostic` holds the message (a literal type, so it can be a template argument);
-// - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
-//   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
-//   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
-//   character chunks that become the template arguments of a function the evaluation cannot call
-//   (`relaxvm_program_failed_to_build`, `..._to_link`,
-//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`), and the compiler prints them.
+// - the step that failed calls its stop function (`relaxvm_program_failed_to_build`, `..._to_link`,
+//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`) with spelled<D>(), inside the
+//   constant expression it evaluates; the stop function reaches a non-constexpr one, and the
+//   compiler prints the call with the message in one piece (g++ once, in the call's argument;
+//   clang in the string literal passed).
 #ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
 #define RELAXVM_BASE_DIAGNOSTIC_HPP
 
 #include <cstddef>
+#include <source_location>
 #include <string_view>
-#include <utility>
 
 #include "config.hpp"  // RELAXVM_ABI
 #include "text_builder.hpp"
@@ -42,64 +41,69 @@ struct diagnostic {
   constexpr std::string_view view() const { return std::string_view(message, size); }
 };
 
-/// A failure message's start: "relaxvm: <what>", padded to its own 30-character chunk so that it
-/// is easy to spot in the compiler's output.
+/// A failure message's start: "relaxvm: <what>", then the message.
 constexpr text diagnostic_start(std::string_view what) {
   text t;
-  t << "relaxvm: " << what << ' ';
-  t.pad_to(30);
+  t << "relaxvm: " << what << ": ";
   return t;
 }
 
-/// 30 characters of a message. Clang prints a char-array template argument as a string only
-/// when it is short and free of single quotes; GCC prints any length.
-struct message_chunk {
-  char text[31]{};
+/// A message as a template argument of its exact length. Clang 16 prints a char array in a
+/// diagnostic whole only when it is short (36 characters), or inside a string literal; the
+/// function_name() of a function templated on the message is such a literal, spelled in full.
+template <std::size_t N>
+struct message_text {
+  char text[N]{};
 };
 
-inline constexpr std::size_t chunk_chars = 30;
-
-template <diagnostic D>
-constexpr message_chunk chunk_of(std::size_t k) {
-  message_chunk c{};
-  for (std::size_t i = 0; i < chunk_chars; ++i) {
-    const std::size_t at = k * chunk_chars + i;
-    char ch = at < D.size ? D.message[at] : ' ';
-    c.text[i] = ch == '\'' ? '`' : ch;
+/// d's message (N - 1 characters) as a message_text. Quotes and backslashes would come out
+/// escaped once or twice in a literal, and clang spells a string with a byte past ASCII as
+/// numbers: each becomes ` or / or ?, so the message reads the same in every compiler's output.
+template <std::size_t N>
+constexpr message_text<N> message_of(const diagnostic& d) {
+  message_text<N> m{};
+  for (std::size_t i = 0; i + 1 < N; ++i) {
+    const char c = d.message[i];
+    m.text[i] = c == '\'' || c == '"' ? '`' : c == '\\' ? '/' : c < ' ' || c > '~' ? '?' : c;
   }
-  return c;
+  return m;
 }
 
-/// Deliberately not constexpr: reaching one during constant evaluation makes the compiler print
-/// its template arguments, which are the message. The name says which step failed.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_build() {}
-template <message_chunk... Message>
-void relaxvm_program_failed_to_link() {}
-template <message_chunk... Message>
-void relaxvm_typed_invoke_failed() {}
-template <message_chunk... Message>
-void relaxvm_buffer_too_small() {}
-
-enum class diagnostic_phase { build, link, invoke, buffer };
-
-template <diagnostic D, diagnostic_phase P, std::size_t... K>
-constexpr void report_chunks(std::index_sequence<K...>) {
-  if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
-  else if constexpr (P == diagnostic_phase::link) relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
-  else if constexpr (P == diagnostic_phase::invoke) relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
-  else relaxvm_buffer_too_small<chunk_of<D>(K)...>();
+template <auto Message>
+constexpr const char* spelled_text() {
+  return std::source_location::current().function_name();
 }
 
-/// Fails the compilation with D's message (D must have failed). Called where a constant
-/// expression is evaluated, so that the failure is reported while it is.
-template <diagnostic D, diagnostic_phase P>
-constexpr void report() {
-#if defined(__cpp_static_assert) && __cpp_static_assert >= 202306L
-  static_assert(D.ok, D.view());
-#else
-  report_chunks<D, P>(std::make_index_sequence<(D.size + chunk_chars - 1) / chunk_chars>());
-#endif
+/// D's message, spelled where the compiler prints it: as this call's template argument (g++
+/// prints the call, with its arguments' values, once) and inside the string literal returned
+/// (clang prints the literal whole where the pointer is passed on).
+template <diagnostic D>
+constexpr const char* spelled() {
+  return spelled_text<message_of<D.size + 1>(D)>();
+}
+
+/// Deliberately not constexpr: reaching it stops the constant evaluation.
+inline void relaxvm_compile_time_error() {}
+
+/// The compile-time failures, one per step (the name says which), each called with spelled<D>()
+/// where a constant expression is evaluated, so that the compilation fails while it is and the
+/// compiler shows the call with the message: relaxvm_program_failed_to_build(spelled<d>()).
+/// `stop` is always true (a function that can never be constant would be an error of its own).
+constexpr int relaxvm_program_failed_to_build(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_program_failed_to_link(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_typed_invoke_failed(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_buffer_too_small(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
 }
 
 }  // namespace relaxvm::detail

@@ -2,7 +2,8 @@
 // exec_builder: emits functions, instructions and constants, then formalizes and verifies them.
 // Everything here is constexpr, so the same builder code runs at run time (get()) and at compile
 // time (build() in static_executable.hpp). Misuse never throws while building: the first error is
-// kept and reported by finish(), get() or the compiler.
+// kept and reported by finish(), get() or the compiler, with the file and line of the builder call
+// that made it (each call that can fail takes a std::source_location, by default its caller's).
 #ifndef RELAXVM_BYTECODE_BUILDER_HPP
 #define RELAXVM_BYTECODE_BUILDER_HPP
 
@@ -10,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <source_location>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -53,19 +55,21 @@ class exec_builder {
   /// Ends its function when it goes out of scope.
   class [[nodiscard]] function_scope {
    public:
-    constexpr explicit function_scope(exec_builder* b) : b_(b) {}
-    constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+    constexpr explicit function_scope(exec_builder* b, std::source_location where = std::source_location::current())
+        : b_(b), where_(where) {}
+    constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)), where_(o.where_) {}
     function_scope(const function_scope&) = delete;
     function_scope& operator=(const function_scope&) = delete;
     function_scope& operator=(function_scope&&) = delete;
     constexpr ~function_scope() { end(); }
     /// Ends the function now, before the scope does.
     constexpr void end() {
-      if (b_) std::exchange(b_, nullptr)->end_function();
+      if (b_) std::exchange(b_, nullptr)->end_function(where_);
     }
 
    private:
     exec_builder* b_;
+    std::source_location where_;  // of the function() call: an empty function is reported there
   };
 
   constexpr exec_builder() = default;
@@ -74,39 +78,39 @@ class exec_builder {
 
   /// Opens function `name` whose first `num_inputs` registers hold its arguments.
   constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
-                                    std::initializer_list<std::string_view> param_names = {}) {
-    return function(name, num_inputs, std::span<const std::string_view>(param_names.begin(), param_names.size()));
+                                    std::initializer_list<std::string_view> param_names = {}, std::source_location where = std::source_location::current()) {
+    return function(name, num_inputs, std::span<const std::string_view>(param_names.begin(), param_names.size()), where);
   }
   constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
-                                    std::span<const std::string_view> param_names) {
-    begin_function(name, num_inputs, param_names);
-    return function_scope(this);
+                                    std::span<const std::string_view> param_names, std::source_location where = std::source_location::current()) {
+    begin_function(name, num_inputs, param_names, where);
+    return function_scope(this, where);
   }
 
   constexpr void begin_function(std::string_view name, std::int64_t num_inputs,
-                                std::span<const std::string_view> param_names = {}) {
+                                std::span<const std::string_view> param_names = {}, std::source_location where = std::source_location::current()) {
     if (failed_) return;
     if (current_ >= 0) {
-      fail() << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
+      fail(where) << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
              << "' is still open; end it first (its scope object ends it)";
       return;
     }
     if (name.empty()) {
-      fail() << "a function needs a non-empty name";
+      fail(where) << "a function needs a non-empty name";
       return;
     }
     if (num_inputs < 0 || num_inputs > max_register_file_size) {
-      fail() << "function '" << name << "' has " << num_inputs << " inputs; use 0 to " << max_register_file_size;
+      fail(where) << "function '" << name << "' has " << num_inputs << " inputs; use 0 to " << max_register_file_size;
       return;
     }
     if (!param_names.empty() && static_cast<std::int64_t>(param_names.size()) != num_inputs) {
-      fail() << "function '" << name << "' has " << num_inputs << " inputs but " << param_names.size()
+      fail(where) << "function '" << name << "' has " << num_inputs << " inputs but " << param_names.size()
              << " parameter names; give one name per input, or none";
       return;
     }
     std::int64_t idx = find_function(name);
     if (idx >= 0 && state_[static_cast<std::size_t>(idx)] != entry_state::referenced) {
-      fail() << "function '" << name << "' is "
+      fail(where) << "function '" << name << "' is "
              << (state_[static_cast<std::size_t>(idx)] == entry_state::defined ? "defined twice"
                                                                                  : "already declared as a packed function");
       return;
@@ -124,16 +128,16 @@ class exec_builder {
     current_ = idx;
   }
 
-  constexpr void end_function() {
+  constexpr void end_function(std::source_location where = std::source_location::current()) {
     if (failed_) return;
     if (current_ < 0) {
-      fail() << "end_function() without an open function";
+      fail(where) << "end_function() without an open function";
       return;
     }
     func_info& f = layout_.funcs[current_u()];
     f.end = static_cast<std::int64_t>(layout_.instr_offset.size());
     if (f.end == f.start) {
-      fail() << "function '" << layout_.view().name(current_u()) << "' has no instructions; end it with emit_ret";
+      fail(where) << "function '" << layout_.view().name(current_u()) << "' has no instructions; end it with emit_ret";
       return;
     }
     current_ = -1;
@@ -141,13 +145,13 @@ class exec_builder {
 
   /// Declares a function without defining it; packed functions are resolved by name from the
   /// registry when a VM is made. Returns its index in the function table.
-  constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed) {
+  constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed, std::source_location where = std::source_location::current()) {
     if (failed_) return 0;
     std::int64_t idx = find_function(name);
     if (kind == func_kind::vm) return idx >= 0 ? idx : add_entry(name, entry_state::referenced);
     if (idx < 0) return add_entry(name, entry_state::packed);
     if (state_[static_cast<std::size_t>(idx)] == entry_state::defined) {
-      fail() << "function '" << name << "' is already defined as a vm function";
+      fail(where) << "function '" << name << "' is already defined as a vm function";
       return idx;
     }
     state_[static_cast<std::size_t>(idx)] = entry_state::packed;
@@ -157,34 +161,34 @@ class exec_builder {
   // ---- arguments -------------------------------------------------------------------------
 
   /// Register `i` of the current frame.
-  constexpr arg r(std::int64_t i) {
+  constexpr arg r(std::int64_t i, std::source_location where = std::source_location::current()) {
     if (i < 0 || (i >= begin_special_register && i != void_register && i != vm_register)) {
-      fail() << "register " << i << " is out of range; registers are 0 to 2^54-1";
+      fail(where) << "register " << i << " is out of range; registers are 0 to 2^54-1";
       return arg::reg(0);
     }
     return arg::reg(i);
   }
   /// An integer immediate (inline constant) in +-(2^55-1).
-  constexpr arg imm(std::int64_t v) {
+  constexpr arg imm(std::int64_t v, std::source_location where = std::source_location::current()) {
     if (v < arg_value_min || v > arg_value_max) {
-      fail() << "immediate " << v << " is outside +-(2^55-1); use add_int() and c() instead";
+      fail(where) << "immediate " << v << " is outside +-(2^55-1); use add_int() and c() instead";
       return arg::imm(0);
     }
     return arg::imm(v);
   }
   /// Constant `i` of the pool (an index from add_*()).
-  constexpr arg c(std::int64_t i) {
+  constexpr arg c(std::int64_t i, std::source_location where = std::source_location::current()) {
     if (i < 0 || i > arg_value_max) {
-      fail() << "constant index " << i << " is out of range";
+      fail(where) << "constant index " << i << " is out of range";
       return arg::constant(0);
     }
     return arg::constant(i);
   }
   /// Function `name` as a value (a closure argument, or the target of emit_call(arg, ...)).
   /// It may be defined later; a name never defined is a packed function.
-  constexpr arg f(std::string_view name) {
+  constexpr arg f(std::string_view name, std::source_location where = std::source_location::current()) {
     if (name.empty()) {
-      fail() << "f(\"\"): a function needs a non-empty name";
+      fail(where) << "f(\"\"): a function needs a non-empty name";
       return arg::func(0);
     }
     std::int64_t idx = find_function(name);
@@ -201,24 +205,27 @@ class exec_builder {
   /// call `func`(args...) -> dst. `func` is a packed function, or a vm function (then the VM
   /// pushes a frame: recursion works). No destination, or void_arg(), discards the result.
   constexpr void emit_call(std::string_view func, std::initializer_list<arg> args = {},
-                           arg dst = arg::reg(void_register)) {
-    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+                           arg dst = arg::reg(void_register), std::source_location where = std::source_location::current()) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst, where);
   }
-  constexpr void emit_call(std::string_view func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
-    if (!in_function("emit_call")) return;
-    emit_call(f(func), args, dst);
+  constexpr void emit_call(std::string_view func, std::span<const arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_call", where)) return;
+    emit_call(f(func, where), args, dst, where);
   }
-  constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
-    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+  constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst, where);
   }
-  constexpr void emit_call(arg func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
-    if (!in_function("emit_call")) return;
+  constexpr void emit_call(arg func, std::span<const arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_call", where)) return;
     if (func.kind() != arg_kind::func_idx) {
-      fail_here() << "emit_call: the callee must be a function (f(name)), not another kind of argument";
+      fail_here(where) << "emit_call: the callee must be a function (f(name)), not another kind of argument";
       return;
     }
     if (dst.kind() != arg_kind::reg) {
-      fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
+      fail_here(where) << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
     // One append for the header and a push per argument: at compile time every constexpr step
@@ -230,10 +237,10 @@ class exec_builder {
     for (const arg& a : args) layout_.instr_data.push_back(a.data);
   }
   /// ret result
-  constexpr void emit_ret(arg result) {
-    if (!in_function("emit_ret")) return;
+  constexpr void emit_ret(arg result, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_ret", where)) return;
     if (result.kind() != arg_kind::reg) {
-      fail_here() << "emit_ret: the result must be a register; copy a constant into one with vm.builtin.copy";
+      fail_here(where) << "emit_ret: the result must be a register; copy a constant into one with vm.builtin.copy";
       return;
     }
     begin_instruction();
@@ -241,17 +248,17 @@ class exec_builder {
     push(result.value());
   }
   /// goto: pc += pc_offset (relative to this instruction).
-  constexpr void emit_goto(std::int64_t pc_offset) {
-    if (!in_function("emit_goto")) return;
+  constexpr void emit_goto(std::int64_t pc_offset, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_goto", where)) return;
     begin_instruction();
     push(static_cast<std::int64_t>(opcode::goto_));
     push(pc_offset);
   }
   /// If cond != 0 fall through, else pc += false_offset (relative to this instruction).
-  constexpr void emit_if(arg cond, std::int64_t false_offset) {
-    if (!in_function("emit_if")) return;
+  constexpr void emit_if(arg cond, std::int64_t false_offset, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_if", where)) return;
     if (cond.kind() != arg_kind::reg) {
-      fail_here() << "emit_if: the condition must be a register";
+      fail_here(where) << "emit_if: the condition must be a register";
       return;
     }
     begin_instruction();
@@ -268,11 +275,11 @@ class exec_builder {
   }
   /// Sets word `word` of instruction `instr` (relative to the open function) to `value`, e.g. the
   /// offset of a goto (word 1) or an If (word 2) emitted before its target was known.
-  constexpr void patch(std::int64_t instr, std::int64_t word, std::int64_t value) {
-    if (!in_function("patch")) return;
+  constexpr void patch(std::int64_t instr, std::int64_t word, std::int64_t value, std::source_location where = std::source_location::current()) {
+    if (!in_function("patch", where)) return;
     const std::int64_t global = layout_.funcs[current_u()].start + instr;
     if (instr < 0 || global >= static_cast<std::int64_t>(layout_.instr_offset.size())) {
-      fail_here() << "patch: instruction " << instr << " does not exist in this function";
+      fail_here(where) << "patch: instruction " << instr << " does not exist in this function";
       return;
     }
     const std::int64_t off = layout_.instr_offset[static_cast<std::size_t>(global)];
@@ -280,13 +287,13 @@ class exec_builder {
                                  ? layout_.instr_offset[static_cast<std::size_t>(global + 1)]
                                  : static_cast<std::int64_t>(layout_.instr_data.size());
     if (word < 1 || word >= end - off) {
-      fail_here() << "patch: instruction " << instr << " has no word " << word
+      fail_here(where) << "patch: instruction " << instr << " has no word " << word
                   << " (word 0 is the opcode and cannot be patched)";
       return;
     }
     if (layout_.instr_data[static_cast<std::size_t>(off)] == static_cast<std::int64_t>(opcode::call) && word == 3) {
       // The argument count fixes the instruction's length; the stream must stay well formed.
-      fail_here() << "patch: word 3 of a call is its argument count, which cannot be patched";
+      fail_here(where) << "patch: word 3 of a call is its argument count, which cannot be patched";
       return;
     }
     layout_.instr_data[static_cast<std::size_t>(off + word)] = value;
@@ -321,19 +328,20 @@ class exec_builder {
   }
 
   /// A tensor constant from raw little-endian bytes; bytes.size() must match shape and dtype.
-  constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes) {
+  constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes,
+                                    std::source_location where = std::source_location::current()) {
     if (failed_) return 0;
     std::int64_t numel = 1;
     for (std::int64_t d : shape) {
       if (d < 0 || !detail::checked_mul(numel, d, numel)) {
-        fail() << "add_tensor: dimensions must be 0 or more and their product must fit in int64";
+        fail(where) << "add_tensor: dimensions must be 0 or more and their product must fit in int64";
         return 0;
       }
     }
     std::int64_t nbytes = 0;
     if (!t.valid_for_tensor() || !detail::checked_mul(numel, t.bytes(), nbytes) ||
         nbytes != static_cast<std::int64_t>(bytes.size())) {
-      fail() << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
+      fail(where) << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
              << t << " elements";
       return 0;
     }
@@ -349,14 +357,14 @@ class exec_builder {
     return intern(c, m);
   }
   constexpr std::int64_t add_tensor(dtype t, std::initializer_list<std::int64_t> shape,
-                                    std::initializer_list<std::uint8_t> bytes) {
+                                    std::initializer_list<std::uint8_t> bytes, std::source_location where = std::source_location::current()) {
     return add_tensor(t, std::span<const std::int64_t>(shape.begin(), shape.size()),
-                      std::span<const std::uint8_t>(bytes.begin(), bytes.size()));
+                      std::span<const std::uint8_t>(bytes.begin(), bytes.size()), where);
   }
   /// A tensor constant from typed elements: add_tensor<float>({1, 2, 3, 4}, {2, 2}).
   template <class T>
     requires std::is_arithmetic_v<T>
-  constexpr std::int64_t add_tensor(std::span<const T> data, std::span<const std::int64_t> shape) {
+  constexpr std::int64_t add_tensor(std::span<const T> data, std::span<const std::int64_t> shape, std::source_location where = std::source_location::current()) {
     std::vector<std::uint8_t> bytes;
     bytes.reserve(data.size() * sizeof(T));
     for (const T& x : data) {
@@ -370,13 +378,14 @@ class exec_builder {
           bytes.insert(bytes.end(), raw.begin(), raw.end());
       }
     }
-    return add_tensor(dtype_of<T>(), shape, bytes);
+    return add_tensor(dtype_of<T>(), shape, bytes, where);
   }
   template <class T>
     requires std::is_arithmetic_v<T>
-  constexpr std::int64_t add_tensor(std::initializer_list<T> data, std::initializer_list<std::int64_t> shape) {
+  constexpr std::int64_t add_tensor(std::initializer_list<T> data, std::initializer_list<std::int64_t> shape,
+                                    std::source_location where = std::source_location::current()) {
     return add_tensor(std::span<const T>(data.begin(), data.size()),
-                      std::span<const std::int64_t>(shape.begin(), shape.size()));
+                      std::span<const std::int64_t>(shape.begin(), shape.size()), where);
   }
 
   /// Adds any value that has a constant_traits specialization (integers, floating point, bool,
@@ -406,8 +415,8 @@ class exec_builder {
   /// registers are not in formalized order).
   constexpr void set_formalize(bool on) { formalize_ = on; }
   /// Gives the open function at least `n` registers, whatever formalization computes.
-  constexpr void reserve_registers(std::int64_t n) {
-    if (!in_function("reserve_registers")) return;
+  constexpr void reserve_registers(std::int64_t n, std::source_location where = std::source_location::current()) {
+    if (!in_function("reserve_registers", where)) return;
     reserved_registers_[current_u()] = n;
   }
 
@@ -461,7 +470,10 @@ class exec_builder {
  private:
   constexpr bool unfinished(build_output& out) const {
     if (failed_) {
-      out.message << "exec_builder: " << error_;
+      out.message << "exec_builder";
+      // The call that failed, where one was given (a default-constructed location has no file).
+      if (error_at_.line() != 0) out.message << " at " << error_at_.file_name() << ':' << error_at_.line();
+      out.message << ": " << error_;
     } else if (current_ >= 0) {
       out.message << "exec_builder: function '" << layout_.view().name(current_u())
                   << "' is still open; end it (its scope object does) before finishing";
@@ -502,26 +514,27 @@ class exec_builder {
   constexpr std::size_t current_u() const { return static_cast<std::size_t>(current_); }
 
   // The first failure is kept; later ones are written to a scratch text and dropped.
-  constexpr detail::text& fail() {
+  constexpr detail::text& fail(std::source_location where = {}) {
     if (!failed_) {
       failed_ = true;
+      error_at_ = where;
       return error_;
     }
     dropped_.clear();
     return dropped_;
   }
   // Names the function and instruction being emitted.
-  constexpr detail::text& fail_here() {
-    detail::text& t = fail();
+  constexpr detail::text& fail_here(std::source_location where) {
+    detail::text& t = fail(where);
     t << "function '" << layout_.view().name(current_u()) << "', instruction " << next_instruction() << ": ";
     return t;
   }
   // (`what` is a const char*, not a string_view: making a string_view of a literal counts its
   // characters, a few constexpr steps each, on every instruction emitted.)
-  constexpr bool in_function(const char* what) {
+  constexpr bool in_function(const char* what, std::source_location where) {
     if (failed_) return false;
     if (current_ < 0) {
-      fail() << what << " outside a function; open one with function(name, num_inputs) first";
+      fail(where) << what << " outside a function; open one with function(name, num_inputs) first";
       return false;
     }
     return true;
@@ -624,6 +637,7 @@ class exec_builder {
   std::int64_t current_ = -1;       // the open function, or -1
   bool failed_ = false;             // a call has failed (error_ says how): a flag, as text::empty() costs constexpr steps
   detail::text error_;              // the first failure
+  std::source_location error_at_;   // the builder call that made it
   detail::text dropped_;            // later failures
 };
 

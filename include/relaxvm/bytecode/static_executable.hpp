@@ -111,7 +111,7 @@ template <class F>
 consteval auto build(F) {
   constexpr const detail::build_summary& s = detail::summary_of<F>;
   if constexpr (!s.result.ok) {
-    detail::report<s.result, detail::diagnostic_phase::build>();
+    detail::relaxvm_program_failed_to_build(detail::spelled<s.result>());
     return static_executable<layout_sizes{}>{};
   } else {
     // The digest of what is stored (the second run, which is the program the first verified),

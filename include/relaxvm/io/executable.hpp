@@ -114,7 +114,7 @@ class basic_executable {
   /// The reference's text dump.
   std::string as_text() const { return relaxvm::as_text(view()); }
   /// The reference's statistics: constant pool and function table.
-  std::string stats() const { return relaxvm::stats(view()); }
+  std::string stats(constant_style style = constant_style::reference) const { return relaxvm::stats(view(), style); }
   /// Builder code that rebuilds this executable (see relaxvm::as_cpp).
   std::string as_cpp() const { return relaxvm::as_cpp(view()); }
 

@@ -23,6 +23,11 @@
 #include "../bytecode/layout.hpp"
 
 namespace relaxvm::RELAXVM_ABI {
+
+/// How stats() shows tensor constants: by shape, as the reference does ("[2, 3]"), or with
+/// their kind and dtype ("tensor float32[2, 3]"), so that they cannot be taken for shapes.
+enum class constant_style { reference, typed };
+
 namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }
@@ -49,9 +54,10 @@ inline void append_dims(text& out, const exec_view& v, const const_info& c) {
   }
 }
 
-/// One constant as stats() shows it: tensors by shape ("[2, 3]" or "scalar"), shapes as
+/// One constant as stats() shows it: tensors by shape ("[2, 3]" or "scalar"; with
+/// constant_style::typed, "tensor float32[2, 3]" or "tensor float32 scalar"), shapes as
 /// "shapetuple[4, 6]", strings quoted, numbers and dtypes as themselves.
-inline void append_constant_summary(text& out, const exec_view& v, const const_info& c) {
+inline void append_constant_summary(text& out, const exec_view& v, const const_info& c, constant_style style) {
   switch (c.kind) {
     case const_kind::int64: out << c.scalar; break;
     case const_kind::float64: append_double(out, std::bit_cast<double>(c.scalar)); break;
@@ -65,6 +71,11 @@ inline void append_constant_summary(text& out, const exec_view& v, const const_i
       break;
     case const_kind::string: out << '"' << v.str({c.data_offset, c.data_size}) << '"'; break;
     case const_kind::tensor:
+      if (style == constant_style::typed) {
+        out << "tensor ";
+        append_dtype(out, dtype::unpack(c.scalar));
+        if (c.ndim == 0) out << ' ';
+      }
       if (c.ndim == 0) {
         out << "scalar";
       } else {
@@ -201,14 +212,16 @@ inline std::string as_text(const exec_view& v) {
   return detail::to_std_string(out);
 }
 
-/// The reference's statistics: the constant pool and the function table.
-inline std::string stats(const exec_view& v) {
+/// The reference's statistics: the constant pool and the function table. The reference shows a
+/// tensor constant by its shape alone, as "[2, 3]", which reads like a shape: constant_style::typed
+/// shows "tensor float32[2, 3]" (the command-line tool's `info` does).
+inline std::string stats(const exec_view& v, constant_style style = constant_style::reference) {
   detail::text out;
   out << "Relax VM executable statistics:\n";
   out << "  Constant pool (# " << v.constants.size() << "): [";
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (i) out << ", ";
-    detail::append_constant_summary(out, v, v.constant(i));
+    detail::append_constant_summary(out, v, v.constant(i), style);
   }
   out << "]\n";
   out << "  Globals (#" << v.funcs.size() << "): [";

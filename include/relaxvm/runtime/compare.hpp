@@ -159,6 +159,19 @@ inline const unsigned char* element_address(const tensor& t, std::int64_t e) noe
   return base + offset * size;
 }
 
+// Element `flat` (row-major) of a tensor of shape `t`'s, as "[1, 0]".
+inline void append_element_index(text& out, const tensor& t, std::int64_t flat) {
+  std::int64_t rest = flat, idx[64] = {};
+  const std::int64_t n = t.ndim() < 64 ? t.ndim() : 64;
+  for (std::int64_t k = n - 1; k >= 0; --k) {
+    idx[k] = rest % t.shape()[k];
+    rest /= t.shape()[k];
+  }
+  out << '[';
+  for (std::int64_t k = 0; k < n; ++k) out << (k ? ", " : "") << idx[k];
+  out << ']';
+}
+
 inline tensor_difference compare_tensors(const tensor& a, const tensor& b, const tolerance* tol) noexcept {
   using reason = tensor_difference::reason;
   if (!a.defined() || !b.defined()) return {a.defined() == b.defined() ? reason::none : reason::defined, -1};
@@ -378,15 +391,9 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
     case reason::not_host: out << "a tensor is on " << (a.device().device_type == kDLCPU ? b.device() : a.device())
                                << " or has no data: the host cannot read it"; break;
     case reason::element: {
-      out << "element [";
-      std::int64_t rest = d.index, idx[64] = {};
-      const std::int64_t n = a.ndim() < 64 ? a.ndim() : 64;
-      for (std::int64_t k = n - 1; k >= 0; --k) {
-        idx[k] = rest % a.shape()[k];
-        rest /= a.shape()[k];
-      }
-      for (std::int64_t k = 0; k < n; ++k) out << (k ? ", " : "") << idx[k];
-      out << "] (flat index " << d.index << ") differs: ";
+      out << "element ";
+      detail::append_element_index(out, a, d.index);
+      out << " (flat index " << d.index << ") differs: ";
       detail::append_element_value(out, detail::load_element(detail::element_address(a, d.index), a.dtype()));
       out << " and ";
       detail::append_element_value(out, detail::load_element(detail::element_address(b, d.index), b.dtype()));

@@ -223,6 +223,9 @@ constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, 
   return known;
 }
 
+/// What link() returns for a program that does not link (after the compilation failed).
+struct link_failed {};
+
 template <class Entry, class Site>
 concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typename Entry::site> &&
                        Entry::site::template applies<Site>();
@@ -446,24 +449,22 @@ struct linked_program {
 template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
+  // Each check a constant of its own (its own constexpr step budget), the next only when the one
+  // before passed: the program as build() verified it, then against the table, then the views of
+  // constant storages.
   constexpr detail::diagnostic built = detail::check_built(Prog);
-  if constexpr (!built.ok) {
-    constexpr int failed = (detail::report<built, detail::diagnostic_phase::link>(), 0);
-    (void)failed;
-  }
   constexpr detail::diagnostic d = built.ok ? detail::check_link<table_type>(Prog.view()) : detail::diagnostic{};
-  if constexpr (!d.ok) {
-    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
-    constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
-    (void)failed;
-  }
-  // Views of constant storages that cannot fit them.
   constexpr detail::diagnostic views = built.ok && d.ok ? detail::check_constant_views(Prog.view()) : detail::diagnostic{};
-  if constexpr (!views.ok) {
-    constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
+  if constexpr (!built.ok || !d.ok || !views.ok) {
+    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too; no
+    // linked_program is made, so its own check does not repeat the failure.
+    constexpr detail::diagnostic failure = !built.ok ? built : !d.ok ? d : views;
+    constexpr int failed = detail::relaxvm_program_failed_to_link(detail::spelled<failure>());
     (void)failed;
+    return detail::link_failed{};
+  } else {
+    return linked_program<Prog, Table, Options>{};
   }
-  return linked_program<Prog, Table, Options>{};
 }
 
 }  // namespace relaxvm

@@ -106,7 +106,7 @@ class static_vm final : public vm_context {
   static result<static_vm> create(std::byte (&memory)[N], std::span<const device_allocator> devices) {
     if constexpr (Linked::bounded && N < memory_bytes) {
       constexpr detail::diagnostic d = buffer_check("create", "VM memory", N, memory_bytes, "memory_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     return create(std::span<std::byte>(memory), devices);
@@ -127,7 +127,7 @@ class static_vm final : public vm_context {
                   "and use relaxvm::allocator::arena");
     if constexpr (N < Linked::arena_bytes) {
       constexpr detail::diagnostic d = buffer_check("arena", "arena", N, Linked::arena_bytes, "arena_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     return allocator::arena(buffer.span());
@@ -150,7 +150,7 @@ class static_vm final : public vm_context {
     if constexpr (N < Linked::object_bytes + Caller) {
       constexpr detail::diagnostic d =
           buffer_check("object_memory", "object", N, Linked::object_bytes + Caller, "object_bytes + Caller");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     set_object_memory(buffer.span());
@@ -192,7 +192,7 @@ class static_vm final : public vm_context {
   result<value> invoke(Args&&... args) {
     constexpr detail::diagnostic check = typed_call_check(Name.view(), sizeof...(Args));
     if constexpr (!check.ok) {
-      constexpr int failed = (detail::report<check, detail::diagnostic_phase::invoke>(), 0);
+      constexpr int failed = detail::relaxvm_typed_invoke_failed(detail::spelled<check>());
       (void)failed;
       return value();
     } else {
