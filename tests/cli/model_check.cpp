@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A header written by `relaxvm cpp MODEL.onnx --name NAME` (cli/cpp.hpp), compiled in firmware
 // mode (RELAXVM_HEAP=0, RELAXVM_THREADS=0, -fno-exceptions -fno-rtti) on the host and run on
-// an .npy input: prints each output element, one per line, for tests/support/model_check.py to
+// an .npy input: prints each output element, one per line, for tests/cli/model_check.py to
 // compare with `relaxvm run MODEL.onnx IN.npy` (onnx::load and the VM). The build names the
 // header (MODEL_HEADER) and its namespace (MODEL_NAME).
 #include <cstdint>
