@@ -147,8 +147,8 @@ def main():
     print(f"  total                                        {flash:>8}")
     print("RAM (bytes):")
     print(f"  arena {arena}, frames {frames}, objects {objects} (constexpr, proved when it compiles)")
-    print(f"  static data in all {static_ram} (.data {totals.get('.data', 0)}, .bss {totals.get('.bss', 0)}: those buffers included,"
-          f" and board.hpp's 16 KiB heap region, unused)")
+    print(f"  static data in all {static_ram} (.data {totals.get('.data', 0)}, .bss {totals.get('.bss', 0)}: those buffers, the"
+          f" input and the output included)")
     print(f"  stack: {stack_bound} worst case (-fcallgraph-info=su), {stack_used} used by the run")
     print(f"time: {ticks * 40} instructions per inference ({ticks} ticks of the 25 MHz timer under -icount shift=0)")
     return 0
