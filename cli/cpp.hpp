@@ -184,7 +184,7 @@ inline result<std::string> model_header(const executable& exe, const model_heade
   out += "    relaxvm::builtins::core_table, relaxvm::builtins::shape_table, relaxvm::builtins::memory_table);\n\n";
 
   // The model's description, and its figures.
-  const auto ports = [&](const std::vector<model_port>& list, std::string_view prefix, std::vector<std::string>& entries) -> status {
+  const auto ports = [&](const std::vector<model_port>& list, std::string_view prefix, std::vector<std::string>& entries) {
     for (std::size_t k = 0; k < list.size(); ++k) {
       const std::string id = std::string(prefix) + std::to_string(k);
       out += "inline constexpr std::array<std::int64_t, " + std::to_string(list[k].dims.size()) + "> " + id + "_dims{" +
@@ -192,11 +192,10 @@ inline result<std::string> model_header(const executable& exe, const model_heade
       entries.push_back("relaxvm::model_tensor{" + detail::cpp_string(list[k].name) + ", " + detail::dtype_text(list[k].type) +
                         ", " + id + "_dims, nullptr}");
     }
-    return {};
   };
   std::vector<std::string> input_entries, output_entries;
-  RELAXVM_TRY(ports(spec.inputs, "input", input_entries));
-  RELAXVM_TRY(ports(spec.outputs, "output", output_entries));
+  ports(spec.inputs, "input", input_entries);
+  ports(spec.outputs, "output", output_entries);
   out += "\nstruct model {\n  using linked = decltype(relaxvm::link<program, table>());\n";
   out += "  static constexpr std::size_t arena_bytes = " + std::to_string(spec.arena_bytes) + ";  // ir::planned_bytes\n";
   out += detail::tensor_list("inputs", input_entries) + detail::tensor_list("weights", weight_entries) +

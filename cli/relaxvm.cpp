@@ -725,7 +725,10 @@ int main(int argc, char** argv) {
     else if (*cpp_cmd && !model_name.empty()) {
       if (out_file.empty()) fail("cpp --name needs -o FILE, the header to write");
       model_cpp(file, model_name, out_file, lim);
-    } else if (*cpp_cmd) std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
+    } else if (*cpp_cmd) {
+      if (!out_file.empty()) fail("cpp -o is for --name NAME (a model's firmware header); without it the builder code goes to stdout");
+      std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
+    }
     else if (*verify_cmd) return verify(file, params, strict, lim);
     else if (*run_cmd) run(file, params, function, inputs, outputs, lim);
     else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt, lim);

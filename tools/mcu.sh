@@ -16,7 +16,7 @@
 # build/cli/relaxvm. --work keeps the generated header, the image and its map in DIR.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
+usage() { sed -n '6,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 (( $# >= 2 )) || usage
 mode="$1" model="$2"
 shift 2
