@@ -45,6 +45,7 @@
 #include <relaxvm/io/npy.hpp>
 #include <relaxvm/plugin.hpp>
 
+#include "cpp.hpp"
 #include "embed.hpp"
 
 namespace rv = relaxvm;
@@ -560,6 +561,35 @@ void embed(const std::vector<std::string>& files, const std::string& out, const 
   std::printf("%zu tensor%s -> %s (namespace %s)\n", tensors.size(), tensors.size() == 1 ? "" : "s", out.c_str(), ns.c_str());
 }
 
+// `relaxvm cpp MODEL.onnx --name NAME -o NAME.hpp`: the model as a header for firmware (cli/cpp.hpp).
+void model_cpp(const std::string& path, const std::string& name, const std::string& out, const limits& lim) {
+  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+  if (detect(bytes, path) != format::onnx) fail("cpp --name takes an ONNX model; '" + path + "' is not one");
+  const rv::onnx::model_info m = check(rv::onnx::parse_model(bytes), path);
+  const rv::ir::module ir = check(rv::onnx::import(m, onnx_options(lim)), path);
+  const std::int64_t planned = rv::ir::planned_bytes(ir, "main", rv::onnx::plan);
+  if (planned < 0) fail("'" + path + "': its memory is not bounded: give --upper-bound NAME=N for each symbolic dim");
+  const rv::executable exe = check(rv::ir::try_build(ir, rv::onnx::plan), path);
+  rv::cli::model_header_spec spec{name, path, planned, {}, {}};
+  const auto ports = [&](const std::vector<rv::onnx::value_info>& list, bool skip_initializers, std::vector<rv::cli::model_port>& to) {
+    for (const rv::onnx::value_info& v : list) {
+      if (skip_initializers && std::any_of(m.graph.initializers.begin(), m.graph.initializers.end(),
+                                           [&](const rv::onnx::tensor_info& t) { return t.name == v.name; }))
+        continue;
+      if (v.type.what != rv::onnx::type_info::kind::tensor || !v.type.has_shape)
+        fail("'" + path + "': '" + std::string(v.name) + "' is not a tensor of known rank");
+      rv::cli::model_port p{std::string(v.name), check(rv::onnx::to_dtype(v.type.elem_type), path), {}};
+      for (const rv::onnx::dimension& d : v.type.shape) p.dims.push_back(d.known() ? d.value : -1);
+      to.push_back(std::move(p));
+    }
+  };
+  ports(m.graph.inputs, true, spec.inputs);
+  ports(m.graph.outputs, false, spec.outputs);
+  const std::string text = check(rv::cli::model_header(exe, spec), path);
+  write_file(out, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  std::printf("%s -> %s (namespace %s; arena %lld bytes)\n", path.c_str(), out.c_str(), name.c_str(), static_cast<long long>(planned));
+}
+
 void convert(const std::string& in, const std::string& out, const std::string& params, const std::string& to,
              const limits& lim) {
   const loaded l = load(in, params, lim);
@@ -618,8 +648,12 @@ int main(int argc, char** argv) {
   add_file(info_cmd);
   CLI::App* text_cmd = app.add_subcommand("text", "the executable as text (the reference's as_text)");
   add_file(text_cmd);
-  CLI::App* cpp_cmd = app.add_subcommand("cpp", "C++ builder code that rebuilds the executable");
+  CLI::App* cpp_cmd = app.add_subcommand("cpp", "C++ builder code that rebuilds the executable; with --name, an ONNX model "
+                                                 "as a header for firmware (docs/firmware.md)");
   add_file(cpp_cmd);
+  std::string model_name;
+  cpp_cmd->add_option("--name", model_name, "write an ONNX model as a firmware header: the namespace of its program, weights and run()");
+  cpp_cmd->add_option("-o,--output", out_file, "the header to write (with --name)");
   CLI::App* verify_cmd = app.add_subcommand("verify", "load and verify; exit 0 when valid, warnings on stderr");
   add_file(verify_cmd);
   verify_cmd->add_flag("--strict", strict, "warnings make the exit status 1");
@@ -688,7 +722,13 @@ int main(int argc, char** argv) {
       if (l.ir) std::printf("%s\n", rv::ir::to_text(*l.ir).c_str());  // an ONNX model: its IR, then its bytecode
       std::printf("%s", l.exe.as_text().c_str());
     }
-    else if (*cpp_cmd) std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
+    else if (*cpp_cmd && !model_name.empty()) {
+      if (out_file.empty()) fail("cpp --name needs -o FILE, the header to write");
+      model_cpp(file, model_name, out_file, lim);
+    } else if (*cpp_cmd) {
+      if (!out_file.empty()) fail("cpp -o is for --name NAME (a model's firmware header); without it the builder code goes to stdout");
+      std::printf("%s", load(file, params, lim).exe.as_cpp().c_str());
+    }
     else if (*verify_cmd) return verify(file, params, strict, lim);
     else if (*run_cmd) run(file, params, function, inputs, outputs, lim);
     else if (*time_cmd) time_it(file, params, function, inputs, runs, warmup, profile, fmt, lim);

@@ -154,10 +154,10 @@ def literal_words(elf):
     return words
 
 
-def relaxvm_lines(elf):
-    """Code ranges the line table attributes to relaxvm's headers (include/relaxvm/): what the
-    compiler inlined into functions of the program counts as relaxvm's too. (The probes are built
-    with -g, which does not change the code.)"""
+def relaxvm_lines(elf, prefix="include/relaxvm/"):
+    """Code ranges the line table attributes to relaxvm's headers (include/relaxvm/, or the
+    headers under `prefix`): what the compiler inlined into functions of the program counts as
+    relaxvm's too. (The probes are built with -g, which does not change the code.)"""
     ranges, path, start, mine = [], "", None, False
     out = run(["arm-none-eabi-objdump", "--dwarf=decodedline", str(elf)])
     for line in out.splitlines():
@@ -173,7 +173,7 @@ def relaxvm_lines(elf):
         if fields[1] == "-":  # the end of a sequence
             start, mine = None, False
         else:
-            start, mine = addr, "include/relaxvm/" in path
+            start, mine = addr, prefix in path
     return ranges
 
 

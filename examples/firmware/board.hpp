@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The board of the firmware examples: the MPS2 AN385 (Cortex-M3) under QEMU. Semihosting output
+// The board of the firmware examples: the MPS2 AN385 (Cortex-M3) or AN386 (Cortex-M4) under QEMU. Semihosting output
 // and exit, the startup code and vector table, and counters on newlib's heap entry points (each
 // example is linked with -Wl,--wrap=_malloc_r and the others, see tools/firmware.sh), so an
 // example can prove it made no heap allocation. Included by one translation unit per image.
@@ -130,6 +130,11 @@ void* _sbrk(std::ptrdiff_t increment) {
 [[noreturn]] void _exit(int code) { exit_with(code == 0); }
 
 [[noreturn]] void reset_handler() {
+#if defined(__ARM_FP)
+  // A Cortex-M4 built for its FPU: coprocessors 10 and 11 (the FPU) on before any float code.
+  *reinterpret_cast<volatile std::uint32_t*>(0xE000ED88) |= 0xFu << 20;  // CPACR
+  asm volatile("dsb\n\tisb" ::: "memory");
+#endif
   for (std::uint32_t *src = &__data_load, *dst = &__data_start; dst < &__data_end;) *dst++ = *src++;
   for (std::uint32_t* p = &__bss_start; p < &__bss_end;) *p++ = 0;
   for (auto f = __init_array_start; f < __init_array_end; ++f) (*f)();

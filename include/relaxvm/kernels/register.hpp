@@ -13,15 +13,6 @@
 
 namespace relaxvm::RELAXVM_ABI::kernels {
 
-namespace detail {
-// An optional tensor argument: an undefined tensor when the program passed none.
-inline result<tensor> optional_tensor(std::string_view fn, const value& v, std::size_t i) {
-  if (v.kind() == value_kind::null) return tensor();
-  if (v.kind() != value_kind::tensor) return type_error(fn, ": argument ", i, " must be a tensor or absent, but got ", v.describe());
-  return v.as<tensor>();
-}
-}  // namespace detail
-
 RELAXVM_DECL void register_elementwise(basic_registry& reg);
 RELAXVM_DECL void register_reduce(basic_registry& reg);
 RELAXVM_DECL void register_linalg(basic_registry& reg);

@@ -332,15 +332,6 @@ inline status OneHot_shape(const shape& indices, const tensor& depth, std::int64
   return detail::write_dims(fn, d, out, 3);
 }
 
-/// Registers the shape kernels ("onnx.<Op>.shape").
-inline void register_shape_kernels(basic_registry& reg) {
-  reg.def("onnx.Reshape.shape", &Reshape_shape).def("onnx.Slice.shape", &Slice_shape).def("onnx.Expand.shape", &Expand_shape);
-  reg.def("onnx.Reduce.shape", &Reduce_shape).def("onnx.Squeeze.shape", &Squeeze_shape).def("onnx.Unsqueeze.shape", &Unsqueeze_shape);
-  reg.def("onnx.Tile.shape", &Tile_shape).def("onnx.Pad.shape", &Pad_shape).def("onnx.TopK.shape", &TopK_shape);
-  reg.def("onnx.ConstantOfShape.shape", &ConstantOfShape_shape).def("onnx.Split.shape", &Split_shape);
-  reg.def("onnx.Range.shape", &Range_shape).def("onnx.OneHot.shape", &OneHot_shape);
-}
-
 }  // namespace relaxvm::kernels
 
 #endif  // RELAXVM_KERNELS_SHAPE_HPP

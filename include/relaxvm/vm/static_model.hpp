@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// A model as a compile-time program: what `relaxvm cpp MODEL.onnx --name NAME` writes (cli/cpp.hpp)
+// runs through this. The generated header holds the program (its function "main" takes the
+// model's inputs, then its weights), its weights as constexpr arrays, the kernels it calls and the
+// memory it needs; static_model<M> checks the caller's buffers against those figures when it
+// compiles, views the weights in place (flash, no copy), runs main on a static_vm and copies its
+// result into the caller's outputs. No heap (in firmware mode), no exceptions, no RTTI.
+//
+// M (the generated header's NAME::model) has:
+//   using linked = decltype(link<program, table>());
+//   static constexpr std::size_t arena_bytes;          the planner's figure (ir::planned_bytes)
+//   static constexpr std::array<model_tensor, N> inputs, weights, outputs;
+#ifndef RELAXVM_VM_STATIC_MODEL_HPP
+#define RELAXVM_VM_STATIC_MODEL_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "../base/config.hpp"  // RELAXVM_ABI, RELAXVM_HEAP
+#include "../base/diagnostic.hpp"
+#include "../runtime/allocator.hpp"
+#include "../runtime/object_memory.hpp"
+#include "../runtime/tensor.hpp"
+#include "../runtime/tuple.hpp"
+#include "static_vm.hpp"
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// One tensor of a generated model: its dtype and shape (-1: a dimension the model leaves
+/// open), and for a weight its elements (a constexpr array: read in place).
+struct model_tensor {
+  std::string_view name;
+  dtype type;
+  std::span<const std::int64_t> dims;
+  const void* data = nullptr;
+};
+
+template <class M>
+struct static_model {
+  using linked = typename M::linked;
+  using vm_type = static_vm<linked>;
+  static_assert(linked::objects_known,
+                "relaxvm::static_model: the program's object memory is not known at compile time (linked::objects_known)");
+
+  /// The VM's frames (static_vm::memory_bytes).
+  static constexpr std::size_t frame_bytes = vm_type::memory_bytes;
+  /// The tensors' arena: the linker's figure when it knows one, else the planner's.
+  static constexpr std::size_t arena_bytes = linked::arena_known ? linked::arena_bytes : M::arena_bytes;
+  /// Firmware mode's object memory: the program's (linked::object_bytes) and run()'s own: a view
+  /// of each input, weight and output, and the arena allocator.
+  static constexpr std::size_t caller_object_bytes = [] {
+    std::size_t n = arena_object_bytes;
+    for (const model_tensor& t : M::inputs) n += tensor_view_object_bytes(t.dims.size());
+    for (const model_tensor& t : M::weights) n += tensor_view_object_bytes(t.dims.size());
+    for (const model_tensor& t : M::outputs) n += tensor_view_object_bytes(t.dims.size());
+    return n;
+  }();
+  static constexpr std::size_t object_bytes = linked::object_bytes + caller_object_bytes;
+
+  /// Runs the model on `inputs` (data pointers, in the model's order, of the shapes of
+  /// M::inputs) and writes its results to `outputs`. Every dimension must be fixed (none -1).
+#if RELAXVM_HEAP
+  template <std::size_t A, std::size_t F>
+  static status run(arena_buffer<A>& arena, std::byte (&frames)[F], std::span<const void* const> inputs,
+                    std::span<void* const> outputs) {
+    check_buffers<A, F, object_bytes>();
+    return run_checked(arena.span(), frames, inputs, outputs);
+  }
+#else
+  template <std::size_t A, std::size_t F, std::size_t O>
+  static status run(arena_buffer<A>& arena, std::byte (&frames)[F], object_buffer<O>& objects,
+                    std::span<const void* const> inputs, std::span<void* const> outputs) {
+    check_buffers<A, F, O>();
+    set_object_memory(objects.span());
+    return run_checked(arena.span(), frames, inputs, outputs);
+  }
+#endif
+
+ private:
+  static constexpr detail::diagnostic too_small(std::string_view what, std::size_t have, std::size_t need,
+                                                std::string_view figure) {
+    detail::diagnostic d;
+    detail::text t = detail::diagnostic_start("buffer_error");
+    t << "static_model::run: the " << what << " buffer has " << have << " bytes, but the model needs " << need << " ("
+      << figure << ')';
+    d.fail(t);
+    return d;
+  }
+  template <std::size_t A, std::size_t F, std::size_t O>
+  static constexpr void check_buffers() {
+    if constexpr (A < arena_bytes) {
+      constexpr detail::diagnostic d = too_small("arena", A, arena_bytes, "arena_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      (void)failed;
+    }
+    if constexpr (F < frame_bytes) {
+      constexpr detail::diagnostic d = too_small("frame", F, frame_bytes, "frame_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      (void)failed;
+    }
+    if constexpr (O < object_bytes) {
+      constexpr detail::diagnostic d = too_small("object", O, object_bytes, "object_bytes");
+      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      (void)failed;
+    }
+  }
+
+  static constexpr std::size_t num_args = M::inputs.size() + M::weights.size();
+
+  static result<tensor> view_of(const model_tensor& t, const void* data) {
+    std::int64_t dims[8] = {};
+    if (t.dims.size() > 8) return detail::value_error("static_model: '", t.name, "' has more than 8 dimensions");
+    for (std::size_t i = 0; i < t.dims.size(); ++i) {
+      if (t.dims[i] < 0)
+        return detail::value_error("static_model: '", t.name, "' has a dimension the model leaves open; run() takes fixed shapes");
+      dims[i] = t.dims[i];
+    }
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(std::span<const std::int64_t>(dims, t.dims.size())));
+    return tensor::try_view(const_cast<void*>(data), s, t.type, device::cpu(), {}, true);
+  }
+
+  // The result's tensor `r` into output `k`: the dtype and shape the model declares.
+  static status copy_out(const value& r, std::size_t k, void* out) {
+    const model_tensor& spec = M::outputs[k];
+    if (r.kind() != value_kind::tensor)
+      return detail::type_error("static_model: output '", spec.name, "' is ", r.describe(), ", not a tensor");
+    const tensor& t = r.as<tensor>();
+    bool same = t.dtype() == spec.type && static_cast<std::size_t>(t.ndim()) == spec.dims.size() && t.is_contiguous();
+    for (std::size_t i = 0; same && i < spec.dims.size(); ++i) same = t.shape()[static_cast<std::int64_t>(i)] == spec.dims[i];
+    if (!same) return detail::value_error("static_model: output '", spec.name, "' is not of the shape and dtype the model declares");
+    const auto* from = static_cast<const std::byte*>(t.raw_data());
+    auto* to = static_cast<std::byte*>(out);
+    for (std::int64_t i = 0; i < t.nbytes(); ++i) to[i] = from[i];
+    return {};
+  }
+
+  template <std::size_t F>
+  static status run_checked(std::span<std::byte> arena, std::byte (&frames)[F], std::span<const void* const> inputs,
+                            std::span<void* const> outputs) {
+    if (inputs.size() != M::inputs.size() || outputs.size() != M::outputs.size())
+      return detail::value_error("static_model: the model takes ", M::inputs.size(), " inputs and gives ", M::outputs.size(),
+                                 " outputs, but got ", inputs.size(), " and ", outputs.size());
+    const device_allocator devices[] = {{device::cpu(), allocator::arena(arena)}};
+    result<vm_type> made = vm_type::create(frames, devices);
+    if (!made.ok()) return made.error();
+    vm_type& vm = *made;
+    value args[num_args > 0 ? num_args : 1];
+    for (std::size_t i = 0; i < M::inputs.size(); ++i) {
+      RELAXVM_TRY_ASSIGN(args[i], view_of(M::inputs[i], inputs[i]));
+    }
+    for (std::size_t i = 0; i < M::weights.size(); ++i) {
+      RELAXVM_TRY_ASSIGN(args[M::inputs.size() + i], view_of(M::weights[i], M::weights[i].data));
+    }
+    RELAXVM_TRY_ASSIGN(value r, vm.invoke("main", std::span<const value>(args, num_args)));
+    if (M::outputs.size() == 1) return copy_out(r, 0, outputs[0]);
+    if (r.kind() != value_kind::tuple) return detail::type_error("static_model: the model's result is ", r.describe(), ", not a tuple");
+    const tuple& all = r.as<tuple>();
+    if (static_cast<std::size_t>(all.size()) != M::outputs.size())
+      return detail::value_error("static_model: the model gave ", all.size(), " outputs, not ", M::outputs.size());
+    for (std::size_t k = 0; k < M::outputs.size(); ++k) RELAXVM_TRY(copy_out(all[static_cast<std::int64_t>(k)], k, outputs[k]));
+    return {};
+  }
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_STATIC_MODEL_HPP
