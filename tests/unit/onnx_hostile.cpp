@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <relaxvm/kernels/elementwise.hpp>  // Add_out ... (relaxvm/onnx.hpp declares no kernels)
 #include <relaxvm/onnx.hpp>
 #include <sanitizer/asan_interface.h>  // its macros do nothing without ASan
 #include <string>
