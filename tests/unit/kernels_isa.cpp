@@ -34,10 +34,6 @@ rv::tensor random_tensor(const dims_t& d, std::mt19937& rng) {
   return t;
 }
 
-const char* isa_name(k::kernel_isa isa) {
-  return isa == k::kernel_isa::avx512 ? "avx512" : isa == k::kernel_isa::avx2 ? "avx2" : "portable";
-}
-
 // The instruction sets above portable that this CPU and build run.
 std::vector<k::kernel_isa> wider_isas() {
   std::vector<k::kernel_isa> out;
@@ -57,7 +53,7 @@ void same_on_every_isa(const dims_t& out_dims, F&& f) {
   rv::status st = f(want);
   REQUIRE_MESSAGE(st.ok(), (st.ok() ? std::string() : std::string(st.error().message())));
   for (k::kernel_isa isa : wider_isas()) {
-    CAPTURE(isa_name(isa));
+    CAPTURE(k::kernel_isa_name(isa));
     REQUIRE(k::set_kernel_isa(isa) == isa);
     const rv::tensor got = rv::tensor::empty(shp(out_dims), rv::dtype_of<T>());
     st = f(got);
@@ -108,6 +104,8 @@ TEST_CASE("kernel ISA: the choice is capped at what the CPU and the build have")
   ::setenv("RELAXVM_KERNEL_ISA", "avx2", 1);
   CHECK(k::detail::environment_isa() == k::kernel_isa::avx2);
   ::setenv("RELAXVM_KERNEL_ISA", "avx512", 1);
+  CHECK(k::detail::environment_isa() == k::kernel_isa::avx512);
+  ::setenv("RELAXVM_KERNEL_ISA", "sse9", 1);
   CHECK(k::detail::environment_isa() == k::kernel_isa::avx512);
   ::unsetenv("RELAXVM_KERNEL_ISA");
   CHECK(k::detail::environment_isa() == k::kernel_isa::avx512);

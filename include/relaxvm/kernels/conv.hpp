@@ -88,7 +88,7 @@ namespace detail {
 /// Conv of N batches in G groups, with the kernels of the instruction set in use.
 template <class T>
 void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
-  RELAXVM_DETAIL_ISA_CALL(conv_run<T>, (a, N, G))
+  RELAXVM_DETAIL_ISA_CALL(conv_run<T>, (a, N, G));
 }
 
 /// The checks Conv and ConvTranspose share: x [N, C, spatial...] and w of x's float type and

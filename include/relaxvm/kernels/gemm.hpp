@@ -53,7 +53,7 @@ namespace relaxvm::RELAXVM_ABI::kernels::detail {
 /// instruction set in use.
 template <class T>
 void gemm_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
-  RELAXVM_DETAIL_ISA_CALL(gemm_acc<T>, (m, n, k, alpha, a, b, c, ldc))
+  RELAXVM_DETAIL_ISA_CALL(gemm_acc<T>, (m, n, k, alpha, a, b, c, ldc));
 }
 
 }  // namespace relaxvm::RELAXVM_ABI::kernels::detail

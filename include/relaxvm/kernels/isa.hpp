@@ -46,6 +46,11 @@ enum class kernel_isa : int {
   avx512 = 2,    // 64-byte vectors
 };
 
+/// The ISA's name, as RELAXVM_KERNEL_ISA spells it.
+inline constexpr const char* kernel_isa_name(kernel_isa isa) noexcept {
+  return isa == kernel_isa::avx512 ? "avx512" : isa == kernel_isa::avx2 ? "avx2" : "portable";
+}
+
 /// The widest instruction set this CPU runs that the kernels were compiled for.
 inline kernel_isa detected_kernel_isa() noexcept {
 #if RELAXVM_KERNEL_DISPATCH
@@ -74,9 +79,8 @@ inline kernel_isa capped_isa(kernel_isa want) noexcept {
 // RELAXVM_KERNEL_ISA's cap (an unknown value caps nothing).
 inline kernel_isa environment_isa() noexcept {
   const char* e = std::getenv("RELAXVM_KERNEL_ISA");
-  if (e == nullptr) return kernel_isa::avx512;
-  if (std::strcmp(e, "portable") == 0) return kernel_isa::portable;
-  if (std::strcmp(e, "avx2") == 0) return kernel_isa::avx2;
+  for (kernel_isa isa : {kernel_isa::portable, kernel_isa::avx2})
+    if (e != nullptr && std::strcmp(e, kernel_isa_name(isa)) == 0) return isa;
   return kernel_isa::avx512;
 }
 #endif
@@ -114,12 +118,14 @@ inline kernel_isa set_kernel_isa(kernel_isa want) noexcept {
 
 /// Calls detail::isa_<ISA>::FN ARGS for the instruction set in use (a statement; FN returns void).
 #if RELAXVM_KERNEL_DISPATCH
-#define RELAXVM_DETAIL_ISA_CALL(FN, ARGS)                                \
-  switch (::relaxvm::kernels::kernel_isa_in_use()) {                     \
-    case ::relaxvm::kernels::kernel_isa::avx512: isa_avx512::FN ARGS; break; \
-    case ::relaxvm::kernels::kernel_isa::avx2: isa_avx2::FN ARGS; break;     \
-    default: isa_portable::FN ARGS; break;                               \
-  }
+#define RELAXVM_DETAIL_ISA_CALL(FN, ARGS)                                      \
+  do {                                                                         \
+    switch (::relaxvm::kernels::kernel_isa_in_use()) {                         \
+      case ::relaxvm::kernels::kernel_isa::avx512: isa_avx512::FN ARGS; break; \
+      case ::relaxvm::kernels::kernel_isa::avx2: isa_avx2::FN ARGS; break;     \
+      default: isa_portable::FN ARGS; break;                                   \
+    }                                                                          \
+  } while (false)
 #else
 #define RELAXVM_DETAIL_ISA_CALL(FN, ARGS) isa_portable::FN ARGS
 #endif
