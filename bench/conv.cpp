@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
       {"MobileNetV2 depthwise 3x3/2 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 2, 1, 144},
   };
   std::mt19937 rng(42);
+  // Which copy of the kernels runs (kernels/isa.hpp; RELAXVM_KERNEL_ISA=portable for the baseline one).
+  std::printf("kernels: %s\n", k::kernel_isa_name(k::kernel_isa_in_use()));
   std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "MFLOP", "best ms", "GFLOP/s", "median ms", "GFLOP/s");
   int bad = 0;
   for (const conv_case& c : cases) {

@@ -88,6 +88,8 @@ void run(std::int64_t m, std::int64_t kk, std::int64_t n) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) quick = quick || std::string_view(argv[i]) == "--quick";
+  // Which copy of the kernels runs (kernels/isa.hpp; RELAXVM_KERNEL_ISA=portable for the baseline one).
+  std::printf("kernels: %s\n", k::kernel_isa_name(k::kernel_isa_in_use()));
   run(256, 256, 256);
   run(1, 784, 256);
   run(1, 256, 128);

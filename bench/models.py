@@ -154,6 +154,7 @@ def main():
           f"{torch.get_num_threads()} thread")
     print(f"command: {' '.join([sys.executable] + sys.argv)}")
     print(f"relaxvm: {args.relaxvm}")
+    print(f"kernels: RELAXVM_KERNEL_ISA={os.environ.get('RELAXVM_KERNEL_ISA', '(unset: the widest copy the CPU runs)')}")
     print()
     results = []
     for name in names:

@@ -11,7 +11,8 @@
 // channels and the taps, each input vector loaded feeding OB multiply-adds. Tiles whose columns
 // reach past the input's edges copy each row's stretch into a zero-padded stack buffer
 // (max_segment elements) first; interior tiles read the input directly, with unit-stride vector
-// loads at stride 1. The vectors are simd.hpp's, sized by RELAXVM_KERNEL_VECTOR_BYTES.
+// loads at stride 1. The kernels are in conv_body.inc, compiled once per instruction set
+// (isa.hpp); detail::conv_run runs the copy for the CPU.
 #ifndef RELAXVM_KERNELS_CONV_HPP
 #define RELAXVM_KERNELS_CONV_HPP
 
@@ -23,6 +24,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "base.hpp"
 #include "gemm.hpp"
+#include "isa.hpp"
 #include "simd.hpp"
 #include "window.hpp"
 
@@ -54,248 +56,39 @@ inline void valid_taps(std::int64_t o, std::int64_t s, std::int64_t p, std::int6
 /// The longest stretch of an input row an edge tile copies (with zeros for the padding).
 inline constexpr int max_segment = 256;
 
-// A tile of OB output channels by NV vectors of output columns from ow0 of one output row, summed
-// over the input channels and the valid taps kd in [kd0, kd1), kh in [kh0, kh1). Edge: the
-// columns may reach past the input's edges: each input row's stretch is copied with zeros for
-// the padding first, and only the first `cnt` columns are stored.
-template <class T, int OB, int NV, bool Unit, bool Edge>
-inline void conv_tile(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow0,
-                      std::int64_t cnt, std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0,
-                      std::int64_t ih0, const T (&bias)[OB]) {
-  constexpr int L = lanes<T>, VW = L * NV;
-  const window& w = a.win;
-  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2], s2 = w.s[2], d2 = w.d[2];
-  const std::int64_t wstride = a.Cg * a.kk;
-  const std::int64_t iw0 = ow0 * s2 - w.pb[2];  // >= 0 unless Edge
-  const std::int64_t seg_len = (VW - 1) * s2 + (K2 - 1) * d2 + 1;
-  // An edge tile's stretch of row: the input's columns [t_lo, t_hi) of it, zeros around them.
-  T seg[Edge ? max_segment : 1];
-  std::int64_t t_lo = 0, t_hi = 0;
-  if constexpr (Edge) {
-    t_lo = iw0 < 0 ? -iw0 : 0;
-    t_hi = W - iw0 < seg_len ? W - iw0 : seg_len;
-    for (std::int64_t t = 0; t < seg_len; ++t) seg[t] = T(0);
-  }
-  vec<T> acc[OB][NV];
-  for (int j = 0; j < OB; ++j)
-    for (int u = 0; u < NV; ++u) acc[j][u] = vsplat<T>(bias[j]);
-  for (std::int64_t ic = 0; ic < a.Cg; ++ic)
-    for (std::int64_t kd = kd0; kd < kd1; ++kd)
-      for (std::int64_t kh = kh0; kh < kh1; ++kh) {
-        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
-        const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
-        const T* xr;
-        if constexpr (Edge) {
-          if (t_hi > t_lo) std::memcpy(seg + t_lo, xg + row + iw0 + t_lo, static_cast<std::size_t>(t_hi - t_lo) * sizeof(T));
-          xr = seg;
-        } else {
-          xr = xg + row + iw0;
-        }
-        for (std::int64_t kw = 0; kw < K2; ++kw) {
-          const T* xp = xr + kw * d2;
-          vec<T> xv[NV];
-          for (int u = 0; u < NV; ++u) {
-            if constexpr (Unit) {
-              xv[u] = vload(xp + u * L);
-            } else {
-              T lane[L];
-              for (int l = 0; l < L; ++l) lane[l] = xp[(u * L + l) * s2];
-              xv[u] = vload(lane);
-            }
-          }
-          for (int j = 0; j < OB; ++j) {
-            const T wj = wr[j * wstride + kw];
-            for (int u = 0; u < NV; ++u) acc[j][u] = acc[j][u] + xv[u] * wj;
-          }
-        }
-      }
-  for (int j = 0; j < OB; ++j) {
-    T* yp = yrow + j * plane + ow0;
-    if (!Edge || cnt == VW) {
-      for (int u = 0; u < NV; ++u) vstore(yp + u * L, acc[j][u]);
-    } else {
-      for (std::int64_t v = 0; v < cnt; ++v) yp[v] = acc[j][v / L][v % L];
-    }
-  }
-}
-
-// One output column of OB channels with every tap checked: where an edge tile's stretch of row
-// would not fit max_segment (very wide dilations or strides).
-template <class T, int OB>
-inline void conv_point(const conv_problem<T>& a, const T* xg, const T* wb, T* yrow, std::int64_t plane, std::int64_t ow,
-                       std::int64_t kd0, std::int64_t kd1, std::int64_t kh0, std::int64_t kh1, std::int64_t id0, std::int64_t ih0,
-                       const T (&bias)[OB]) {
-  const window& w = a.win;
-  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2];
-  T acc[OB];
-  for (int j = 0; j < OB; ++j) acc[j] = bias[j];
-  const std::int64_t iw0 = ow * w.s[2] - w.pb[2];
-  for (std::int64_t ic = 0; ic < a.Cg; ++ic)
-    for (std::int64_t kd = kd0; kd < kd1; ++kd)
-      for (std::int64_t kh = kh0; kh < kh1; ++kh) {
-        const std::int64_t row = ((ic * D + id0 + kd * w.d[0]) * H + ih0 + kh * w.d[1]) * W;
-        const T* wr = wb + ic * a.kk + (kd * K1 + kh) * K2;
-        for (std::int64_t kw = 0; kw < K2; ++kw) {
-          const std::int64_t iw = iw0 + kw * w.d[2];
-          if (iw < 0 || iw >= W) continue;
-          const T xv = xg[row + iw];
-          for (int j = 0; j < OB; ++j) acc[j] += wr[j * a.Cg * a.kk + kw] * xv;
-        }
-      }
-  for (int j = 0; j < OB; ++j) yrow[j * plane + ow] = acc[j];
-}
-
-// OB output channels from oc0 (absolute) of batch n's group g: every output position. A row is
-// covered by tiles of VW columns: unchecked ones where every tap lies inside the input, checked
-// ones at the edges (the last tile may overlap the one before; it writes the same values).
-template <class T, int OB, int NV, bool Unit>
-void conv_block(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
-  const window& w = a.win;
-  const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2];
-  const std::int64_t OD = w.out[0], OH = w.out[1], OW = w.out[2];
-  const std::int64_t plane = OD * OH * OW;
-  const T* xg = a.x + (n * a.C + g * a.Cg) * D * H * W;
-  const T* wb = a.w + oc0 * a.Cg * a.kk;
-  T* yb = a.y + (n * a.M + oc0) * plane;
-  T bias[OB];
-  for (int j = 0; j < OB; ++j) bias[j] = a.b != nullptr ? a.b[oc0 + j] : T(0);
-  constexpr int VW = lanes<T> * NV;
-  std::int64_t lo = 0, hi = 0;
-  interior(w, 2, lo, hi);
-  const bool seg_fits = (VW - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1 <= max_segment;
-  for (std::int64_t od = 0; od < OD; ++od) {
-    std::int64_t kd0 = 0, kd1 = 0;
-    valid_taps(od, w.s[0], w.pb[0], w.d[0], w.k[0], D, kd0, kd1);
-    const std::int64_t id0 = od * w.s[0] - w.pb[0];
-    for (std::int64_t oh = 0; oh < OH; ++oh) {
-      std::int64_t kh0 = 0, kh1 = 0;
-      valid_taps(oh, w.s[1], w.pb[1], w.d[1], w.k[1], H, kh0, kh1);
-      const std::int64_t ih0 = oh * w.s[1] - w.pb[1];
-      T* yrow = yb + (od * OH + oh) * OW;
-      for (std::int64_t ow = 0; ow < OW; ow += VW) {
-        const std::int64_t cnt = OW - ow < VW ? OW - ow : VW;
-        std::int64_t start = ow;
-        if (cnt < VW && OW >= VW) start = OW - VW;  // the last tile, moved back to a full one
-        if (start >= lo && start + VW <= hi)
-          conv_tile<T, OB, NV, Unit, false>(a, xg, wb, yrow, plane, start, VW, kd0, kd1, kh0, kh1, id0, ih0, bias);
-        else if (seg_fits)
-          conv_tile<T, OB, NV, Unit, true>(a, xg, wb, yrow, plane, start, OW >= VW ? VW : cnt, kd0, kd1, kh0, kh1, id0, ih0, bias);
-        else
-          for (std::int64_t c = start; c < start + (OW >= VW ? VW : cnt); ++c)
-            conv_point<T, OB>(a, xg, wb, yrow, plane, c, kd0, kd1, kh0, kh1, id0, ih0, bias);
-      }
-    }
-  }
-}
-
-// The convolution of batch n's group g as a matrix product (gemm.hpp): Y_g [Mg, P] += W_g [Mg,
-// Cg * taps] X_g [Cg * taps, P] over the P output positions, X_g the im2col matrix, of which the
-// packer writes one panel at a time (KC rows of (channel, tap) by NR positions) straight from the
-// input, zeros where a tap falls in the padding. A 1x1 convolution at stride 1 without pads reads
-// X_g as it is.
-template <class T>
-struct conv_packer {
-  const conv_problem<T>* a;
-  const T* xg;
-  const T* operator()(std::int64_t p0, std::int64_t kc, std::int64_t j0, int nr, T* panel, std::int64_t& ldb) const {
-    constexpr int NR = panel_nr<T>;
-    const window& w = a->win;
-    const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2], K1 = w.k[1], K2 = w.k[2], OH = w.out[1], OW = w.out[2];
-    const std::int64_t od0 = j0 / (OH * OW), oh0 = j0 / OW % OH, ow0 = j0 % OW;
-    ldb = NR;
-    // Row p0 + r of the im2col matrix is input channel ic's tap (kd, kh, kw): counted, not divided.
-    const std::int64_t t0 = p0 % a->kk;
-    std::int64_t ic = p0 / a->kk, kd = t0 / (K1 * K2), kh = t0 / K2 % K1, kw = t0 % K2;
-    for (std::int64_t r = 0; r < kc; ++r) {
-      if (r > 0 && ++kw == K2) {
-        kw = 0;
-        if (++kh == K1) {
-          kh = 0;
-          if (++kd == w.k[0]) kd = 0, ++ic;
-        }
-      }
-      const T* xc = xg + ic * D * H * W;
-      T* dst = panel + r * NR;
-      std::int64_t od = od0, oh = oh0, ow = ow0;
-      for (int j = 0; j < nr;) {
-        const int run = static_cast<int>(nr - j < OW - ow ? nr - j : OW - ow);  // positions left in this output row
-        const std::int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0], ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-        T* o = dst + j;
-        if (id < 0 || id >= D || ih < 0 || ih >= H) {
-          for (int u = 0; u < run; ++u) o[u] = T(0);
-        } else {
-          const T* xr = xc + (id * H + ih) * W;
-          const std::int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2], s2 = w.s[2];
-          if (s2 == 1) {  // the valid stretch [lo, hi) is copied, zeros around it
-            const std::int64_t lo0 = -iw < 0 ? 0 : -iw, hi0 = W - iw;
-            const int lo = static_cast<int>(lo0 < run ? lo0 : run);
-            const int hi = static_cast<int>(hi0 < lo ? lo : hi0 < run ? hi0 : run);
-            for (int u = 0; u < lo; ++u) o[u] = T(0);
-            for (int u = lo; u < hi; ++u) o[u] = xr[iw + u];
-            for (int u = hi; u < run; ++u) o[u] = T(0);
-          } else {
-            for (int u = 0; u < run; ++u) {
-              const std::int64_t x = iw + u * s2;
-              o[u] = x >= 0 && x < W ? xr[x] : T(0);
-            }
-          }
-        }
-        j += run;
-        ow += run;
-        if (ow == OW) {
-          ow = 0;
-          if (++oh == OH) oh = 0, ++od;
-        }
-      }
-      for (int j = nr; j < NR; ++j) dst[j] = T(0);
-    }
-    return panel;
-  }
-};
-
-template <class T>
-void conv_product(const conv_problem<T>& a, std::int64_t n, std::int64_t g, bool one_by_one) {
-  const std::int64_t P = a.win.out_size(), K = a.Cg * a.kk;
-  const T* xg = a.x + (n * a.C + g * a.Cg) * a.win.in_size();
-  T* yg = a.y + (n * a.M + g * a.Mg) * P;
-  for (std::int64_t m = 0; m < a.Mg; ++m) {
-    const T bias = a.b != nullptr ? a.b[g * a.Mg + m] : T(0);
-    for (std::int64_t p = 0; p < P; ++p) yg[m * P + p] = bias;
-  }
-  const mat<T> wg{a.w + g * a.Mg * K, K, 1};
-  if (one_by_one) panel_product<T>(a.Mg, P, K, T(1), wg, matrix_packer<T>{mat<T>{xg, P, 1}, false}, yg, P);
-  else panel_product<T>(a.Mg, P, K, T(1), wg, conv_packer<T>{&a, xg}, yg, P);
-}
-
-// The direct tiles (conv_block) for groups of few output channels (depthwise ones: the product
-// would use each panel for one or two rows), the product otherwise.
-template <class T, int OB>
-void conv_channels(const conv_problem<T>& a, std::int64_t n, std::int64_t g, std::int64_t oc0) {
-  constexpr int NV = OB >= 2 ? 2 : 4;
-  if (a.win.s[2] == 1) conv_block<T, OB, NV, true>(a, n, g, oc0);
-  else conv_block<T, OB, NV, false>(a, n, g, oc0);
-}
-
 /// Output channels per group from which a convolution runs as a product.
 inline constexpr std::int64_t conv_product_min_channels = 4;
 
+}  // namespace detail
+
+}  // namespace relaxvm::RELAXVM_ABI::kernels
+
+#define RELAXVM_KERNEL_TARGET
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_portable {
+#include "conv_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_portable
+#undef RELAXVM_KERNEL_TARGET
+#if RELAXVM_KERNEL_DISPATCH
+#define RELAXVM_KERNEL_TARGET RELAXVM_DETAIL_TARGET_AVX2
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx2 {
+#include "conv_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx2
+#undef RELAXVM_KERNEL_TARGET
+#define RELAXVM_KERNEL_TARGET RELAXVM_DETAIL_TARGET_AVX512
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx512 {
+#include "conv_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx512
+#undef RELAXVM_KERNEL_TARGET
+#endif
+
+namespace relaxvm::RELAXVM_ABI::kernels {
+
+namespace detail {
+
+/// Conv of N batches in G groups, with the kernels of the instruction set in use.
 template <class T>
 void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
-  const window& w = a.win;
-  bool one_by_one = true;
-  for (int i = 0; i < max_spatial; ++i)
-    one_by_one = one_by_one && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-  for (std::int64_t n = 0; n < N; ++n)
-    for (std::int64_t g = 0; g < G; ++g) {
-      if (a.Mg >= conv_product_min_channels) {
-        conv_product(a, n, g, one_by_one);
-        continue;
-      }
-      const std::int64_t base = g * a.Mg;
-      std::int64_t oc = 0;
-      if (oc + 2 <= a.Mg) conv_channels<T, 2>(a, n, g, base + oc), oc += 2;
-      if (oc < a.Mg) conv_channels<T, 1>(a, n, g, base + oc);
-    }
+  RELAXVM_DETAIL_ISA_CALL(conv_run<T>, (a, N, G));
 }
 
 /// The checks Conv and ConvTranspose share: x [N, C, spatial...] and w of x's float type and

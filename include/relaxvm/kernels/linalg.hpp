@@ -19,60 +19,6 @@ namespace relaxvm::RELAXVM_ABI::kernels {
 
 namespace detail {
 
-/// A few rows of A against a B whose columns are unit-stride (a transposed B: nn.Linear's
-/// weight): dot products, 4 columns at a time, each summed in L lanes the compiler vectorizes.
-template <class T>
-void gemm_dots(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
-  constexpr int L = 16;
-  for (std::int64_t i = 0; i < m; ++i) {
-    const T* ar = a.p + i * a.rs;
-    std::int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const T* b0 = b.p + j * b.cs;
-      const T* b1 = b0 + b.cs;
-      const T* b2 = b1 + b.cs;
-      const T* b3 = b2 + b.cs;
-      T s0[L] = {}, s1[L] = {}, s2[L] = {}, s3[L] = {};
-      std::int64_t p = 0;
-      for (; p + L <= k; p += L)
-        for (int l = 0; l < L; ++l) {
-          const T av = ar[p + l];
-          s0[l] += av * b0[p + l];
-          s1[l] += av * b1[p + l];
-          s2[l] += av * b2[p + l];
-          s3[l] += av * b3[p + l];
-        }
-      T t0 = T(0), t1 = T(0), t2 = T(0), t3 = T(0);
-      for (int l = 0; l < L; ++l) t0 += s0[l], t1 += s1[l], t2 += s2[l], t3 += s3[l];
-      for (; p < k; ++p) t0 += ar[p] * b0[p], t1 += ar[p] * b1[p], t2 += ar[p] * b2[p], t3 += ar[p] * b3[p];
-      T* ci = c + i * ldc + j;
-      ci[0] += alpha * t0, ci[1] += alpha * t1, ci[2] += alpha * t2, ci[3] += alpha * t3;
-    }
-    for (; j < n; ++j) {
-      const T* bj = b.p + j * b.cs;
-      T s[L] = {};
-      std::int64_t p = 0;
-      for (; p + L <= k; p += L)
-        for (int l = 0; l < L; ++l) s[l] += ar[p + l] * bj[p + l];
-      T t = T(0);
-      for (int l = 0; l < L; ++l) t += s[l];
-      for (; p < k; ++p) t += ar[p] * bj[p];
-      c[i * ldc + j] += alpha * t;
-    }
-  }
-}
-
-/// c (m x n, row stride ldc) += alpha * a (m x k) . b (k x n): for a row or a few (batch 1), dot
-/// products against a transposed B and strips of C against B's rows in place (each element of B
-/// is used that few times: a panel's copy would cost more than it saves), else the packed product
-/// (gemm.hpp).
-template <class T>
-void gemm_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
-  if (b.rs == 1 && b.cs != 1 && a.cs == 1 && m < 2 * panel_mr) return gemm_dots(m, n, k, alpha, a, b, c, ldc);
-  if (b.cs == 1 && m <= 2) return gemm_few_rows(m, n, k, alpha, a, b, c, ldc);
-  panel_product<T>(m, n, k, alpha, a, matrix_packer<T>{b, m <= 2 * panel_mr}, c, ldc);
-}
-
 // Integer and bool-free products of the other types: the same blocks (the types are few and the
 // sizes the tests use small).
 template <class T>

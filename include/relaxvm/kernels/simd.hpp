@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vectors the convolution and the matrix products keep their accumulators in: GCC's and
 // clang's vector extension (plain element-wise code on targets without SIMD), else arrays with
-// the same operators. They are sized by RELAXVM_KERNEL_VECTOR_BYTES: 64 with AVX-512, 32 with
-// AVX, else 16 (what the user's flags allow: the library is header-only, so -march decides).
+// the same operators. The portable kernels' vectors are sized by RELAXVM_KERNEL_VECTOR_BYTES: 64
+// with AVX-512, 32 with AVX, else 16 (what the user's flags allow); where isa.hpp dispatches, the
+// same operations are defined again, in isa_avx2 (32 bytes) and isa_avx512 (64 bytes), for the
+// kernels' copies compiled for those instruction sets (simd_body.inc, once per namespace).
 #ifndef RELAXVM_KERNELS_SIMD_HPP
 #define RELAXVM_KERNELS_SIMD_HPP
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
+#include "isa.hpp"
 
-/// The bytes of the vector registers the kernels' register tiles are sized for.
+/// The bytes of the vector registers the portable kernels' register tiles are sized for.
 #ifndef RELAXVM_KERNEL_VECTOR_BYTES
 #if defined(__AVX512F__)
 #define RELAXVM_KERNEL_VECTOR_BYTES 64
@@ -22,54 +26,43 @@
 #endif
 #endif
 
-namespace relaxvm::RELAXVM_ABI::kernels::detail {
-
-inline constexpr int vector_bytes = RELAXVM_KERNEL_VECTOR_BYTES;
-#if defined(__GNUC__)
-template <class T>
-struct vec_of {
-  typedef T type __attribute__((vector_size(vector_bytes)));
-};
-template <class T>
-using vec = typename vec_of<T>::type;
-template <class T>
-inline vec<T> vsplat(T s) {
-  return vec<T>{} + s;
-}
+// RELAXVM_DETAIL_X86_FMA: 1 where simd_body.inc's vfma may use the x86 fused multiply-add
+// intrinsics; RELAXVM_DETAIL_PORTABLE_FMA: 1 where the user's flags allow them everywhere.
+#if defined(__FMA__) && (defined(__x86_64__) || defined(__i386__))
+#define RELAXVM_DETAIL_PORTABLE_FMA 1
 #else
-template <class T>
-struct vec {
-  T v[vector_bytes / sizeof(T)];
-  T& operator[](int i) { return v[i]; }
-  friend vec operator+(vec a, const vec& b) {
-    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] += b.v[i];
-    return a;
-  }
-  friend vec operator*(vec a, T s) {
-    for (std::size_t i = 0; i < sizeof(v) / sizeof(T); ++i) a.v[i] *= s;
-    return a;
-  }
-};
-template <class T>
-inline vec<T> vsplat(T s) {
-  vec<T> r;
-  for (std::size_t i = 0; i < sizeof(r) / sizeof(T); ++i) r.v[i] = s;
-  return r;
-}
+#define RELAXVM_DETAIL_PORTABLE_FMA 0
 #endif
-template <class T>
-inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));
-template <class T>
-inline vec<T> vload(const T* p) {
-  vec<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class T>
-inline void vstore(T* p, const vec<T>& v) {
-  std::memcpy(p, &v, sizeof v);
-}
+#if RELAXVM_KERNEL_DISPATCH || RELAXVM_DETAIL_PORTABLE_FMA
+#define RELAXVM_DETAIL_X86_FMA 1
+#else
+#define RELAXVM_DETAIL_X86_FMA 0
+#endif
 
-}  // namespace relaxvm::RELAXVM_ABI::kernels::detail
+// Each copy: its vector width, whether it has fused multiply-adds, the target attribute of its
+// functions (RELAXVM_KERNEL_TARGET, defined around each inclusion of a body).
+#define RELAXVM_KERNEL_TARGET
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_portable {
+inline constexpr int vector_bytes = RELAXVM_KERNEL_VECTOR_BYTES;
+inline constexpr bool use_fma = RELAXVM_DETAIL_PORTABLE_FMA;
+#include "simd_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_portable
+#undef RELAXVM_KERNEL_TARGET
+#if RELAXVM_KERNEL_DISPATCH
+#define RELAXVM_KERNEL_TARGET RELAXVM_DETAIL_TARGET_AVX2
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx2 {
+inline constexpr int vector_bytes = 32;
+inline constexpr bool use_fma = true;
+#include "simd_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx2
+#undef RELAXVM_KERNEL_TARGET
+#define RELAXVM_KERNEL_TARGET RELAXVM_DETAIL_TARGET_AVX512
+namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx512 {
+inline constexpr int vector_bytes = 64;
+inline constexpr bool use_fma = true;
+#include "simd_body.inc"
+}  // namespace relaxvm::RELAXVM_ABI::kernels::detail::isa_avx512
+#undef RELAXVM_KERNEL_TARGET
+#endif
 
 #endif  // RELAXVM_KERNELS_SIMD_HPP
