@@ -3024,7 +3024,8 @@ constexpr void formalize(exec_layout& l) {
 // exec_builder: emits functions, instructions and constants, then formalizes and verifies them.
 // Everything here is constexpr, so the same builder code runs at run time (get()) and at compile
 // time (build() in static_executable.hpp). Misuse never throws while building: the first error is
-// kept and reported by finish(), get() or the compiler.
+// kept and reported by finish(), get() or the compiler, with the file and line of the builder call
+// that made it (each call that can fail takes a std::source_location, by default its caller's).
 #ifndef RELAXVM_BYTECODE_BUILDER_HPP
 #define RELAXVM_BYTECODE_BUILDER_HPP
 
@@ -3032,6 +3033,7 @@ constexpr void formalize(exec_layout& l) {
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <source_location>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -3064,19 +3066,21 @@ class exec_builder {
   /// Ends its function when it goes out of scope.
   class [[nodiscard]] function_scope {
    public:
-    constexpr explicit function_scope(exec_builder* b) : b_(b) {}
-    constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+    constexpr explicit function_scope(exec_builder* b, std::source_location where = std::source_location::current())
+        : b_(b), where_(where) {}
+    constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)), where_(o.where_) {}
     function_scope(const function_scope&) = delete;
     function_scope& operator=(const function_scope&) = delete;
     function_scope& operator=(function_scope&&) = delete;
     constexpr ~function_scope() { end(); }
     /// Ends the function now, before the scope does.
     constexpr void end() {
-      if (b_) std::exchange(b_, nullptr)->end_function();
+      if (b_) std::exchange(b_, nullptr)->end_function(where_);
     }
 
    private:
     exec_builder* b_;
+    std::source_location where_;  // of the function() call: an empty function is reported there
   };
 
   constexpr exec_builder() = default;
@@ -3085,39 +3089,39 @@ class exec_builder {
 
   /// Opens function `name` whose first `num_inputs` registers hold its arguments.
   constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
-                                    std::initializer_list<std::string_view> param_names = {}) {
-    return function(name, num_inputs, std::span<const std::string_view>(param_names.begin(), param_names.size()));
+                                    std::initializer_list<std::string_view> param_names = {}, std::source_location where = std::source_location::current()) {
+    return function(name, num_inputs, std::span<const std::string_view>(param_names.begin(), param_names.size()), where);
   }
   constexpr function_scope function(std::string_view name, std::int64_t num_inputs,
-                                    std::span<const std::string_view> param_names) {
-    begin_function(name, num_inputs, param_names);
-    return function_scope(this);
+                                    std::span<const std::string_view> param_names, std::source_location where = std::source_location::current()) {
+    begin_function(name, num_inputs, param_names, where);
+    return function_scope(this, where);
   }
 
   constexpr void begin_function(std::string_view name, std::int64_t num_inputs,
-                                std::span<const std::string_view> param_names = {}) {
+                                std::span<const std::string_view> param_names = {}, std::source_location where = std::source_location::current()) {
     if (failed_) return;
     if (current_ >= 0) {
-      fail() << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
+      fail(where) << "function('" << name << "') opened while function '" << layout_.view().name(current_u())
              << "' is still open; end it first (its scope object ends it)";
       return;
     }
     if (name.empty()) {
-      fail() << "a function needs a non-empty name";
+      fail(where) << "a function needs a non-empty name";
       return;
     }
     if (num_inputs < 0 || num_inputs > max_register_file_size) {
-      fail() << "function '" << name << "' has " << num_inputs << " inputs; use 0 to " << max_register_file_size;
+      fail(where) << "function '" << name << "' has " << num_inputs << " inputs; use 0 to " << max_register_file_size;
       return;
     }
     if (!param_names.empty() && static_cast<std::int64_t>(param_names.size()) != num_inputs) {
-      fail() << "function '" << name << "' has " << num_inputs << " inputs but " << param_names.size()
+      fail(where) << "function '" << name << "' has " << num_inputs << " inputs but " << param_names.size()
              << " parameter names; give one name per input, or none";
       return;
     }
     std::int64_t idx = find_function(name);
     if (idx >= 0 && state_[static_cast<std::size_t>(idx)] != entry_state::referenced) {
-      fail() << "function '" << name << "' is "
+      fail(where) << "function '" << name << "' is "
              << (state_[static_cast<std::size_t>(idx)] == entry_state::defined ? "defined twice"
                                                                                  : "already declared as a packed function");
       return;
@@ -3135,16 +3139,16 @@ class exec_builder {
     current_ = idx;
   }
 
-  constexpr void end_function() {
+  constexpr void end_function(std::source_location where = std::source_location::current()) {
     if (failed_) return;
     if (current_ < 0) {
-      fail() << "end_function() without an open function";
+      fail(where) << "end_function() without an open function";
       return;
     }
     func_info& f = layout_.funcs[current_u()];
     f.end = static_cast<std::int64_t>(layout_.instr_offset.size());
     if (f.end == f.start) {
-      fail() << "function '" << layout_.view().name(current_u()) << "' has no instructions; end it with emit_ret";
+      fail(where) << "function '" << layout_.view().name(current_u()) << "' has no instructions; end it with emit_ret";
       return;
     }
     current_ = -1;
@@ -3152,13 +3156,13 @@ class exec_builder {
 
   /// Declares a function without defining it; packed functions are resolved by name from the
   /// registry when a VM is made. Returns its index in the function table.
-  constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed) {
+  constexpr std::int64_t declare_function(std::string_view name, func_kind kind = func_kind::packed, std::source_location where = std::source_location::current()) {
     if (failed_) return 0;
     std::int64_t idx = find_function(name);
     if (kind == func_kind::vm) return idx >= 0 ? idx : add_entry(name, entry_state::referenced);
     if (idx < 0) return add_entry(name, entry_state::packed);
     if (state_[static_cast<std::size_t>(idx)] == entry_state::defined) {
-      fail() << "function '" << name << "' is already defined as a vm function";
+      fail(where) << "function '" << name << "' is already defined as a vm function";
       return idx;
     }
     state_[static_cast<std::size_t>(idx)] = entry_state::packed;
@@ -3168,34 +3172,34 @@ class exec_builder {
   // ---- arguments -------------------------------------------------------------------------
 
   /// Register `i` of the current frame.
-  constexpr arg r(std::int64_t i) {
+  constexpr arg r(std::int64_t i, std::source_location where = std::source_location::current()) {
     if (i < 0 || (i >= begin_special_register && i != void_register && i != vm_register)) {
-      fail() << "register " << i << " is out of range; registers are 0 to 2^54-1";
+      fail(where) << "register " << i << " is out of range; registers are 0 to 2^54-1";
       return arg::reg(0);
     }
     return arg::reg(i);
   }
   /// An integer immediate (inline constant) in +-(2^55-1).
-  constexpr arg imm(std::int64_t v) {
+  constexpr arg imm(std::int64_t v, std::source_location where = std::source_location::current()) {
     if (v < arg_value_min || v > arg_value_max) {
-      fail() << "immediate " << v << " is outside +-(2^55-1); use add_int() and c() instead";
+      fail(where) << "immediate " << v << " is outside +-(2^55-1); use add_int() and c() instead";
       return arg::imm(0);
     }
     return arg::imm(v);
   }
   /// Constant `i` of the pool (an index from add_*()).
-  constexpr arg c(std::int64_t i) {
+  constexpr arg c(std::int64_t i, std::source_location where = std::source_location::current()) {
     if (i < 0 || i > arg_value_max) {
-      fail() << "constant index " << i << " is out of range";
+      fail(where) << "constant index " << i << " is out of range";
       return arg::constant(0);
     }
     return arg::constant(i);
   }
   /// Function `name` as a value (a closure argument, or the target of emit_call(arg, ...)).
   /// It may be defined later; a name never defined is a packed function.
-  constexpr arg f(std::string_view name) {
+  constexpr arg f(std::string_view name, std::source_location where = std::source_location::current()) {
     if (name.empty()) {
-      fail() << "f(\"\"): a function needs a non-empty name";
+      fail(where) << "f(\"\"): a function needs a non-empty name";
       return arg::func(0);
     }
     std::int64_t idx = find_function(name);
@@ -3212,24 +3216,27 @@ class exec_builder {
   /// call `func`(args...) -> dst. `func` is a packed function, or a vm function (then the VM
   /// pushes a frame: recursion works). No destination, or void_arg(), discards the result.
   constexpr void emit_call(std::string_view func, std::initializer_list<arg> args = {},
-                           arg dst = arg::reg(void_register)) {
-    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+                           arg dst = arg::reg(void_register), std::source_location where = std::source_location::current()) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst, where);
   }
-  constexpr void emit_call(std::string_view func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
-    if (!in_function("emit_call")) return;
-    emit_call(f(func), args, dst);
+  constexpr void emit_call(std::string_view func, std::span<const arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_call", where)) return;
+    emit_call(f(func, where), args, dst, where);
   }
-  constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register)) {
-    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst);
+  constexpr void emit_call(arg func, std::initializer_list<arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    emit_call(func, std::span<const arg>(args.begin(), args.size()), dst, where);
   }
-  constexpr void emit_call(arg func, std::span<const arg> args, arg dst = arg::reg(void_register)) {
-    if (!in_function("emit_call")) return;
+  constexpr void emit_call(arg func, std::span<const arg> args, arg dst = arg::reg(void_register),
+                           std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_call", where)) return;
     if (func.kind() != arg_kind::func_idx) {
-      fail_here() << "emit_call: the callee must be a function (f(name)), not another kind of argument";
+      fail_here(where) << "emit_call: the callee must be a function (f(name)), not another kind of argument";
       return;
     }
     if (dst.kind() != arg_kind::reg) {
-      fail_here() << "emit_call: the destination must be a register (r(i) or void_arg())";
+      fail_here(where) << "emit_call: the destination must be a register (r(i) or void_arg())";
       return;
     }
     // One append for the header and a push per argument: at compile time every constexpr step
@@ -3241,10 +3248,10 @@ class exec_builder {
     for (const arg& a : args) layout_.instr_data.push_back(a.data);
   }
   /// ret result
-  constexpr void emit_ret(arg result) {
-    if (!in_function("emit_ret")) return;
+  constexpr void emit_ret(arg result, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_ret", where)) return;
     if (result.kind() != arg_kind::reg) {
-      fail_here() << "emit_ret: the result must be a register; copy a constant into one with vm.builtin.copy";
+      fail_here(where) << "emit_ret: the result must be a register; copy a constant into one with vm.builtin.copy";
       return;
     }
     begin_instruction();
@@ -3252,17 +3259,17 @@ class exec_builder {
     push(result.value());
   }
   /// goto: pc += pc_offset (relative to this instruction).
-  constexpr void emit_goto(std::int64_t pc_offset) {
-    if (!in_function("emit_goto")) return;
+  constexpr void emit_goto(std::int64_t pc_offset, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_goto", where)) return;
     begin_instruction();
     push(static_cast<std::int64_t>(opcode::goto_));
     push(pc_offset);
   }
   /// If cond != 0 fall through, else pc += false_offset (relative to this instruction).
-  constexpr void emit_if(arg cond, std::int64_t false_offset) {
-    if (!in_function("emit_if")) return;
+  constexpr void emit_if(arg cond, std::int64_t false_offset, std::source_location where = std::source_location::current()) {
+    if (!in_function("emit_if", where)) return;
     if (cond.kind() != arg_kind::reg) {
-      fail_here() << "emit_if: the condition must be a register";
+      fail_here(where) << "emit_if: the condition must be a register";
       return;
     }
     begin_instruction();
@@ -3279,11 +3286,11 @@ class exec_builder {
   }
   /// Sets word `word` of instruction `instr` (relative to the open function) to `value`, e.g. the
   /// offset of a goto (word 1) or an If (word 2) emitted before its target was known.
-  constexpr void patch(std::int64_t instr, std::int64_t word, std::int64_t value) {
-    if (!in_function("patch")) return;
+  constexpr void patch(std::int64_t instr, std::int64_t word, std::int64_t value, std::source_location where = std::source_location::current()) {
+    if (!in_function("patch", where)) return;
     const std::int64_t global = layout_.funcs[current_u()].start + instr;
     if (instr < 0 || global >= static_cast<std::int64_t>(layout_.instr_offset.size())) {
-      fail_here() << "patch: instruction " << instr << " does not exist in this function";
+      fail_here(where) << "patch: instruction " << instr << " does not exist in this function";
       return;
     }
     const std::int64_t off = layout_.instr_offset[static_cast<std::size_t>(global)];
@@ -3291,13 +3298,13 @@ class exec_builder {
                                  ? layout_.instr_offset[static_cast<std::size_t>(global + 1)]
                                  : static_cast<std::int64_t>(layout_.instr_data.size());
     if (word < 1 || word >= end - off) {
-      fail_here() << "patch: instruction " << instr << " has no word " << word
+      fail_here(where) << "patch: instruction " << instr << " has no word " << word
                   << " (word 0 is the opcode and cannot be patched)";
       return;
     }
     if (layout_.instr_data[static_cast<std::size_t>(off)] == static_cast<std::int64_t>(opcode::call) && word == 3) {
       // The argument count fixes the instruction's length; the stream must stay well formed.
-      fail_here() << "patch: word 3 of a call is its argument count, which cannot be patched";
+      fail_here(where) << "patch: word 3 of a call is its argument count, which cannot be patched";
       return;
     }
     layout_.instr_data[static_cast<std::size_t>(off + word)] = value;
@@ -3332,19 +3339,20 @@ class exec_builder {
   }
 
   /// A tensor constant from raw little-endian bytes; bytes.size() must match shape and dtype.
-  constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes) {
+  constexpr std::int64_t add_tensor(dtype t, std::span<const std::int64_t> shape, std::span<const std::uint8_t> bytes,
+                                    std::source_location where = std::source_location::current()) {
     if (failed_) return 0;
     std::int64_t numel = 1;
     for (std::int64_t d : shape) {
       if (d < 0 || !detail::checked_mul(numel, d, numel)) {
-        fail() << "add_tensor: dimensions must be 0 or more and their product must fit in int64";
+        fail(where) << "add_tensor: dimensions must be 0 or more and their product must fit in int64";
         return 0;
       }
     }
     std::int64_t nbytes = 0;
     if (!t.valid_for_tensor() || !detail::checked_mul(numel, t.bytes(), nbytes) ||
         nbytes != static_cast<std::int64_t>(bytes.size())) {
-      fail() << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
+      fail(where) << "add_tensor: " << bytes.size() << " bytes do not hold a tensor of " << numel << " "
              << t << " elements";
       return 0;
     }
@@ -3360,14 +3368,14 @@ class exec_builder {
     return intern(c, m);
   }
   constexpr std::int64_t add_tensor(dtype t, std::initializer_list<std::int64_t> shape,
-                                    std::initializer_list<std::uint8_t> bytes) {
+                                    std::initializer_list<std::uint8_t> bytes, std::source_location where = std::source_location::current()) {
     return add_tensor(t, std::span<const std::int64_t>(shape.begin(), shape.size()),
-                      std::span<const std::uint8_t>(bytes.begin(), bytes.size()));
+                      std::span<const std::uint8_t>(bytes.begin(), bytes.size()), where);
   }
   /// A tensor constant from typed elements: add_tensor<float>({1, 2, 3, 4}, {2, 2}).
   template <class T>
     requires std::is_arithmetic_v<T>
-  constexpr std::int64_t add_tensor(std::span<const T> data, std::span<const std::int64_t> shape) {
+  constexpr std::int64_t add_tensor(std::span<const T> data, std::span<const std::int64_t> shape, std::source_location where = std::source_location::current()) {
     std::vector<std::uint8_t> bytes;
     bytes.reserve(data.size() * sizeof(T));
     for (const T& x : data) {
@@ -3381,13 +3389,14 @@ class exec_builder {
           bytes.insert(bytes.end(), raw.begin(), raw.end());
       }
     }
-    return add_tensor(dtype_of<T>(), shape, bytes);
+    return add_tensor(dtype_of<T>(), shape, bytes, where);
   }
   template <class T>
     requires std::is_arithmetic_v<T>
-  constexpr std::int64_t add_tensor(std::initializer_list<T> data, std::initializer_list<std::int64_t> shape) {
+  constexpr std::int64_t add_tensor(std::initializer_list<T> data, std::initializer_list<std::int64_t> shape,
+                                    std::source_location where = std::source_location::current()) {
     return add_tensor(std::span<const T>(data.begin(), data.size()),
-                      std::span<const std::int64_t>(shape.begin(), shape.size()));
+                      std::span<const std::int64_t>(shape.begin(), shape.size()), where);
   }
 
   /// Adds any value that has a constant_traits specialization (integers, floating point, bool,
@@ -3417,8 +3426,8 @@ class exec_builder {
   /// registers are not in formalized order).
   constexpr void set_formalize(bool on) { formalize_ = on; }
   /// Gives the open function at least `n` registers, whatever formalization computes.
-  constexpr void reserve_registers(std::int64_t n) {
-    if (!in_function("reserve_registers")) return;
+  constexpr void reserve_registers(std::int64_t n, std::source_location where = std::source_location::current()) {
+    if (!in_function("reserve_registers", where)) return;
     reserved_registers_[current_u()] = n;
   }
 
@@ -3472,7 +3481,10 @@ class exec_builder {
  private:
   constexpr bool unfinished(build_output& out) const {
     if (failed_) {
-      out.message << "exec_builder: " << error_;
+      out.message << "exec_builder";
+      // The call that failed, where one was given (a default-constructed location has no file).
+      if (error_at_.line() != 0) out.message << " at " << error_at_.file_name() << ':' << error_at_.line();
+      out.message << ": " << error_;
     } else if (current_ >= 0) {
       out.message << "exec_builder: function '" << layout_.view().name(current_u())
                   << "' is still open; end it (its scope object does) before finishing";
@@ -3513,26 +3525,27 @@ class exec_builder {
   constexpr std::size_t current_u() const { return static_cast<std::size_t>(current_); }
 
   // The first failure is kept; later ones are written to a scratch text and dropped.
-  constexpr detail::text& fail() {
+  constexpr detail::text& fail(std::source_location where = {}) {
     if (!failed_) {
       failed_ = true;
+      error_at_ = where;
       return error_;
     }
     dropped_.clear();
     return dropped_;
   }
   // Names the function and instruction being emitted.
-  constexpr detail::text& fail_here() {
-    detail::text& t = fail();
+  constexpr detail::text& fail_here(std::source_location where) {
+    detail::text& t = fail(where);
     t << "function '" << layout_.view().name(current_u()) << "', instruction " << next_instruction() << ": ";
     return t;
   }
   // (`what` is a const char*, not a string_view: making a string_view of a literal counts its
   // characters, a few constexpr steps each, on every instruction emitted.)
-  constexpr bool in_function(const char* what) {
+  constexpr bool in_function(const char* what, std::source_location where) {
     if (failed_) return false;
     if (current_ < 0) {
-      fail() << what << " outside a function; open one with function(name, num_inputs) first";
+      fail(where) << what << " outside a function; open one with function(name, num_inputs) first";
       return false;
     }
     return true;
@@ -3635,6 +3648,7 @@ class exec_builder {
   std::int64_t current_ = -1;       // the open function, or -1
   bool failed_ = false;             // a call has failed (error_ says how): a flag, as text::empty() costs constexpr steps
   detail::text error_;              // the first failure
+  std::source_location error_at_;   // the builder call that made it
   detail::text dropped_;            // later failures
 };
 
@@ -3698,18 +3712,17 @@ struct constant_traits<char[N]> {
 // error message. One funnel for all:
 //
 // - a `diagnostic` holds the message (a literal type, so it can be a template argument);
-// - report<D, Phase>() makes the compilation fail with the message in the diagnostic. Where the
-//   compiler accepts computed static_assert messages (C++26, __cpp_static_assert >= 202306L), it
-//   is the static_assert's message. Elsewhere (g++ 12, clang 16) the message is cut into 30-
-//   character chunks that become the template arguments of a function the evaluation cannot call
-//   (`relaxvm_program_failed_to_build`, `..._to_link`,
-//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`), and the compiler prints them.
+// - the step that failed calls its stop function (`relaxvm_program_failed_to_build`, `..._to_link`,
+//   `relaxvm_typed_invoke_failed` or `relaxvm_buffer_too_small`) with spelled<D>(), inside the
+//   constant expression it evaluates; the stop function reaches a non-constexpr one, and the
+//   compiler prints the call with the message in one piece (g++ once, in the call's argument;
+//   clang in the string literal passed).
 #ifndef RELAXVM_BASE_DIAGNOSTIC_HPP
 #define RELAXVM_BASE_DIAGNOSTIC_HPP
 
 #include <cstddef>
+#include <source_location>
 #include <string_view>
-#include <utility>
 
 
 namespace relaxvm::RELAXVM_ABI::detail {
@@ -3732,64 +3745,69 @@ struct diagnostic {
   constexpr std::string_view view() const { return std::string_view(message, size); }
 };
 
-/// A failure message's start: "relaxvm: <what>", padded to its own 30-character chunk so that it
-/// is easy to spot in the compiler's output.
+/// A failure message's start: "relaxvm: <what>", then the message.
 constexpr text diagnostic_start(std::string_view what) {
   text t;
-  t << "relaxvm: " << what << ' ';
-  t.pad_to(30);
+  t << "relaxvm: " << what << ": ";
   return t;
 }
 
-/// 30 characters of a message. Clang prints a char-array template argument as a string only
-/// when it is short and free of single quotes; GCC prints any length.
-struct message_chunk {
-  char text[31]{};
+/// A message as a template argument of its exact length. Clang 16 prints a char array in a
+/// diagnostic whole only when it is short (36 characters), or inside a string literal; the
+/// function_name() of a function templated on the message is such a literal, spelled in full.
+template <std::size_t N>
+struct message_text {
+  char text[N]{};
 };
 
-inline constexpr std::size_t chunk_chars = 30;
-
-template <diagnostic D>
-constexpr message_chunk chunk_of(std::size_t k) {
-  message_chunk c{};
-  for (std::size_t i = 0; i < chunk_chars; ++i) {
-    const std::size_t at = k * chunk_chars + i;
-    char ch = at < D.size ? D.message[at] : ' ';
-    c.text[i] = ch == '\'' ? '`' : ch;
+/// d's message (N - 1 characters) as a message_text. Quotes and backslashes would come out
+/// escaped once or twice in a literal, and clang spells a string with a byte past ASCII as
+/// numbers: each becomes ` or / or ?, so the message reads the same in every compiler's output.
+template <std::size_t N>
+constexpr message_text<N> message_of(const diagnostic& d) {
+  message_text<N> m{};
+  for (std::size_t i = 0; i + 1 < N; ++i) {
+    const char c = d.message[i];
+    m.text[i] = c == '\'' || c == '"' ? '`' : c == '\\' ? '/' : c < ' ' || c > '~' ? '?' : c;
   }
-  return c;
+  return m;
 }
 
-/// Deliberately not constexpr: reaching one during constant evaluation makes the compiler print
-/// its template arguments, which are the message. The name says which step failed.
-template <message_chunk... Message>
-void relaxvm_program_failed_to_build() {}
-template <message_chunk... Message>
-void relaxvm_program_failed_to_link() {}
-template <message_chunk... Message>
-void relaxvm_typed_invoke_failed() {}
-template <message_chunk... Message>
-void relaxvm_buffer_too_small() {}
-
-enum class diagnostic_phase { build, link, invoke, buffer };
-
-template <diagnostic D, diagnostic_phase P, std::size_t... K>
-constexpr void report_chunks(std::index_sequence<K...>) {
-  if constexpr (P == diagnostic_phase::build) relaxvm_program_failed_to_build<chunk_of<D>(K)...>();
-  else if constexpr (P == diagnostic_phase::link) relaxvm_program_failed_to_link<chunk_of<D>(K)...>();
-  else if constexpr (P == diagnostic_phase::invoke) relaxvm_typed_invoke_failed<chunk_of<D>(K)...>();
-  else relaxvm_buffer_too_small<chunk_of<D>(K)...>();
+template <auto Message>
+constexpr const char* spelled_text() {
+  return std::source_location::current().function_name();
 }
 
-/// Fails the compilation with D's message (D must have failed). Called where a constant
-/// expression is evaluated, so that the failure is reported while it is.
-template <diagnostic D, diagnostic_phase P>
-constexpr void report() {
-#if defined(__cpp_static_assert) && __cpp_static_assert >= 202306L
-  static_assert(D.ok, D.view());
-#else
-  report_chunks<D, P>(std::make_index_sequence<(D.size + chunk_chars - 1) / chunk_chars>());
-#endif
+/// D's message, spelled where the compiler prints it: as this call's template argument (g++
+/// prints the call, with its arguments' values, once) and inside the string literal returned
+/// (clang prints the literal whole where the pointer is passed on).
+template <diagnostic D>
+constexpr const char* spelled() {
+  return spelled_text<message_of<D.size + 1>(D)>();
+}
+
+/// Deliberately not constexpr: reaching it stops the constant evaluation.
+inline void relaxvm_compile_time_error() {}
+
+/// The compile-time failures, one per step (the name says which), each called with spelled<D>()
+/// where a constant expression is evaluated, so that the compilation fails while it is and the
+/// compiler shows the call with the message: relaxvm_program_failed_to_build(spelled<d>()).
+/// `stop` is always true (a function that can never be constant would be an error of its own).
+constexpr int relaxvm_program_failed_to_build(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_program_failed_to_link(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_typed_invoke_failed(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
+}
+constexpr int relaxvm_buffer_too_small(const char*, bool stop = true) {
+  if (stop) relaxvm_compile_time_error();
+  return 0;
 }
 
 }  // namespace relaxvm::detail
@@ -3893,7 +3911,7 @@ template <class F>
 consteval auto build(F) {
   constexpr const detail::build_summary& s = detail::summary_of<F>;
   if constexpr (!s.result.ok) {
-    detail::report<s.result, detail::diagnostic_phase::build>();
+    detail::relaxvm_program_failed_to_build(detail::spelled<s.result>());
     return static_executable<layout_sizes{}>{};
   } else {
     // The digest of what is stored (the second run, which is the program the first verified),
@@ -4619,6 +4637,11 @@ inline std::vector<std::byte> save(const exec_view& v) {
 
 
 namespace relaxvm::RELAXVM_ABI {
+
+/// How stats() shows tensor constants: by shape, as the reference does ("[2, 3]"), or with
+/// their kind and dtype ("tensor float32[2, 3]"), so that they cannot be taken for shapes.
+enum class constant_style { reference, typed };
+
 namespace detail {
 
 inline std::string to_std_string(const text& t) { return std::string(t.view()); }
@@ -4645,9 +4668,10 @@ inline void append_dims(text& out, const exec_view& v, const const_info& c) {
   }
 }
 
-/// One constant as stats() shows it: tensors by shape ("[2, 3]" or "scalar"), shapes as
+/// One constant as stats() shows it: tensors by shape ("[2, 3]" or "scalar"; with
+/// constant_style::typed, "tensor float32[2, 3]" or "tensor float32 scalar"), shapes as
 /// "shapetuple[4, 6]", strings quoted, numbers and dtypes as themselves.
-inline void append_constant_summary(text& out, const exec_view& v, const const_info& c) {
+inline void append_constant_summary(text& out, const exec_view& v, const const_info& c, constant_style style) {
   switch (c.kind) {
     case const_kind::int64: out << c.scalar; break;
     case const_kind::float64: append_double(out, std::bit_cast<double>(c.scalar)); break;
@@ -4661,6 +4685,11 @@ inline void append_constant_summary(text& out, const exec_view& v, const const_i
       break;
     case const_kind::string: out << '"' << v.str({c.data_offset, c.data_size}) << '"'; break;
     case const_kind::tensor:
+      if (style == constant_style::typed) {
+        out << "tensor ";
+        append_dtype(out, dtype::unpack(c.scalar));
+        if (c.ndim == 0) out << ' ';
+      }
       if (c.ndim == 0) {
         out << "scalar";
       } else {
@@ -4797,14 +4826,16 @@ inline std::string as_text(const exec_view& v) {
   return detail::to_std_string(out);
 }
 
-/// The reference's statistics: the constant pool and the function table.
-inline std::string stats(const exec_view& v) {
+/// The reference's statistics: the constant pool and the function table. The reference shows a
+/// tensor constant by its shape alone, as "[2, 3]", which reads like a shape: constant_style::typed
+/// shows "tensor float32[2, 3]" (the command-line tool's `info` does).
+inline std::string stats(const exec_view& v, constant_style style = constant_style::reference) {
   detail::text out;
   out << "Relax VM executable statistics:\n";
   out << "  Constant pool (# " << v.constants.size() << "): [";
   for (std::size_t i = 0; i < v.constants.size(); ++i) {
     if (i) out << ", ";
-    detail::append_constant_summary(out, v, v.constant(i));
+    detail::append_constant_summary(out, v, v.constant(i), style);
   }
   out << "]\n";
   out << "  Globals (#" << v.funcs.size() << "): [";
@@ -5118,7 +5149,7 @@ class basic_executable {
   /// The reference's text dump.
   std::string as_text() const { return relaxvm::as_text(view()); }
   /// The reference's statistics: constant pool and function table.
-  std::string stats() const { return relaxvm::stats(view()); }
+  std::string stats(constant_style style = constant_style::reference) const { return relaxvm::stats(view(), style); }
   /// Builder code that rebuilds this executable (see relaxvm::as_cpp).
   std::string as_cpp() const { return relaxvm::as_cpp(view()); }
 
@@ -9457,6 +9488,19 @@ inline const unsigned char* element_address(const tensor& t, std::int64_t e) noe
   return base + offset * size;
 }
 
+// Element `flat` (row-major) of a tensor of shape `t`'s, as "[1, 0]".
+inline void append_element_index(text& out, const tensor& t, std::int64_t flat) {
+  std::int64_t rest = flat, idx[64] = {};
+  const std::int64_t n = t.ndim() < 64 ? t.ndim() : 64;
+  for (std::int64_t k = n - 1; k >= 0; --k) {
+    idx[k] = rest % t.shape()[k];
+    rest /= t.shape()[k];
+  }
+  out << '[';
+  for (std::int64_t k = 0; k < n; ++k) out << (k ? ", " : "") << idx[k];
+  out << ']';
+}
+
 inline tensor_difference compare_tensors(const tensor& a, const tensor& b, const tolerance* tol) noexcept {
   using reason = tensor_difference::reason;
   if (!a.defined() || !b.defined()) return {a.defined() == b.defined() ? reason::none : reason::defined, -1};
@@ -9676,15 +9720,9 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
     case reason::not_host: out << "a tensor is on " << (a.device().device_type == kDLCPU ? b.device() : a.device())
                                << " or has no data: the host cannot read it"; break;
     case reason::element: {
-      out << "element [";
-      std::int64_t rest = d.index, idx[64] = {};
-      const std::int64_t n = a.ndim() < 64 ? a.ndim() : 64;
-      for (std::int64_t k = n - 1; k >= 0; --k) {
-        idx[k] = rest % a.shape()[k];
-        rest /= a.shape()[k];
-      }
-      for (std::int64_t k = 0; k < n; ++k) out << (k ? ", " : "") << idx[k];
-      out << "] (flat index " << d.index << ") differs: ";
+      out << "element ";
+      detail::append_element_index(out, a, d.index);
+      out << " (flat index " << d.index << ") differs: ";
       detail::append_element_value(out, detail::load_element(detail::element_address(a, d.index), a.dtype()));
       out << " and ";
       detail::append_element_value(out, detail::load_element(detail::element_address(b, d.index), b.dtype()));
@@ -11971,6 +12009,9 @@ constexpr std::uint64_t known_params(const exec_view& v, const instruction& in, 
   return known;
 }
 
+/// What link() returns for a program that does not link (after the compilation failed).
+struct link_failed {};
+
 template <class Entry, class Site>
 concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typename Entry::site> &&
                        Entry::site::template applies<Site>();
@@ -12194,24 +12235,22 @@ struct linked_program {
 template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
 consteval auto link() {
   using table_type = std::remove_cvref_t<decltype(Table)>;
+  // Each check a constant of its own (its own constexpr step budget), the next only when the one
+  // before passed: the program as build() verified it, then against the table, then the views of
+  // constant storages.
   constexpr detail::diagnostic built = detail::check_built(Prog);
-  if constexpr (!built.ok) {
-    constexpr int failed = (detail::report<built, detail::diagnostic_phase::link>(), 0);
-    (void)failed;
-  }
   constexpr detail::diagnostic d = built.ok ? detail::check_link<table_type>(Prog.view()) : detail::diagnostic{};
-  if constexpr (!d.ok) {
-    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too.
-    constexpr int failed = (detail::report<d, detail::diagnostic_phase::link>(), 0);
-    (void)failed;
-  }
-  // Views of constant storages that cannot fit them.
   constexpr detail::diagnostic views = built.ok && d.ok ? detail::check_constant_views(Prog.view()) : detail::diagnostic{};
-  if constexpr (!views.ok) {
-    constexpr int failed = (detail::report<views, detail::diagnostic_phase::link>(), 0);
+  if constexpr (!built.ok || !d.ok || !views.ok) {
+    // Evaluated while the template is instantiated, so that decltype(link<...>()) fails too; no
+    // linked_program is made, so its own check does not repeat the failure.
+    constexpr detail::diagnostic failure = !built.ok ? built : !d.ok ? d : views;
+    constexpr int failed = detail::relaxvm_program_failed_to_link(detail::spelled<failure>());
     (void)failed;
+    return detail::link_failed{};
+  } else {
+    return linked_program<Prog, Table, Options>{};
   }
-  return linked_program<Prog, Table, Options>{};
 }
 
 }  // namespace relaxvm
@@ -12524,7 +12563,7 @@ class static_vm final : public vm_context {
   static result<static_vm> create(std::byte (&memory)[N], std::span<const device_allocator> devices) {
     if constexpr (Linked::bounded && N < memory_bytes) {
       constexpr detail::diagnostic d = buffer_check("create", "VM memory", N, memory_bytes, "memory_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     return create(std::span<std::byte>(memory), devices);
@@ -12545,7 +12584,7 @@ class static_vm final : public vm_context {
                   "and use relaxvm::allocator::arena");
     if constexpr (N < Linked::arena_bytes) {
       constexpr detail::diagnostic d = buffer_check("arena", "arena", N, Linked::arena_bytes, "arena_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     return allocator::arena(buffer.span());
@@ -12568,7 +12607,7 @@ class static_vm final : public vm_context {
     if constexpr (N < Linked::object_bytes + Caller) {
       constexpr detail::diagnostic d =
           buffer_check("object_memory", "object", N, Linked::object_bytes + Caller, "object_bytes + Caller");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());
       (void)failed;
     }
     set_object_memory(buffer.span());
@@ -12610,7 +12649,7 @@ class static_vm final : public vm_context {
   result<value> invoke(Args&&... args) {
     constexpr detail::diagnostic check = typed_call_check(Name.view(), sizeof...(Args));
     if constexpr (!check.ok) {
-      constexpr int failed = (detail::report<check, detail::diagnostic_phase::invoke>(), 0);
+      constexpr int failed = detail::relaxvm_typed_invoke_failed(detail::spelled<check>());
       (void)failed;
       return value();
     } else {
@@ -13110,7 +13149,9 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 // ---- begin relaxvm/builtins/shape_heap.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // The shape machinery: the shape heap (an int64 host tensor whose slots hold symbolic dimensions),
-// matching and making shapes against it, the struct-info checks, and shape arithmetic.
+// matching and making shapes against it, the struct-info checks, and shape arithmetic, one header
+// each in shape_heap/ (heap.hpp, match.hpp, struct_info.hpp, arith.hpp), each with its builtins'
+// prepared and specialized call sites; here, their table.
 //
 //   vm.builtin.alloc_shape_heap([ctx,] size) -> heap
 //   vm.builtin.shape_of(tensor) -> shape
@@ -13141,6 +13182,22 @@ inline constexpr auto core_table = make_table(packed<"vm.builtin.print">(&print)
 // zero are runtime errors. The codes are in codes.hpp.
 #ifndef RELAXVM_BUILTINS_SHAPE_HEAP_HPP
 #define RELAXVM_BUILTINS_SHAPE_HEAP_HPP
+
+// ---- begin relaxvm/builtins/shape_heap/arith.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Shape arithmetic on the heap: shape_arith (its encoding: builtins/shape_heap.hpp), with its
+// prepared and specialized call sites.
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_ARITH_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_ARITH_HPP
+
+// ---- begin relaxvm/builtins/shape_heap/heap.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The shape heap (builtins/shape_heap.hpp lists the shape builtins): an int64 host tensor whose
+// slots hold symbolic dimensions, opened and checked in place; the argument readers every shape
+// builtin shares; alloc_shape_heap, store_shape, load_shape, shape_of, tensor_to_shape and
+// shape_to_tensor; and what the prepared and specialized call sites of all of them share.
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_HEAP_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_HEAP_HPP
 
 #include <cstdint>
 #include <cstring>
@@ -13180,8 +13237,8 @@ inline constexpr std::int64_t arith_op_count = 15;
 #endif  // RELAXVM_BUILTINS_CODES_HPP
 // ---- end relaxvm/builtins/codes.hpp ----
 
-namespace relaxvm::RELAXVM_ABI::builtins {
 
+namespace relaxvm::RELAXVM_ABI::builtins {
 
 namespace detail {
 using relaxvm::detail::cat;
@@ -13406,6 +13463,337 @@ inline result<shape> load_shape(const value& heap_value, std::span<const value> 
   return s;
 }
 
+// ---- shapes and tensors --------------------------------------------------------------------
+
+/// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
+inline result<shape> tensor_to_shape(const tensor& t) {
+  constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
+  const dtype dt = t.dtype();
+  const int bits = dt.bits;
+  if (t.ndim() != 1 || !dt.is_int() || dt.lanes != 1 || (bits != 16 && bits != 32 && bits != 64))
+    return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
+                               relaxvm::detail::dims_text{t.shape().dims()}, " ", dt);
+  if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
+  if (t.device().device_type != kDLCPU)
+    return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
+  const auto* p = static_cast<const unsigned char*>(t.raw_data());
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  std::int64_t* dims = nullptr;
+  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bits == 16) {
+      std::int16_t x;
+      std::memcpy(&x, p + 2 * i, 2);
+      dims[i] = x;
+    } else if (bits == 32) {
+      std::int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      dims[i] = x;
+    } else {
+      std::memcpy(&dims[i], p + 8 * i, 8);
+    }
+  }
+  return s;
+}
+
+/// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
+inline result<tensor> shape_to_tensor(const shape& s) {
+  // From the running VM's host allocator, as its memory is.
+  RELAXVM_TRY_ASSIGN(tensor t, detail::host_vector(running_context(), s.size(), dtype::int64()));
+  if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
+  return t;
+}
+
+inline shape shape_of(const tensor& t) { return t.shape(); }
+
+// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
+// A VM asks once per call site; the version it gets takes the site's fixed arguments (counts,
+// codes, slots, error contexts) as checked, and goes to the general function for anything but the
+// common case, so results and errors are the general function's.
+namespace detail {
+using relaxvm::detail::all_fixed;
+using relaxvm::detail::invoke_general;
+
+inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                      std::optional<error>& err) {
+  kept_slot* kept = heap_slot(args[0].raw_context());
+  if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
+    ret = kept->get();
+    return true;
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// alloc_shape_heap(%vm, size), both fixed, the size valid.
+inline packed_invoke prepare_alloc_shape_heap(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (!RELAXVM_HEAP || nargs != 2 || fixed != 3 || args[0].kind() != value_kind::context ||
+      args[1].kind() != value_kind::int64 || args[1].raw_int() < 0)
+    return nullptr;
+  return &alloc_shape_heap_prepared;
+}
+
+}  // namespace detail
+
+// ---- call sites specialized at link time (vm/call_site.hpp) ---------------------------------
+// A Call whose counts, codes, slots and error context are constants of the program runs with
+// them as constants: only the input (and the heap) are read at run time. Each site is a small
+// function that passes its constants (in read-only memory) to one body per builtin, so that many
+// sites cost little more than one. The tests and messages are the general function's
+// (match_one, make_dims, arith_group, ndim_ok, ...), so results and errors are the same; a site
+// whose constants the general function would reject is not specialized (it runs the general
+// function and gets its error).
+namespace detail {
+// A specialized site's error.
+RELAXVM_NOINLINE inline bool argument_error(error e, std::optional<error>& err) {
+  err.emplace(std::move(e));
+  return false;
+}
+template <class C>
+constexpr bool site_ints(std::size_t from, std::size_t to) {
+  for (std::size_t k = from; k < to; ++k)
+    if (!C::is_int(k)) return false;
+  return true;
+}
+// The heap argument as heap_arg reads it (null: no heap), or false with the error in `err`.
+RELAXVM_HOT_INLINE bool site_heap(std::string_view fn, const value& v, bool write, heap_view& heap,
+                                  std::optional<error>& err) {
+  if (v.is_null() || RELAXVM_LIKELY(try_open_heap(v, write, heap))) return true;
+  return argument_error(heap_error(fn, v), err);
+}
+
+}  // namespace detail
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_HEAP_HPP
+// ---- end relaxvm/builtins/shape_heap/heap.hpp ----
+
+namespace relaxvm::RELAXVM_ABI::builtins {
+
+// ---- arithmetic on the heap ----------------------------------------------------------------
+
+namespace detail {
+inline std::string_view op_symbol(arith_op op) {
+  switch (op) {
+    case arith_op::add: return "+";
+    case arith_op::sub: return "-";
+    case arith_op::mul: return "*";
+    case arith_op::floordiv: return "//";
+    case arith_op::floormod: return "%";
+    case arith_op::min: return "min";
+    case arith_op::max: return "max";
+    case arith_op::eq: return "==";
+    case arith_op::ne: return "!=";
+    case arith_op::lt: return "<";
+    case arith_op::le: return "<=";
+    case arith_op::gt: return ">";
+    case arith_op::ge: return ">=";
+    case arith_op::and_: return "and";
+    case arith_op::or_: return "or";
+  }
+  return "?";
+}
+
+enum class arith_outcome : std::uint8_t { ok, overflows, divides_by_zero, unknown_op };
+/// r = a op b.
+RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t b, std::int64_t& r) noexcept {
+  bool ok = true;
+  switch (op) {
+    case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
+    case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
+    case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
+    case arith_op::floordiv:
+    case arith_op::floormod: {
+      if (b == 0) return arith_outcome::divides_by_zero;
+      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+        ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
+        r = 0;
+        break;
+      }
+      std::int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) {
+        q -= 1;
+        m += b;
+      }
+      r = op == arith_op::floordiv ? q : m;
+      break;
+    }
+    case arith_op::min: r = a < b ? a : b; break;
+    case arith_op::max: r = a < b ? b : a; break;
+    case arith_op::eq: r = a == b; break;
+    case arith_op::ne: r = a != b; break;
+    case arith_op::lt: r = a < b; break;
+    case arith_op::le: r = a <= b; break;
+    case arith_op::gt: r = a > b; break;
+    case arith_op::ge: r = a >= b; break;
+    case arith_op::and_: r = a != 0 && b != 0; break;
+    case arith_op::or_: r = a != 0 || b != 0; break;
+    default: return arith_outcome::unknown_op;
+  }
+  return ok ? arith_outcome::ok : arith_outcome::overflows;
+}
+}  // namespace detail
+
+namespace detail {
+/// One group of shape_arith: heap[w[1]] = A w[0] B, with A from (w[2], w[3]) and B from (w[4], w[5]).
+RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  std::int64_t operand[2];
+  // The operands, then the destination: one slot check for the three.
+  for (int k = 0; k < 3; ++k) {
+    std::int64_t slot = w[1];
+    if (k < 2) {
+      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
+        operand[k] = v;
+        continue;
+      }
+      if (code != static_cast<std::int64_t>(make_code::load_shape))
+        return value_error(fn, ": Unknown make shape code: ", code);
+      slot = v;
+    }
+    RELAXVM_TRY(check_slot(fn, k < 2 ? "an operand" : "the destination", -1, slot, heap));
+    if (k < 2) operand[k] = heap.slots[slot];
+  }
+  const auto op = static_cast<arith_op>(w[0]);
+  const std::int64_t a = operand[0], b = operand[1];
+  std::int64_t r = 0;
+  switch (apply(op, a, b, r)) {
+    case arith_outcome::ok: break;
+    case arith_outcome::divides_by_zero:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " 0 divides by zero");
+    case arith_outcome::overflows:
+      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " ", b, " overflows int64");
+    case arith_outcome::unknown_op:
+      return value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
+  }
+  heap.slots[w[1]] = r;
+  return {};
+}
+}  // namespace detail
+
+inline status shape_arith(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.shape_arith";
+  if (args.empty() || (args.size() - 1) % 6 != 0)
+    return detail::type_error(fn, ": expects (heap, then groups of op, dst, code_a, a, code_b, b) but got ", args.size(),
+                              " arguments");
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, args[0], true));
+  for (std::size_t g = 1; g < args.size(); g += 6) {
+    std::int64_t w[6];
+    for (std::size_t k = 0; k < 6; ++k) {
+      RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
+    }
+    RELAXVM_TRY(detail::arith_group(heap, w));
+  }
+  return {};
+}
+
+// ---- prepared call sites: shape_arith
+namespace detail {
+inline bool shape_arith_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                 std::optional<error>& err) {
+  heap_view heap;
+  if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
+  // Anything unusual goes to the general function, which repeats the groups done so far with the
+  // same results (prepare_shape_arith accepts only groups whose reads a re-run finds unchanged or
+  // computes again) and fails where this stopped.
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    const value* w = args + g;
+    const std::int64_t dst = w[1].raw_int(), code_a = w[2].raw_int(), a = w[3].raw_int(), code_b = w[4].raw_int(),
+                       b = w[5].raw_int();
+    std::int64_t r = 0;
+    if (!heap.can_read(code_a, a) || !heap.can_read(code_b, b) || !heap.has(dst) ||
+        apply(static_cast<arith_op>(w[0].raw_int()), heap.read(code_a, a), heap.read(code_b, b), r) != arith_outcome::ok)
+      return invoke_general(self, args, nargs, ret, err);
+    heap.slots[dst] = r;
+  }
+  ret.reset();
+  return true;
+}
+// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and
+// each slot a group reads is written by an earlier group (a re-run computes it again from the same
+// inputs) or by no group from this one on (a re-run finds it as it was).
+inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if (nargs < 7 || (nargs - 1) % 6 != 0 || !all_fixed(fixed, nargs, 1)) return nullptr;
+  for (std::uint32_t k = 1; k < nargs; ++k)
+    if (!int_ok(args[k])) return nullptr;
+  for (std::uint32_t g = 1; g < nargs; g += 6) {
+    if (args[g].raw_int() < 0 || args[g].raw_int() > static_cast<std::int64_t>(arith_op::or_)) return nullptr;
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const std::int64_t code = args[g + 2 + 2 * k].raw_int();
+      if (code == static_cast<std::int64_t>(make_code::use_imm)) continue;
+      if (code != static_cast<std::int64_t>(make_code::load_shape)) return nullptr;
+      const std::int64_t slot = args[g + 3 + 2 * k].raw_int();
+      const auto written_in = [&](std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t h = from; h < to; h += 6)
+          if (args[h + 1].raw_int() == slot) return true;
+        return false;
+      };
+      if (!written_in(1, g) && written_in(g, nargs)) return nullptr;
+    }
+  }
+  return &shape_arith_prepared;
+}
+
+}  // namespace detail
+
+// ---- specialized call sites: shape_arith
+namespace detail {
+/// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
+struct shape_arith_site {
+  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
+  struct group {
+    std::int64_t w[6];
+  };
+  template <class C>
+  static constexpr bool applies() {
+    const std::size_t n = C::num_args;
+    return n >= 7 && (n - 1) % 6 == 0 && site_ints<C>(1, n);
+  }
+  template <class C>
+  static constexpr bool reads(std::size_t k) {
+    return k == 0;
+  }
+  template <class C>
+  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    static constexpr auto groups = [] {
+      std::array<group, (C::num_args - 1) / 6> g{};
+      for (std::size_t i = 0; i < g.size(); ++i)
+        for (std::size_t k = 0; k < 6; ++k) g[i].w[k] = C::int_at(1 + 6 * i + k);
+      return g;
+    }();
+    return computed(args, groups.data(), groups.size(), ret, err);
+  }
+  RELAXVM_NOINLINE static bool computed(const value* args, const group* groups, std::size_t n, value& ret,
+                                        std::optional<error>& err) {
+    heap_view heap;
+    if (RELAXVM_UNLIKELY(!try_open_heap(args[0], true, heap)))
+      return argument_error(heap_error("vm.builtin.shape_arith", args[0]), err);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (status s = arith_group(heap, groups[i].w); RELAXVM_UNLIKELY(!s.ok()))
+        return argument_error(std::move(s).error(), err);
+    }
+    ret.reset();
+    return true;
+  }
+};
+
+}  // namespace detail
+
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_ARITH_HPP
+// ---- end relaxvm/builtins/shape_heap/arith.hpp ----
+// ---- begin relaxvm/builtins/shape_heap/match.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// Matching and making shapes against the shape heap: match_shape, make_shape, match_prim_value,
+// make_prim_value (codes in codes.hpp), with the prepared and specialized call sites of
+// match_shape and make_shape.
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_MATCH_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_MATCH_HPP
+
+
+namespace relaxvm::RELAXVM_ABI::builtins {
+
 // ---- match and make ------------------------------------------------------------------------
 
 namespace detail {
@@ -13586,294 +13974,8 @@ inline result<std::int64_t> make_prim_value(const value& heap_value, std::int64_
   return detail::value_error(fn, ": Invalid shape code: ", code);
 }
 
-// ---- struct-info checks --------------------------------------------------------------------
-
+// ---- prepared call sites: match_shape, make_shape
 namespace detail {
-// check_tensor_info's checks of x, each a test and its message: shared by the general function
-// and its specialized call sites.
-RELAXVM_ERROR_FN error not_a_tensor(std::string_view ctx, const value& x) {
-  return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
-}
-RELAXVM_ERROR_FN error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
-  return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
-}
-RELAXVM_ERROR_FN error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
-  return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
-}
-RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
-RELAXVM_HOT_INLINE bool dtype_ok(const DLTensor& dl, dtype want) { return want.is_void() || want == dtype(dl.dtype); }
-}  // namespace detail
-
-inline status check_tensor_info(std::span<const value> args) {
-  constexpr std::string_view fn = "vm.builtin.check_tensor_info";
-  if (args.size() != 3 && args.size() != 4)
-    return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
-  if (args[0].kind() != value_kind::tensor) return detail::not_a_tensor(ctx, args[0]);
-  const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
-  RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
-  if (!detail::ndim_ok(dl, ndim)) return detail::wrong_ndim(ctx, ndim, dl.ndim);
-  if (args.size() == 4) {
-    if (args[2].kind() != value_kind::dtype)
-      return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
-    const dtype want = value_traits<dtype>::get(args[2]);  // its kind was checked
-    if (!detail::dtype_ok(dl, want)) return detail::wrong_dtype(ctx, want, dtype(dl.dtype));
-  }
-  return {};
-}
-
-inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
-  constexpr std::string_view fn = "vm.builtin.check_shape_info";
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
-  if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
-  // Its kind was checked: the size is read in place, without a reference.
-  const auto* o = static_cast<const shape_object*>(x.raw_object());
-  const std::int64_t size = o ? o->size : 0;
-  if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
-  return {};
-}
-
-inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
-  constexpr std::string_view fn = "vm.builtin.check_tuple_info";
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
-  if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
-  // Its kind was checked: the size is read in place, without a reference.
-  const auto* o = static_cast<const tuple_object*>(x.raw_object());
-  const std::int64_t got = o ? o->size : 0;
-  if (got != size)
-    return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
-  return {};
-}
-
-inline status check_func_info(const value& x, const value& err_ctx) {
-  constexpr std::string_view fn = "vm.builtin.check_func_info";
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
-  if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
-  return {};
-}
-
-inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
-  constexpr std::string_view fn = "vm.builtin.check_prim_value_info";
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
-  if (holds_object(x.kind()))
-    return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
-  bool ok = false;
-  if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
-  else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
-  else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
-  else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
-  else return detail::type_error(ctx, ", unsupported dtype ", t);
-  if (!ok) return detail::type_error(ctx, ", expected dtype ", t, ", but received ", x.describe());
-  return {};
-}
-
-/// Checks that heap[slot], the value of symbolic variable `var` (a string), lies in [0, bound]:
-/// the upper bound a function declares for it (ir::function_builder::upper_bound), which memory
-/// planning sized storages by. Lowering calls it right after the parameters are matched.
-inline status check_upper_bound(const value& heap_value, std::int64_t slot, std::int64_t bound, const value& var,
-                                const value& err_ctx) {
-  constexpr std::string_view fn = "vm.builtin.check_upper_bound";
-  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
-  if (var.kind() != value_kind::string)
-    return detail::type_error(fn, ": the variable's name (argument 3) must be a string, but got ", var.describe());
-  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
-  RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
-  const std::int64_t x = heap.slots[slot];
-  const std::string_view name = value_traits<std::string_view>::get(var);  // its kind was checked
-  if (x > bound)
-    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, ", larger than its upper bound ", bound);
-  if (x < 0)
-    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, "; a variable with an upper bound (", bound,
-                               ") must be 0 or more");
-  return {};
-}
-
-// ---- arithmetic on the heap ----------------------------------------------------------------
-
-namespace detail {
-inline std::string_view op_symbol(arith_op op) {
-  switch (op) {
-    case arith_op::add: return "+";
-    case arith_op::sub: return "-";
-    case arith_op::mul: return "*";
-    case arith_op::floordiv: return "//";
-    case arith_op::floormod: return "%";
-    case arith_op::min: return "min";
-    case arith_op::max: return "max";
-    case arith_op::eq: return "==";
-    case arith_op::ne: return "!=";
-    case arith_op::lt: return "<";
-    case arith_op::le: return "<=";
-    case arith_op::gt: return ">";
-    case arith_op::ge: return ">=";
-    case arith_op::and_: return "and";
-    case arith_op::or_: return "or";
-  }
-  return "?";
-}
-
-enum class arith_outcome : std::uint8_t { ok, overflows, divides_by_zero, unknown_op };
-/// r = a op b.
-RELAXVM_HOT_INLINE arith_outcome apply(arith_op op, std::int64_t a, std::int64_t b, std::int64_t& r) noexcept {
-  bool ok = true;
-  switch (op) {
-    case arith_op::add: ok = relaxvm::detail::checked_add(a, b, r); break;
-    case arith_op::sub: ok = relaxvm::detail::checked_sub(a, b, r); break;
-    case arith_op::mul: ok = relaxvm::detail::checked_mul(a, b, r); break;
-    case arith_op::floordiv:
-    case arith_op::floormod: {
-      if (b == 0) return arith_outcome::divides_by_zero;
-      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
-        ok = op == arith_op::floormod;  // the quotient overflows; the remainder is 0
-        r = 0;
-        break;
-      }
-      std::int64_t q = a / b, m = a % b;
-      if (m != 0 && ((m < 0) != (b < 0))) {
-        q -= 1;
-        m += b;
-      }
-      r = op == arith_op::floordiv ? q : m;
-      break;
-    }
-    case arith_op::min: r = a < b ? a : b; break;
-    case arith_op::max: r = a < b ? b : a; break;
-    case arith_op::eq: r = a == b; break;
-    case arith_op::ne: r = a != b; break;
-    case arith_op::lt: r = a < b; break;
-    case arith_op::le: r = a <= b; break;
-    case arith_op::gt: r = a > b; break;
-    case arith_op::ge: r = a >= b; break;
-    case arith_op::and_: r = a != 0 && b != 0; break;
-    case arith_op::or_: r = a != 0 || b != 0; break;
-    default: return arith_outcome::unknown_op;
-  }
-  return ok ? arith_outcome::ok : arith_outcome::overflows;
-}
-}  // namespace detail
-
-namespace detail {
-/// One group of shape_arith: heap[w[1]] = A w[0] B, with A from (w[2], w[3]) and B from (w[4], w[5]).
-RELAXVM_HOT_INLINE status arith_group(const heap_view& heap, const std::int64_t (&w)[6]) {
-  constexpr std::string_view fn = "vm.builtin.shape_arith";
-  std::int64_t operand[2];
-  // The operands, then the destination: one slot check for the three.
-  for (int k = 0; k < 3; ++k) {
-    std::int64_t slot = w[1];
-    if (k < 2) {
-      const std::int64_t code = w[2 + 2 * k], v = w[3 + 2 * k];
-      if (code == static_cast<std::int64_t>(make_code::use_imm)) {
-        operand[k] = v;
-        continue;
-      }
-      if (code != static_cast<std::int64_t>(make_code::load_shape))
-        return value_error(fn, ": Unknown make shape code: ", code);
-      slot = v;
-    }
-    RELAXVM_TRY(check_slot(fn, k < 2 ? "an operand" : "the destination", -1, slot, heap));
-    if (k < 2) operand[k] = heap.slots[slot];
-  }
-  const auto op = static_cast<arith_op>(w[0]);
-  const std::int64_t a = operand[0], b = operand[1];
-  std::int64_t r = 0;
-  switch (apply(op, a, b, r)) {
-    case arith_outcome::ok: break;
-    case arith_outcome::divides_by_zero:
-      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " 0 divides by zero");
-    case arith_outcome::overflows:
-      return runtime_error(fn, ": heap[", w[1], "] = ", a, " ", op_symbol(op), " ", b, " overflows int64");
-    case arith_outcome::unknown_op:
-      return value_error(fn, ": unknown operation ", w[0], "; expected 0 (add) to 14 (or)");
-  }
-  heap.slots[w[1]] = r;
-  return {};
-}
-}  // namespace detail
-
-inline status shape_arith(std::span<const value> args) {
-  constexpr std::string_view fn = "vm.builtin.shape_arith";
-  if (args.empty() || (args.size() - 1) % 6 != 0)
-    return detail::type_error(fn, ": expects (heap, then groups of op, dst, code_a, a, code_b, b) but got ", args.size(),
-                              " arguments");
-  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, args[0], true));
-  for (std::size_t g = 1; g < args.size(); g += 6) {
-    std::int64_t w[6];
-    for (std::size_t k = 0; k < 6; ++k) {
-      RELAXVM_TRY_ASSIGN(w[k], detail::int_arg(fn, args, g + k, "an operand"));
-    }
-    RELAXVM_TRY(detail::arith_group(heap, w));
-  }
-  return {};
-}
-
-// ---- shapes and tensors --------------------------------------------------------------------
-
-/// A 1-d int16/int32/int64 host tensor as a shape (the reference's tensor_to_shape).
-inline result<shape> tensor_to_shape(const tensor& t) {
-  constexpr std::string_view fn = "vm.builtin.tensor_to_shape";
-  const dtype dt = t.dtype();
-  const int bits = dt.bits;
-  if (t.ndim() != 1 || !dt.is_int() || dt.lanes != 1 || (bits != 16 && bits != 32 && bits != 64))
-    return detail::value_error(fn, ": expects a 1-d int16, int32 or int64 tensor, but got ",
-                               relaxvm::detail::dims_text{t.shape().dims()}, " ", dt);
-  if (!t.is_contiguous()) return detail::value_error(fn, ": the tensor must be compact");
-  if (t.device().device_type != kDLCPU)
-    return detail::value_error(fn, ": the tensor is on ", t.device(), "; it must be a host (cpu) tensor");
-  const auto* p = static_cast<const unsigned char*>(t.raw_data());
-  const std::size_t n = static_cast<std::size_t>(t.numel());
-  std::int64_t* dims = nullptr;
-  RELAXVM_TRY_ASSIGN(shape s, shape::try_uninitialized(n, dims));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (bits == 16) {
-      std::int16_t x;
-      std::memcpy(&x, p + 2 * i, 2);
-      dims[i] = x;
-    } else if (bits == 32) {
-      std::int32_t x;
-      std::memcpy(&x, p + 4 * i, 4);
-      dims[i] = x;
-    } else {
-      std::memcpy(&dims[i], p + 8 * i, 8);
-    }
-  }
-  return s;
-}
-
-/// A shape as a 1-d int64 host tensor (what the Relay VM's ShapeOf gives).
-inline result<tensor> shape_to_tensor(const shape& s) {
-  // From the running VM's host allocator, as its memory is.
-  RELAXVM_TRY_ASSIGN(tensor t, detail::host_vector(running_context(), s.size(), dtype::int64()));
-  if (s.size() > 0) std::memcpy(t.raw_data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(std::int64_t));
-  return t;
-}
-
-inline shape shape_of(const tensor& t) { return t.shape(); }
-
-// ---- prepared call sites (vm_options::prepare_calls) ----------------------------------------
-// A VM asks once per call site; the version it gets takes the site's fixed arguments (counts,
-// codes, slots, error contexts) as checked, and goes to the general function for anything but the
-// common case, so results and errors are the general function's.
-namespace detail {
-using relaxvm::detail::all_fixed;
-using relaxvm::detail::invoke_general;
-
-inline bool alloc_shape_heap_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
-                                      std::optional<error>& err) {
-  kept_slot* kept = heap_slot(args[0].raw_context());
-  if (RELAXVM_LIKELY(reuse_kept_heap(kept, args[1].raw_int()))) {
-    ret = kept->get();
-    return true;
-  }
-  return invoke_general(self, args, nargs, ret, err);
-}
-// alloc_shape_heap(%vm, size), both fixed, the size valid.
-inline packed_invoke prepare_alloc_shape_heap(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
-  if (!RELAXVM_HEAP || nargs != 2 || fixed != 3 || args[0].kind() != value_kind::context ||
-      args[1].kind() != value_kind::int64 || args[1].raw_int() < 0)
-    return nullptr;
-  return &alloc_shape_heap_prepared;
-}
-
 inline bool match_shape_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
                                  std::optional<error>& err) {
   const auto n = static_cast<std::size_t>(args[2].raw_int());
@@ -13966,87 +14068,10 @@ inline packed_invoke prepare_make_shape(const value* args, std::uint32_t nargs, 
   return &make_shape_prepared;
 }
 
-inline bool shape_arith_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
-                                 std::optional<error>& err) {
-  heap_view heap;
-  if (!try_open_heap(args[0], true, heap)) return invoke_general(self, args, nargs, ret, err);
-  // Anything unusual goes to the general function, which repeats the groups done so far with the
-  // same results (prepare_shape_arith accepts only groups whose reads a re-run finds unchanged or
-  // computes again) and fails where this stopped.
-  for (std::uint32_t g = 1; g < nargs; g += 6) {
-    const value* w = args + g;
-    const std::int64_t dst = w[1].raw_int(), code_a = w[2].raw_int(), a = w[3].raw_int(), code_b = w[4].raw_int(),
-                       b = w[5].raw_int();
-    std::int64_t r = 0;
-    if (!heap.can_read(code_a, a) || !heap.can_read(code_b, b) || !heap.has(dst) ||
-        apply(static_cast<arith_op>(w[0].raw_int()), heap.read(code_a, a), heap.read(code_b, b), r) != arith_outcome::ok)
-      return invoke_general(self, args, nargs, ret, err);
-    heap.slots[dst] = r;
-  }
-  ret.reset();
-  return true;
-}
-// shape_arith(heap, op, dst, code_a, a, code_b, b, ...): all but the heap fixed and valid, and
-// each slot a group reads is written by an earlier group (a re-run computes it again from the same
-// inputs) or by no group from this one on (a re-run finds it as it was).
-inline packed_invoke prepare_shape_arith(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
-  if (nargs < 7 || (nargs - 1) % 6 != 0 || !all_fixed(fixed, nargs, 1)) return nullptr;
-  for (std::uint32_t k = 1; k < nargs; ++k)
-    if (!int_ok(args[k])) return nullptr;
-  for (std::uint32_t g = 1; g < nargs; g += 6) {
-    if (args[g].raw_int() < 0 || args[g].raw_int() > static_cast<std::int64_t>(arith_op::or_)) return nullptr;
-    for (std::uint32_t k = 0; k < 2; ++k) {
-      const std::int64_t code = args[g + 2 + 2 * k].raw_int();
-      if (code == static_cast<std::int64_t>(make_code::use_imm)) continue;
-      if (code != static_cast<std::int64_t>(make_code::load_shape)) return nullptr;
-      const std::int64_t slot = args[g + 3 + 2 * k].raw_int();
-      const auto written_in = [&](std::uint32_t from, std::uint32_t to) {
-        for (std::uint32_t h = from; h < to; h += 6)
-          if (args[h + 1].raw_int() == slot) return true;
-        return false;
-      };
-      if (!written_in(1, g) && written_in(g, nargs)) return nullptr;
-    }
-  }
-  return &shape_arith_prepared;
-}
-
-inline bool check_tensor_info_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
-                                       std::optional<error>& err) {
-  if (args[0].kind() == value_kind::tensor) {
-    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
-    const std::int64_t ndim = args[1].raw_int();
-    const dtype want = nargs == 4 ? value_traits<dtype>::get(args[2]) : dtype::void_();
-    if ((ndim == -1 || dl.ndim == ndim) && (want.is_void() || want == dtype(dl.dtype))) {
-      ret.reset();
-      return true;
-    }
-  }
-  return invoke_general(self, args, nargs, ret, err);
-}
-// check_tensor_info(x, ndim, [dtype,] err_ctx): all but x fixed and valid.
-inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
-  if ((nargs != 3 && nargs != 4) || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) || !context_ok(args[nargs - 1]) ||
-      (nargs == 4 && args[2].kind() != value_kind::dtype))
-    return nullptr;
-  return &check_tensor_info_prepared;
-}
 }  // namespace detail
 
-// ---- call sites specialized at link time (vm/call_site.hpp) ---------------------------------
-// A Call whose counts, codes, slots and error context are constants of the program runs with
-// them as constants: only the input (and the heap) are read at run time. Each site is a small
-// function that passes its constants (in read-only memory) to one body per builtin, so that many
-// sites cost little more than one. The tests and messages are the general function's
-// (match_one, make_dims, arith_group, ndim_ok, ...), so results and errors are the same; a site
-// whose constants the general function would reject is not specialized (it runs the general
-// function and gets its error).
+// ---- specialized call sites: match_shape, make_shape
 namespace detail {
-// A specialized site's error.
-RELAXVM_NOINLINE inline bool argument_error(error e, std::optional<error>& err) {
-  err.emplace(std::move(e));
-  return false;
-}
 // The constant (code, value) pairs of call site C from argument `first` on.
 template <class C, std::size_t N>
 constexpr std::array<code_pair, N> site_pairs(std::size_t first) {
@@ -14054,19 +14079,6 @@ constexpr std::array<code_pair, N> site_pairs(std::size_t first) {
   for (std::size_t i = 0; i < N; ++i) p[i] = {C::int_at(first + 2 * i), C::int_at(first + 2 * i + 1)};
   return p;
 }
-template <class C>
-constexpr bool site_ints(std::size_t from, std::size_t to) {
-  for (std::size_t k = from; k < to; ++k)
-    if (!C::is_int(k)) return false;
-  return true;
-}
-// The heap argument as heap_arg reads it (null: no heap), or false with the error in `err`.
-RELAXVM_HOT_INLINE bool site_heap(std::string_view fn, const value& v, bool write, heap_view& heap,
-                                  std::optional<error>& err) {
-  if (v.is_null() || RELAXVM_LIKELY(try_open_heap(v, write, heap))) return true;
-  return argument_error(heap_error(fn, v), err);
-}
-
 /// match_shape(input, heap, n, code, value, ..., [err_ctx]) with n, the pairs and err_ctx fixed.
 struct match_shape_site {
   static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
@@ -14174,45 +14186,151 @@ struct make_shape_site {
   }
 };
 
-/// shape_arith(heap, op, dst, code_a, a, code_b, b, ...) with every group fixed.
-struct shape_arith_site {
-  static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
-  struct group {
-    std::int64_t w[6];
-  };
-  template <class C>
-  static constexpr bool applies() {
-    const std::size_t n = C::num_args;
-    return n >= 7 && (n - 1) % 6 == 0 && site_ints<C>(1, n);
-  }
-  template <class C>
-  static constexpr bool reads(std::size_t k) {
-    return k == 0;
-  }
-  template <class C>
-  RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    static constexpr auto groups = [] {
-      std::array<group, (C::num_args - 1) / 6> g{};
-      for (std::size_t i = 0; i < g.size(); ++i)
-        for (std::size_t k = 0; k < 6; ++k) g[i].w[k] = C::int_at(1 + 6 * i + k);
-      return g;
-    }();
-    return computed(args, groups.data(), groups.size(), ret, err);
-  }
-  RELAXVM_NOINLINE static bool computed(const value* args, const group* groups, std::size_t n, value& ret,
-                                        std::optional<error>& err) {
-    heap_view heap;
-    if (RELAXVM_UNLIKELY(!try_open_heap(args[0], true, heap)))
-      return argument_error(heap_error("vm.builtin.shape_arith", args[0]), err);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (status s = arith_group(heap, groups[i].w); RELAXVM_UNLIKELY(!s.ok()))
-        return argument_error(std::move(s).error(), err);
-    }
-    ret.reset();
-    return true;
-  }
-};
+}  // namespace detail
 
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_MATCH_HPP
+// ---- end relaxvm/builtins/shape_heap/match.hpp ----
+// ---- begin relaxvm/builtins/shape_heap/struct_info.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The struct-info checks: check_tensor_info, check_shape_info, check_tuple_info, check_func_info,
+// check_prim_value_info and check_upper_bound, with the prepared and specialized call sites of
+// check_tensor_info.
+#ifndef RELAXVM_BUILTINS_SHAPE_HEAP_STRUCT_INFO_HPP
+#define RELAXVM_BUILTINS_SHAPE_HEAP_STRUCT_INFO_HPP
+
+
+namespace relaxvm::RELAXVM_ABI::builtins {
+
+// ---- struct-info checks --------------------------------------------------------------------
+
+namespace detail {
+// check_tensor_info's checks of x, each a test and its message: shared by the general function
+// and its specialized call sites.
+RELAXVM_ERROR_FN error not_a_tensor(std::string_view ctx, const value& x) {
+  return type_error(ctx, "expect a Tensor but get ", to_string(x.kind()));
+}
+RELAXVM_ERROR_FN error wrong_ndim(std::string_view ctx, std::int64_t ndim, std::int64_t got) {
+  return value_error(ctx, "expect Tensor with ndim ", ndim, " but get ", got);
+}
+RELAXVM_ERROR_FN error wrong_dtype(std::string_view ctx, dtype want, dtype got) {
+  return value_error(ctx, "expect Tensor with dtype ", want, " but get ", got);
+}
+RELAXVM_HOT_INLINE bool ndim_ok(const DLTensor& dl, std::int64_t ndim) { return ndim == -1 || dl.ndim == ndim; }
+RELAXVM_HOT_INLINE bool dtype_ok(const DLTensor& dl, dtype want) { return want.is_void() || want == dtype(dl.dtype); }
+}  // namespace detail
+
+inline status check_tensor_info(std::span<const value> args) {
+  constexpr std::string_view fn = "vm.builtin.check_tensor_info";
+  if (args.size() != 3 && args.size() != 4)
+    return detail::type_error(fn, ": expects (x, ndim, [dtype,] err_ctx) but got ", args.size(), " arguments");
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, args.back()));
+  if (args[0].kind() != value_kind::tensor) return detail::not_a_tensor(ctx, args[0]);
+  const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+  RELAXVM_TRY_ASSIGN(std::int64_t ndim, detail::int_arg(fn, args, 1, "ndim"));
+  if (!detail::ndim_ok(dl, ndim)) return detail::wrong_ndim(ctx, ndim, dl.ndim);
+  if (args.size() == 4) {
+    if (args[2].kind() != value_kind::dtype)
+      return detail::type_error(fn, ": dtype (argument 2) must be a dtype, but got ", args[2].describe());
+    const dtype want = value_traits<dtype>::get(args[2]);  // its kind was checked
+    if (!detail::dtype_ok(dl, want)) return detail::wrong_dtype(ctx, want, dtype(dl.dtype));
+  }
+  return {};
+}
+
+inline status check_shape_info(const value& x, std::int64_t ndim, const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_shape_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (x.kind() != value_kind::shape) return detail::type_error(ctx, "expect a Shape but get ", to_string(x.kind()));
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const shape_object*>(x.raw_object());
+  const std::int64_t size = o ? o->size : 0;
+  if (ndim != -1 && size != ndim) return detail::value_error(ctx, "expect Shape with ndim ", ndim, " but get ", size);
+  return {};
+}
+
+inline status check_tuple_info(const value& x, std::int64_t size, const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_tuple_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (x.kind() != value_kind::tuple) return detail::type_error(ctx, "expect a Tuple but get ", to_string(x.kind()));
+  // Its kind was checked: the size is read in place, without a reference.
+  const auto* o = static_cast<const tuple_object*>(x.raw_object());
+  const std::int64_t got = o ? o->size : 0;
+  if (got != size)
+    return detail::value_error(ctx, "expect a Tuple with ", size, " elements,  but get a Tuple with ", got, " elements.");
+  return {};
+}
+
+inline status check_func_info(const value& x, const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_func_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (x.kind() != value_kind::closure) return detail::type_error(ctx, "expect a Function but get ", to_string(x.kind()));
+  return {};
+}
+
+inline status check_prim_value_info(const value& x, dtype t, const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_prim_value_info";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (holds_object(x.kind()))
+    return detail::type_error(ctx, ", expected dtype ", t, ", but received ObjectRef of type ", to_string(x.kind()));
+  bool ok = false;
+  if (t.is_bool()) ok = x.kind() == value_kind::boolean || x.kind() == value_kind::int64;
+  else if (t.is_int() || t.is_uint()) ok = x.kind() == value_kind::int64 || x.kind() == value_kind::boolean;
+  else if (t.is_float()) ok = x.kind() == value_kind::float64 || x.kind() == value_kind::int64;
+  else if (t.code == kDLOpaqueHandle && !t.is_void()) ok = x.kind() == value_kind::null || x.kind() == value_kind::context;
+  else return detail::type_error(ctx, ", unsupported dtype ", t);
+  if (!ok) return detail::type_error(ctx, ", expected dtype ", t, ", but received ", x.describe());
+  return {};
+}
+
+/// Checks that heap[slot], the value of symbolic variable `var` (a string), lies in [0, bound]:
+/// the upper bound a function declares for it (ir::function_builder::upper_bound), which memory
+/// planning sized storages by. Lowering calls it right after the parameters are matched.
+inline status check_upper_bound(const value& heap_value, std::int64_t slot, std::int64_t bound, const value& var,
+                                const value& err_ctx) {
+  constexpr std::string_view fn = "vm.builtin.check_upper_bound";
+  RELAXVM_TRY_ASSIGN(std::string_view ctx, detail::context_arg(fn, err_ctx));
+  if (var.kind() != value_kind::string)
+    return detail::type_error(fn, ": the variable's name (argument 3) must be a string, but got ", var.describe());
+  RELAXVM_TRY_ASSIGN(detail::heap_view heap, detail::open_heap(fn, heap_value, false));
+  RELAXVM_TRY(detail::check_slot(fn, "the variable", -1, slot, heap));
+  const std::int64_t x = heap.slots[slot];
+  const std::string_view name = value_traits<std::string_view>::get(var);  // its kind was checked
+  if (x > bound)
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, ", larger than its upper bound ", bound);
+  if (x < 0)
+    return detail::value_error(ctx, "symbolic variable ", name, " is ", x, "; a variable with an upper bound (", bound,
+                               ") must be 0 or more");
+  return {};
+}
+
+// ---- prepared call sites: check_tensor_info
+namespace detail {
+inline bool check_tensor_info_prepared(const closure_object& self, const value* args, std::uint32_t nargs, value& ret,
+                                       std::optional<error>& err) {
+  if (args[0].kind() == value_kind::tensor) {
+    const DLTensor& dl = static_cast<const tensor_object*>(args[0].raw_object())->dl;
+    const std::int64_t ndim = args[1].raw_int();
+    const dtype want = nargs == 4 ? value_traits<dtype>::get(args[2]) : dtype::void_();
+    if ((ndim == -1 || dl.ndim == ndim) && (want.is_void() || want == dtype(dl.dtype))) {
+      ret.reset();
+      return true;
+    }
+  }
+  return invoke_general(self, args, nargs, ret, err);
+}
+// check_tensor_info(x, ndim, [dtype,] err_ctx): all but x fixed and valid.
+inline packed_invoke prepare_check_tensor_info(const value* args, std::uint32_t nargs, std::uint64_t fixed) {
+  if ((nargs != 3 && nargs != 4) || !all_fixed(fixed, nargs, 1) || !int_ok(args[1]) || !context_ok(args[nargs - 1]) ||
+      (nargs == 4 && args[2].kind() != value_kind::dtype))
+    return nullptr;
+  return &check_tensor_info_prepared;
+}
+}  // namespace detail
+
+// ---- specialized call sites: check_tensor_info
+namespace detail {
 /// check_tensor_info(x, ndim, [dtype,] err_ctx) with ndim, the dtype and err_ctx fixed.
 struct check_tensor_info_site {
   static constexpr object_rule objects = object_rule::none;  // for linked::object_bytes
@@ -14250,6 +14368,13 @@ struct check_tensor_info_site {
 };
 }  // namespace detail
 
+}  // namespace relaxvm::builtins
+
+#endif  // RELAXVM_BUILTINS_SHAPE_HEAP_STRUCT_INFO_HPP
+// ---- end relaxvm/builtins/shape_heap/struct_info.hpp ----
+
+namespace relaxvm::RELAXVM_ABI::builtins {
+
 inline constexpr auto shape_table = make_table(
     packed<"vm.builtin.alloc_shape_heap", makes<object_rule::shape_heap>>(&alloc_shape_heap, detail::prepare_alloc_shape_heap),
     fn<"vm.builtin.shape_of", makes<object_rule::none>>(&shape_of), fn<"vm.builtin.store_shape">(&store_shape),
@@ -14263,7 +14388,6 @@ inline constexpr auto shape_table = make_table(
     fn<"vm.builtin.check_prim_value_info">(&check_prim_value_info), fn<"vm.builtin.check_upper_bound">(&check_upper_bound),
     packed<"vm.builtin.shape_arith", detail::shape_arith_site>(&shape_arith, detail::prepare_shape_arith),
     fn<"vm.builtin.tensor_to_shape">(&tensor_to_shape), fn<"vm.builtin.shape_to_tensor">(&shape_to_tensor));
-
 }  // namespace relaxvm::builtins
 
 #endif  // RELAXVM_BUILTINS_SHAPE_HEAP_HPP
