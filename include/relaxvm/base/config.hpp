@@ -88,14 +88,27 @@
 #endif
 
 // Separate compilation (docs/configuration.md): RELAXVM_SEPARATE_COMPILATION makes the heaviest
-// parts of the optional layers (the ONNX importer, the kernels' registration) declarations only, so
-// a translation unit that includes them compiles in a fraction of the time; one library defines
-// them (meson's relaxvm_compiled_dep, built from src/). Without it (the default) everything is
-// header-only. RELAXVM_DECL marks those functions: inline when header-only, external otherwise.
+// parts declarations only (the VM's entry points, the verifier and lowering at run time, the
+// builtins' registry, the loaders, the ONNX importer, the kernels' registration), so a translation
+// unit that includes them compiles in a fraction of the time; one library defines them (meson's
+// relaxvm_compiled_dep, CMake's relaxvm::compiled, built from src/). Without it (the default)
+// everything is header-only. RELAXVM_DECL marks those functions: inline when header-only, external
+// otherwise. RELAXVM_EXTERN_TEMPLATE(class X<void>) declares the explicit instantiation of a class
+// template for the default configuration that the library holds (src/core.cpp), so a user's
+// translation unit compiles none of its out-of-class members. The core's definitions of
+// RELAXVM_DECL functions are compiled where RELAXVM_DEFINES_CORE is 1: every header-only
+// translation unit, and src/core.cpp alone in separate compilation.
 #ifdef RELAXVM_SEPARATE_COMPILATION
 #define RELAXVM_DECL
+#define RELAXVM_EXTERN_TEMPLATE(...) extern template __VA_ARGS__;
+#ifndef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 0
+#endif
 #else
 #define RELAXVM_DECL inline
+#define RELAXVM_EXTERN_TEMPLATE(...)
+#undef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 1
 #endif
 
 // RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
