@@ -111,6 +111,30 @@
 #define RELAXVM_DEFINES_CORE 1
 #endif
 
+// RELAXVM_IF_CONSTEVAL { ... }: the branch a constexpr function takes in constant evaluation, where
+// the code after it calls a run-time entry point of separate compilation. `if consteval` keeps
+// that branch out of the object code even at -O0 (g++ -O0 compiles the dead branch of
+// `if (std::is_constant_evaluated())`, and with it the verifier). It is C++23; g++ >= 12 and
+// clang >= 14 accept it in C++20 with a warning that RELAXVM_IF_CONSTEVAL_BEGIN/END (around the
+// function) silence. Other compilers get the std::is_constant_evaluated() form.
+#if defined(__cpp_if_consteval)
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
+#elif defined(__clang__) && __clang_major__ >= 14
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wc++2b-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("clang diagnostic pop")
+#elif defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wc++23-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("GCC diagnostic pop")
+#else
+#define RELAXVM_IF_CONSTEVAL if (std::is_constant_evaluated())
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
+#endif
+
 // RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
 // result<T>::value() on an error (a const relaxvm::error&); it must not return. Predefine it to
 // route errors to your own handler (declare the handler after #include <relaxvm/fwd.hpp>, which

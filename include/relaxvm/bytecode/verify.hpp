@@ -655,10 +655,12 @@ RELAXVM_DECL verify_report verify_at_run_time(const exec_view& v) { return verif
 }  // namespace detail
 
 /// Checks everything the interpreter relies on. See verify_rule for the rules.
+RELAXVM_IF_CONSTEVAL_BEGIN
 constexpr verify_report verify(const exec_view& v) {
-  if (std::is_constant_evaluated()) return detail::verifier(v).run();
+  RELAXVM_IF_CONSTEVAL { return detail::verifier(v).run(); }
   return detail::verify_at_run_time(v);
 }
+RELAXVM_IF_CONSTEVAL_END
 
 }  // namespace relaxvm
 

@@ -79,20 +79,27 @@ RELAXVM_DECL void emit_at_run_time(module m, exec_builder& b, plan_options opt) 
 }  // namespace detail
 
 /// Every pass of the pipeline up to code generation (usable in constexpr).
+RELAXVM_IF_CONSTEVAL_BEGIN
 constexpr pass_output try_lower(module m, plan_options opt = {}) {
-  if (std::is_constant_evaluated()) return detail::lower_passes(static_cast<module&&>(m), opt);
+  RELAXVM_IF_CONSTEVAL { return detail::lower_passes(static_cast<module&&>(m), opt); }
   return detail::lower_at_run_time(static_cast<module&&>(m), opt);
 }
+RELAXVM_IF_CONSTEVAL_END
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
   return detail::to_result(try_lower(static_cast<module&&>(m), opt)).value();
 }
 
 /// Lowers `m` and emits it into `b` (which then formalizes and verifies on finish()).
+RELAXVM_IF_CONSTEVAL_BEGIN
 constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
-  if (std::is_constant_evaluated()) return detail::lower_and_emit(static_cast<module&&>(m), b, opt);
+  RELAXVM_IF_CONSTEVAL {
+    detail::lower_and_emit(static_cast<module&&>(m), b, opt);
+    return;
+  }
   detail::emit_at_run_time(static_cast<module&&>(m), b, opt);
 }
+RELAXVM_IF_CONSTEVAL_END
 
 /// The verified executable of `m`; try_build gives a result instead of throwing. Given an
 /// rvalue, the module's tensor constants are not copied again: each moves into the executable's
