@@ -846,7 +846,9 @@ relaxvm.ValueError naming what is wrong; a file that cannot be read raises OSErr
           py::arg("path"), "Writes the executable to a file (the format of docs/format.md); load() reads it back.")
       .def("to_bytes", &executable_bytes, "The executable as bytes (the format of docs/format.md).")
       .def("as_text", &rv::executable::as_text, "The program as text (the Relax VM's layout).")
-      .def("stats", &rv::executable::stats, "Statistics: the constant pool and the function table.")
+      .def(
+          "stats", [](const rv::executable& exe) { return exe.stats(); },
+          "Statistics: the constant pool and the function table.")
       .def("as_cpp", &rv::executable::as_cpp, "C++ code (relaxvm::exec_builder calls) that rebuilds this executable.")
       .def(
           "function_names", [](const rv::executable& exe) { return function_names(exe, rv::func_kind::vm); },

@@ -8,6 +8,9 @@
 # Installs the Debian packages it needs first.
 #
 #   tools/check.sh [MESON_TEST_ARGS...]     e.g. --timeout-multiplier 3 on a slow or busy machine
+#   tools/check.sh --quick [MESON_TEST_ARGS...]
+#                                            the edit loop: the g++ build and its tests only
+#                                            (build-gcc, as the full run makes it; incremental)
 #
 # Every stage runs even when an earlier one failed (the builds do not depend on each other, and
 # each build keeps going past a failed target), and the end lists every stage that failed; the
@@ -16,6 +19,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 tools/setup.sh || { echo "tools/check.sh: tools/setup.sh could not install what the build needs" >&2; exit 1; }
 jobs=$(nproc)
+quick=0
+if [ "${1:-}" = "--quick" ]; then
+  quick=1
+  shift
+fi
 extra_test_args=("$@")
 test_args=()  # more `meson test` arguments for the builds that follow
 
@@ -72,6 +80,17 @@ fi
 # for the sanitizers' reports): compiling is most of this script's time, and -O2 -g costs 2x (g++)
 # to 4x (clang with ASan) per test file. The -O3 build below keeps the optimizer's warnings.
 run gcc g++ -Doptimization=1 -Ddebug=false -Dbench=false
+if [ $quick -eq 1 ]; then
+  echo
+  if [ ${#failed[@]} -eq 0 ]; then
+    echo "== quick check passed (g++ 12 build and its tests; tools/check.sh without --quick runs the rest)"
+  else
+    echo "== ${#failed[@]} stage(s) failed (the test log: build-gcc/meson-logs/testlog.txt):"
+    printf '  %s\n' "${failed[@]}"
+  fi
+  [ ${#failed[@]} -eq 0 ]
+  exit
+fi
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
 test_args=(--no-suite firmware)
 # The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the -O3

@@ -2,12 +2,19 @@
 """What one `#include <relaxvm.hpp>` costs a translation unit: compile time and peak memory.
 
 Compiles an empty program that includes the header (and, for scale, one that includes only the
-standard headers relaxvm's core uses) with each compiler at -O0, several times, and prints the
-fastest run of each: the user + system CPU seconds and the peak resident memory of the compiler.
+standard headers relaxvm's core uses, and one that includes nlohmann/json's json.hpp, a header-only
+library users know) with each compiler at -O0, several times, and prints the fastest run of each:
+the user + system CPU seconds and the peak resident memory of the compiler, and relaxvm's time over
+json's.
+
+Then, unless --no-program: a user's translation unit that builds a bytecode function at run time,
+makes a registry and a VM and runs it (tests/packaging/main.cpp), at --program-opt (default -O1),
+header-only and with RELAXVM_SEPARATE_COMPILATION (the core declared only; src/core.cpp holds it:
+docs/configuration.md), and how many times less the second costs.
 
     tools/include_cost.py                     # g++ and clang++-16, 5 runs each
     tools/include_cost.py --runs 9 --cxx g++  # one compiler
-    tools/include_cost.py --header relaxvm/ops.hpp
+    tools/include_cost.py --header relaxvm/ops.hpp --no-program
 
 Run it on an otherwise idle machine: the figures are CPU time, but a busy machine slows a
 compiler's memory traffic too.
@@ -29,14 +36,14 @@ STD_HEADERS = ["algorithm", "array", "atomic", "bit", "charconv", "concepts", "c
                "vector", "dlpack/dlpack.h"]
 
 
-def measure(cxx, source, include_dir, runs):
+def measure(cxx, source, include_dir, runs, flags=("-O0",)):
     """The fastest of `runs` compilations of `source`: (CPU seconds, peak KiB of that run)."""
     best = None
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "tu.cpp")
         with open(src, "w") as f:
             f.write(source)
-        cmd = [cxx, "-std=c++20", "-O0", "-I" + include_dir, "-c", src, "-o", os.path.join(tmp, "tu.o")]
+        cmd = [cxx, "-std=c++20", *flags, "-I" + include_dir, "-c", src, "-o", os.path.join(tmp, "tu.o")]
         for _ in range(runs):
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             # wait4 gives this child's own usage (the compiler driver and what it ran).
@@ -56,21 +63,43 @@ def main():
     ap.add_argument("--cxx", action="append", help="compiler (repeatable); default g++ and clang++-16")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--header", default="relaxvm.hpp", help="header to include (under include/)")
+    ap.add_argument("--against", default="nlohmann/json.hpp", help="another library's header, for scale")
+    ap.add_argument("--no-program", action="store_true", help="skip the user's translation unit")
+    ap.add_argument("--program-opt", default="-O1", help="optimization of the user's translation unit")
     args = ap.parse_args()
-    compilers = args.cxx or ["g++", "clang++-16"]
+    compilers = [c for c in (args.cxx or ["g++", "clang++-16"])]
     include_dir = os.path.join(ROOT, "include")
     program = f"#include <{args.header}>\nint main() {{}}\n"
+    against = f"#include <{args.against}>\nint main() {{}}\n"
     baseline = "".join(f"#include <{h}>\n" for h in STD_HEADERS) + "int main() {}\n"
     print(f"an empty program with #include <{args.header}>, -std=c++20 -O0, fastest of {args.runs} runs")
-    print(f"{'compiler':<14} {'standard headers':>18} {args.header:>22} {'relaxvm share':>14}")
+    print(f"{'compiler':<14} {'standard headers':>18} {args.header:>22} {'relaxvm share':>14} "
+          f"{args.against:>24} {'ratio':>6}")
     for cxx in compilers:
         if shutil.which(cxx) is None:
             print(f"{cxx:<14} (not installed)")
             continue
         std_cpu, std_kib = measure(cxx, baseline, include_dir, args.runs)
         hdr_cpu, hdr_kib = measure(cxx, program, include_dir, args.runs)
+        other_cpu, other_kib = measure(cxx, against, include_dir, args.runs)
         print(f"{cxx:<14} {std_cpu:7.2f} s {std_kib / 1024:5.0f} MiB "
-              f"{hdr_cpu:11.2f} s {hdr_kib / 1024:5.0f} MiB {hdr_cpu - std_cpu:10.2f} s")
+              f"{hdr_cpu:11.2f} s {hdr_kib / 1024:5.0f} MiB {hdr_cpu - std_cpu:10.2f} s "
+              f"{other_cpu:13.2f} s {other_kib / 1024:5.0f} MiB {hdr_cpu / other_cpu:5.2f}x", flush=True)
+    if args.no_program:
+        return
+    with open(os.path.join(ROOT, "tests", "packaging", "main.cpp")) as f:
+        user = f.read()
+    print(f"\na user's translation unit (tests/packaging/main.cpp: builds a function at run time, makes a "
+          f"registry and a VM, runs it), -std=c++20 {args.program_opt}, fastest of {args.runs} runs")
+    print(f"{'compiler':<14} {'header-only':>20} {'separate compilation':>22} {'less':>6}")
+    for cxx in compilers:
+        if shutil.which(cxx) is None:
+            continue
+        whole_cpu, whole_kib = measure(cxx, user, include_dir, args.runs, (args.program_opt,))
+        sep_cpu, sep_kib = measure(cxx, user, include_dir, args.runs,
+                                   (args.program_opt, "-DRELAXVM_SEPARATE_COMPILATION"))
+        print(f"{cxx:<14} {whole_cpu:9.2f} s {whole_kib / 1024:5.0f} MiB {sep_cpu:11.2f} s {sep_kib / 1024:5.0f} MiB "
+              f"{whole_cpu / sep_cpu:5.1f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The program each packaging consumer (tests/packaging/packaging.py) builds against relaxvm as its
 // users get it: it runs a two-instruction function on the VM and says which layout of the headers
-// it was given (all of include/, or the single header alone).
+// it was given (all of include/, the single header alone, or include/ with the compiled library:
+// separate compilation).
 #include <relaxvm.hpp>
 #include <cstdint>
 #include <cstdio>
 
-#if __has_include(<relaxvm/vm/virtual_machine.hpp>)
+#if defined(RELAXVM_SEPARATE_COMPILATION)
+#define CONSUMER_LAYOUT "compiled"
+#elif __has_include(<relaxvm/vm/virtual_machine.hpp>)
 #define CONSUMER_LAYOUT "headers"
 #else
 #define CONSUMER_LAYOUT "single"

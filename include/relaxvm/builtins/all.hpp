@@ -21,12 +21,17 @@ static_assert(table.duplicate().empty(), "relaxvm: a builtin is defined twice");
 
 class registry : public basic_registry {
  public:
+#ifdef RELAXVM_SEPARATE_COMPILATION
+  // Defined in the compiled library (src/core.cpp): the adapters of every builtin are compiled there.
+  registry();
+#else
   // A template, so that a translation unit which makes no registry does not instantiate the
   // adapters of every builtin (about half a second of compile time per translation unit).
   template <class Table = decltype(builtins::table)>
   registry() {
     add_table(static_cast<const Table&>(builtins::table));
   }
+#endif
 };
 
 }  // namespace relaxvm

@@ -6,6 +6,7 @@
 #define RELAXVM_BYTECODE_VERIFY_HPP
 
 #include <cstdint>
+#include <type_traits>  // std::is_constant_evaluated
 #include <vector>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
@@ -644,10 +645,22 @@ class verifier {
   std::int64_t inputs_read_ = 0;          // this function's inputs with reg_used
 };
 
+/// verify() at run time: its own code in separate compilation (src/core.cpp), so a user's
+/// translation unit that builds or loads programs does not compile the verifier.
+RELAXVM_DECL verify_report verify_at_run_time(const exec_view& v);
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL verify_report verify_at_run_time(const exec_view& v) { return verifier(v).run(); }
+#endif
+
 }  // namespace detail
 
 /// Checks everything the interpreter relies on. See verify_rule for the rules.
-constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).run(); }
+RELAXVM_IF_CONSTEVAL_BEGIN
+constexpr verify_report verify(const exec_view& v) {
+  RELAXVM_IF_CONSTEVAL { return detail::verifier(v).run(); }
+  return detail::verify_at_run_time(v);
+}
+RELAXVM_IF_CONSTEVAL_END
 
 }  // namespace relaxvm
 

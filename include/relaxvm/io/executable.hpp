@@ -63,60 +63,33 @@ class basic_executable {
   }
 
   /// Verifies `layout` and wraps it.
-  static result<executable> from_layout(exec_layout layout) {
-    verify_report report = verify(layout.view());
-    if (!report.ok())
-      return detail::value_error("invalid executable: ", report.message);
-    return executable(make(std::move(layout), report));
-  }
+  static result<executable> from_layout(exec_layout layout);
 
   /// Reads bytes written by save(); every malformed, truncated or hostile input is an error
   /// (kind value) that names what is wrong.
-  static result<executable> try_load(std::span<const std::byte> bytes) {
-    RELAXVM_TRY_ASSIGN(exec_layout layout, binary::read(bytes));
-    return from_layout(std::move(layout));
-  }
+  static result<executable> try_load(std::span<const std::byte> bytes);
   /// Throwing form of try_load().
   static executable load(std::span<const std::byte> bytes) { return try_load(bytes).value(); }
 
   /// The format of docs/format.md; load(save()) gives back the same executable.
-  std::vector<std::byte> save() const { return binary::save(view()); }
+  std::vector<std::byte> save() const;
 
 #if RELAXVM_HOSTED
   /// Writes save() to a file.
-  status try_save_file(const char* path) const {
-    std::vector<std::byte> bytes = save();
-    std::FILE* f = std::fopen(path, "wb");
-    if (!f) return detail::runtime_error("save_file: cannot open '", path, "' for writing");
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) return detail::runtime_error("save_file: cannot write '", path, "'");
-    return {};
-  }
+  status try_save_file(const char* path) const;
   void save_file(const char* path) const { try_save_file(path).value(); }
 
   /// Reads a file written by save_file() (or save()).
-  static result<executable> try_load_file(const char* path) {
-    std::FILE* f = std::fopen(path, "rb");
-    if (!f) return detail::runtime_error("load_file: cannot open '", path, "'");
-    std::vector<std::byte> bytes;
-    std::byte buf[1 << 14];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) return detail::runtime_error("load_file: cannot read '", path, "'");
-    return try_load(bytes);
-  }
+  static result<executable> try_load_file(const char* path);
   static executable load_file(const char* path) { return try_load_file(path).value(); }
 #endif
 
   /// The reference's text dump.
-  std::string as_text() const { return relaxvm::as_text(view()); }
+  std::string as_text() const;
   /// The reference's statistics: constant pool and function table.
-  std::string stats(constant_style style = constant_style::reference) const { return relaxvm::stats(view(), style); }
+  std::string stats(constant_style style = constant_style::reference) const;
   /// Builder code that rebuilds this executable (see relaxvm::as_cpp).
-  std::string as_cpp() const { return relaxvm::as_cpp(view()); }
+  std::string as_cpp() const;
 
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
@@ -141,7 +114,7 @@ class basic_executable {
 
  private:
   friend class exec_builder;  // get() wraps what finish() verified
-  explicit basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+  explicit basic_executable(build_output out);
 
   struct storage {
     exec_layout layout;  // its tensor data is aligned (exec_layout::bytes): kept as it is, not copied
@@ -149,30 +122,101 @@ class basic_executable {
     std::vector<std::string> warnings;
   };
 
-  static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
-    auto s = std::make_shared<storage>();
-    s->layout = std::move(layout);
-    const std::size_t num_funcs = s->layout.funcs.size();
-    s->facts.reset(new function_facts[num_funcs]);
-    collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
-    for (const verify_warning& w : report.warnings) {
-      detail::text t;
-      append_warning(t, s->layout.view(), w);
-      s->warnings.emplace_back(t.view());
-    }
-    if (report.warnings_dropped > 0) {
-      detail::text t;
-      t << "... and " << report.warnings_dropped << " more warnings";
-      s->warnings.emplace_back(t.view());
-    }
-    return s;
-  }
+  static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report);
   explicit basic_executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
 
   std::shared_ptr<const storage> data_;
 };
 /// An immutable, verified program (see basic_executable).
+
+// Defined outside the class: in separate compilation the library's explicit instantiation holds
+// them (and the verifier, the reader and the writer they call).
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::from_layout(exec_layout layout) {
+  verify_report report = verify(layout.view());
+  if (!report.ok())
+    return detail::value_error("invalid executable: ", report.message);
+  return executable(make(std::move(layout), report));
+}
+
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::try_load(std::span<const std::byte> bytes) {
+  RELAXVM_TRY_ASSIGN(exec_layout layout, binary::read(bytes));
+  return from_layout(std::move(layout));
+}
+
+template <class Unused>
+std::vector<std::byte> basic_executable<Unused>::save() const {
+  return binary::save(view());
+}
+
+#if RELAXVM_HOSTED
+template <class Unused>
+status basic_executable<Unused>::try_save_file(const char* path) const {
+  std::vector<std::byte> bytes = save();
+  std::FILE* f = std::fopen(path, "wb");
+  if (!f) return detail::runtime_error("save_file: cannot open '", path, "' for writing");
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) return detail::runtime_error("save_file: cannot write '", path, "'");
+  return {};
+}
+
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::try_load_file(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) return detail::runtime_error("load_file: cannot open '", path, "'");
+  std::vector<std::byte> bytes;
+  std::byte buf[1 << 14];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return detail::runtime_error("load_file: cannot read '", path, "'");
+  return try_load(bytes);
+}
+#endif
+
+template <class Unused>
+std::string basic_executable<Unused>::as_text() const {
+  return relaxvm::as_text(view());
+}
+
+template <class Unused>
+std::string basic_executable<Unused>::stats(constant_style style) const {
+  return relaxvm::stats(view(), style);
+}
+
+template <class Unused>
+std::string basic_executable<Unused>::as_cpp() const {
+  return relaxvm::as_cpp(view());
+}
+
+template <class Unused>
+basic_executable<Unused>::basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+
+template <class Unused>
+auto basic_executable<Unused>::make(exec_layout layout, const verify_report& report) -> std::shared_ptr<const storage> {
+  auto s = std::make_shared<storage>();
+  s->layout = std::move(layout);
+  const std::size_t num_funcs = s->layout.funcs.size();
+  s->facts.reset(new function_facts[num_funcs]);
+  collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
+  for (const verify_warning& w : report.warnings) {
+    detail::text t;
+    append_warning(t, s->layout.view(), w);
+    s->warnings.emplace_back(t.view());
+  }
+  if (report.warnings_dropped > 0) {
+    detail::text t;
+    t << "... and " << report.warnings_dropped << " more warnings";
+    s->warnings.emplace_back(t.view());
+  }
+  return s;
+}
+
 using executable = basic_executable<>;
+RELAXVM_EXTERN_TEMPLATE(class basic_executable<void>)
 
 }  // namespace relaxvm
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <type_traits>  // std::is_constant_evaluated
 #include <utility>
 #include <vector>
 
@@ -26,10 +27,12 @@
 
 namespace relaxvm::RELAXVM_ABI::ir {
 
-/// Every pass of the pipeline up to code generation (usable in constexpr).
-constexpr pass_output try_lower(module m, plan_options opt = {}) {
+namespace detail {
+
+/// Every pass of the pipeline up to code generation: try_lower's work.
+constexpr pass_output lower_passes(module m, plan_options opt) {
   pass_output out;
-  if (!check(m, out.message)) return out;
+  if (!ir::check(m, out.message)) return out;
   // Lowering twice would allocate a second shape heap and check everything again.
   for (const function& f : m.funcs)
     for (const block& b : f.body.blocks)
@@ -51,19 +54,52 @@ constexpr pass_output try_lower(module m, plan_options opt = {}) {
   if (!out.ok()) return out;
   return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes, opt.elide_proven_return_check);
 }
+/// emit()'s work.
+constexpr void lower_and_emit(module m, exec_builder& b, plan_options opt) {
+  pass_output out = lower_passes(static_cast<module&&>(m), opt);
+  relaxvm::detail::text err;
+  if (out.ok()) ir::codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
+  else err << out.message;
+  if (!err.empty()) b.set_error(err.view());
+}
+
+/// try_lower() and emit() at run time: their own code in separate compilation (src/core.cpp), so a
+/// user's translation unit that lowers a module does not compile the passes and code generation.
+RELAXVM_DECL pass_output lower_at_run_time(module m, plan_options opt);
+RELAXVM_DECL void emit_at_run_time(module m, exec_builder& b, plan_options opt);
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL pass_output lower_at_run_time(module m, plan_options opt) {
+  return lower_passes(static_cast<module&&>(m), opt);
+}
+RELAXVM_DECL void emit_at_run_time(module m, exec_builder& b, plan_options opt) {
+  lower_and_emit(static_cast<module&&>(m), b, opt);
+}
+#endif
+
+}  // namespace detail
+
+/// Every pass of the pipeline up to code generation (usable in constexpr).
+RELAXVM_IF_CONSTEVAL_BEGIN
+constexpr pass_output try_lower(module m, plan_options opt = {}) {
+  RELAXVM_IF_CONSTEVAL { return detail::lower_passes(static_cast<module&&>(m), opt); }
+  return detail::lower_at_run_time(static_cast<module&&>(m), opt);
+}
+RELAXVM_IF_CONSTEVAL_END
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
   return detail::to_result(try_lower(static_cast<module&&>(m), opt)).value();
 }
 
 /// Lowers `m` and emits it into `b` (which then formalizes and verifies on finish()).
+RELAXVM_IF_CONSTEVAL_BEGIN
 constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
-  pass_output out = try_lower(static_cast<module&&>(m), opt);
-  relaxvm::detail::text err;
-  if (out.ok()) codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
-  else err << out.message;
-  if (!err.empty()) b.set_error(err.view());
+  RELAXVM_IF_CONSTEVAL {
+    detail::lower_and_emit(static_cast<module&&>(m), b, opt);
+    return;
+  }
+  detail::emit_at_run_time(static_cast<module&&>(m), b, opt);
 }
+RELAXVM_IF_CONSTEVAL_END
 
 /// The verified executable of `m`; try_build gives a result instead of throwing. Given an
 /// rvalue, the module's tensor constants are not copied again: each moves into the executable's

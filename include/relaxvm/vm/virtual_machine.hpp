@@ -61,24 +61,7 @@ class basic_vm_impl final : public vm_context {
   using op = typename program::op;
   using block_reg = typename program::block_reg;
 
-  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
-#if RELAXVM_HEAP
-    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
-#else
-    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
-#endif
-    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
-      const device_allocator& d = opts.devices[i];
-      if (d.device.device_type != kDLCPU)
-        return value_error("virtual_machine: device ", i, " is ", d.device,
-                           "; relaxvm runs on host (cpu) devices only (any device id)");
-      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
-    }
-    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
-    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
-    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
-    return vm;
-  }
+  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts);
 
   // ---- vm_context ----
   result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
@@ -104,22 +87,15 @@ class basic_vm_impl final : public vm_context {
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept); handles learn
   // that the VM is gone.
-  ~basic_vm_impl() {
-    *handle_ = nullptr;
-    release_kept();
-  }
+  ~basic_vm_impl();
   /// What vm_function handles hold: this VM while it lives, null once it is destroyed.
   const std::shared_ptr<basic_vm_impl*>& handle() const { return handle_; }
-  void release_kept() noexcept { prog_.release_kept(); }
+  void release_kept() noexcept;
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const { return prog_.find(name); }
 
-  result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
-    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
-    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
-    return invoke_vm(fi, args, {});
-  }
+  result<value> invoke_index(std::int64_t fi, std::span<const value> args);
 
   const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
   /// The executable's record of function `f` (its parameter names).
@@ -136,20 +112,11 @@ class basic_vm_impl final : public vm_context {
     bool include_return;
   };
 
-  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
-    const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
-    result<value> r =
-        e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
-    if (!r.ok() || f->include_return) return r;
-    return value();
-  }
+  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args);
 
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
-  result<value> to_first_device(const value& v) {
-    moved_objects done;
-    return to_first_device(v, 0, done);
-  }
+  result<value> to_first_device(const value& v);
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
   status set_memory_budget(std::int64_t bytes) {
@@ -610,6 +577,65 @@ class basic_vm_impl final : public vm_context {
   const std::shared_ptr<basic_vm_impl*> handle_ = std::make_shared<basic_vm_impl*>(this);
 };
 
+// The entry points a user's code calls, defined outside the class: in separate compilation the
+// library's explicit instantiation holds them (and everything they reach, the loop too), so a
+// translation unit that makes and calls a VM compiles none of it.
+template <class Unused>
+result<std::unique_ptr<basic_vm_impl<Unused>>> basic_vm_impl<Unused>::create(const executable& exe,
+                                                                         const basic_registry& reg, vm_options opts) {
+#if RELAXVM_HEAP
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+#else
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
+#endif
+    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
+      const device_allocator& d = opts.devices[i];
+      if (d.device.device_type != kDLCPU)
+        return value_error("virtual_machine: device ", i, " is ", d.device,
+                           "; relaxvm runs on host (cpu) devices only (any device id)");
+      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
+    }
+    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
+    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
+    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
+    return vm;
+  }
+
+template <class Unused>
+basic_vm_impl<Unused>::~basic_vm_impl() {
+  *handle_ = nullptr;
+  release_kept();
+}
+
+template <class Unused>
+void basic_vm_impl<Unused>::release_kept() noexcept {
+  prog_.release_kept();
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::invoke_index(std::int64_t fi, std::span<const value> args) {
+  const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
+  if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
+  return invoke_vm(fi, args, {});
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
+  const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
+  result<value> r =
+      e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
+  if (!r.ok() || f->include_return) return r;
+  return value();
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::to_first_device(const value& v) {
+  moved_objects done;
+  return to_first_device(v, 0, done);
+}
+
+RELAXVM_EXTERN_TEMPLATE(class basic_vm_impl<void>)
+
 }  // namespace detail
 
 template <class Unused = void>
@@ -887,6 +913,8 @@ class basic_virtual_machine {
   detail::flat_map<std::string, value> outputs_;
 };
 using virtual_machine = basic_virtual_machine<>;
+RELAXVM_EXTERN_TEMPLATE(class basic_vm_function<void>)
+RELAXVM_EXTERN_TEMPLATE(class basic_virtual_machine<void>)
 
 }  // namespace relaxvm
 
