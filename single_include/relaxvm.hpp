@@ -101,14 +101,51 @@
 #endif
 
 // Separate compilation (docs/configuration.md): RELAXVM_SEPARATE_COMPILATION makes the heaviest
-// parts of the optional layers (the ONNX importer, the kernels' registration) declarations only, so
-// a translation unit that includes them compiles in a fraction of the time; one library defines
-// them (meson's relaxvm_compiled_dep, built from src/). Without it (the default) everything is
-// header-only. RELAXVM_DECL marks those functions: inline when header-only, external otherwise.
+// parts declarations only (the VM's entry points, the verifier and lowering at run time, the
+// builtins' registry, the loaders, the ONNX importer, the kernels' registration), so a translation
+// unit that includes them compiles in a fraction of the time; one library defines them (meson's
+// relaxvm_compiled_dep, CMake's relaxvm::compiled, built from src/). Without it (the default)
+// everything is header-only. RELAXVM_DECL marks those functions: inline when header-only, external
+// otherwise. RELAXVM_EXTERN_TEMPLATE(class X<void>) declares the explicit instantiation of a class
+// template for the default configuration that the library holds (src/core.cpp), so a user's
+// translation unit compiles none of its out-of-class members. The core's definitions of
+// RELAXVM_DECL functions are compiled where RELAXVM_DEFINES_CORE is 1: every header-only
+// translation unit, and src/core.cpp alone in separate compilation.
 #ifdef RELAXVM_SEPARATE_COMPILATION
 #define RELAXVM_DECL
+#define RELAXVM_EXTERN_TEMPLATE(...) extern template __VA_ARGS__;
+#ifndef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 0
+#endif
 #else
 #define RELAXVM_DECL inline
+#define RELAXVM_EXTERN_TEMPLATE(...)
+#undef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 1
+#endif
+
+// RELAXVM_IF_CONSTEVAL { ... }: the branch a constexpr function takes in constant evaluation, where
+// the code after it calls a run-time entry point of separate compilation. `if consteval` keeps
+// that branch out of the object code even at -O0 (g++ -O0 compiles the dead branch of
+// `if (std::is_constant_evaluated())`, and with it the verifier). It is C++23; g++ >= 12 and
+// clang >= 14 accept it in C++20 with a warning that RELAXVM_IF_CONSTEVAL_BEGIN/END (around the
+// function) silence. Other compilers get the std::is_constant_evaluated() form.
+#if defined(__cpp_if_consteval)
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
+#elif defined(__clang__) && __clang_major__ >= 14
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wc++2b-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("clang diagnostic pop")
+#elif defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wc++23-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("GCC diagnostic pop")
+#else
+#define RELAXVM_IF_CONSTEVAL if (std::is_constant_evaluated())
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
 #endif
 
 // RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by
@@ -2152,6 +2189,7 @@ constexpr void append_location(detail::text& out, const exec_view& v, std::int64
 #define RELAXVM_BYTECODE_VERIFY_HPP
 
 #include <cstdint>
+#include <type_traits>  // std::is_constant_evaluated
 #include <vector>
 
 // ---- begin relaxvm/base/std_parts.hpp ----
@@ -2879,10 +2917,22 @@ class verifier {
   std::int64_t inputs_read_ = 0;          // this function's inputs with reg_used
 };
 
+/// verify() at run time: its own code in separate compilation (src/core.cpp), so a user's
+/// translation unit that builds or loads programs does not compile the verifier.
+RELAXVM_DECL verify_report verify_at_run_time(const exec_view& v);
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL verify_report verify_at_run_time(const exec_view& v) { return verifier(v).run(); }
+#endif
+
 }  // namespace detail
 
 /// Checks everything the interpreter relies on. See verify_rule for the rules.
-constexpr verify_report verify(const exec_view& v) { return detail::verifier(v).run(); }
+RELAXVM_IF_CONSTEVAL_BEGIN
+constexpr verify_report verify(const exec_view& v) {
+  RELAXVM_IF_CONSTEVAL { return detail::verifier(v).run(); }
+  return detail::verify_at_run_time(v);
+}
+RELAXVM_IF_CONSTEVAL_END
 
 }  // namespace relaxvm
 
@@ -5098,60 +5148,33 @@ class basic_executable {
   }
 
   /// Verifies `layout` and wraps it.
-  static result<executable> from_layout(exec_layout layout) {
-    verify_report report = verify(layout.view());
-    if (!report.ok())
-      return detail::value_error("invalid executable: ", report.message);
-    return executable(make(std::move(layout), report));
-  }
+  static result<executable> from_layout(exec_layout layout);
 
   /// Reads bytes written by save(); every malformed, truncated or hostile input is an error
   /// (kind value) that names what is wrong.
-  static result<executable> try_load(std::span<const std::byte> bytes) {
-    RELAXVM_TRY_ASSIGN(exec_layout layout, binary::read(bytes));
-    return from_layout(std::move(layout));
-  }
+  static result<executable> try_load(std::span<const std::byte> bytes);
   /// Throwing form of try_load().
   static executable load(std::span<const std::byte> bytes) { return try_load(bytes).value(); }
 
   /// The format of docs/format.md; load(save()) gives back the same executable.
-  std::vector<std::byte> save() const { return binary::save(view()); }
+  std::vector<std::byte> save() const;
 
 #if RELAXVM_HOSTED
   /// Writes save() to a file.
-  status try_save_file(const char* path) const {
-    std::vector<std::byte> bytes = save();
-    std::FILE* f = std::fopen(path, "wb");
-    if (!f) return detail::runtime_error("save_file: cannot open '", path, "' for writing");
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) return detail::runtime_error("save_file: cannot write '", path, "'");
-    return {};
-  }
+  status try_save_file(const char* path) const;
   void save_file(const char* path) const { try_save_file(path).value(); }
 
   /// Reads a file written by save_file() (or save()).
-  static result<executable> try_load_file(const char* path) {
-    std::FILE* f = std::fopen(path, "rb");
-    if (!f) return detail::runtime_error("load_file: cannot open '", path, "'");
-    std::vector<std::byte> bytes;
-    std::byte buf[1 << 14];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) return detail::runtime_error("load_file: cannot read '", path, "'");
-    return try_load(bytes);
-  }
+  static result<executable> try_load_file(const char* path);
   static executable load_file(const char* path) { return try_load_file(path).value(); }
 #endif
 
   /// The reference's text dump.
-  std::string as_text() const { return relaxvm::as_text(view()); }
+  std::string as_text() const;
   /// The reference's statistics: constant pool and function table.
-  std::string stats(constant_style style = constant_style::reference) const { return relaxvm::stats(view(), style); }
+  std::string stats(constant_style style = constant_style::reference) const;
   /// Builder code that rebuilds this executable (see relaxvm::as_cpp).
-  std::string as_cpp() const { return relaxvm::as_cpp(view()); }
+  std::string as_cpp() const;
 
   /// What the verifier found worth saying but not wrong: inputs never read, code never run.
   std::span<const std::string> warnings() const { return data_->warnings; }
@@ -5176,7 +5199,7 @@ class basic_executable {
 
  private:
   friend class exec_builder;  // get() wraps what finish() verified
-  explicit basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+  explicit basic_executable(build_output out);
 
   struct storage {
     exec_layout layout;  // its tensor data is aligned (exec_layout::bytes): kept as it is, not copied
@@ -5184,30 +5207,101 @@ class basic_executable {
     std::vector<std::string> warnings;
   };
 
-  static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report) {
-    auto s = std::make_shared<storage>();
-    s->layout = std::move(layout);
-    const std::size_t num_funcs = s->layout.funcs.size();
-    s->facts.reset(new function_facts[num_funcs]);
-    collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
-    for (const verify_warning& w : report.warnings) {
-      detail::text t;
-      append_warning(t, s->layout.view(), w);
-      s->warnings.emplace_back(t.view());
-    }
-    if (report.warnings_dropped > 0) {
-      detail::text t;
-      t << "... and " << report.warnings_dropped << " more warnings";
-      s->warnings.emplace_back(t.view());
-    }
-    return s;
-  }
+  static std::shared_ptr<const storage> make(exec_layout layout, const verify_report& report);
   explicit basic_executable(std::shared_ptr<const storage> d) : data_(std::move(d)) {}
 
   std::shared_ptr<const storage> data_;
 };
 /// An immutable, verified program (see basic_executable).
+
+// Defined outside the class: in separate compilation the library's explicit instantiation holds
+// them (and the verifier, the reader and the writer they call).
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::from_layout(exec_layout layout) {
+  verify_report report = verify(layout.view());
+  if (!report.ok())
+    return detail::value_error("invalid executable: ", report.message);
+  return executable(make(std::move(layout), report));
+}
+
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::try_load(std::span<const std::byte> bytes) {
+  RELAXVM_TRY_ASSIGN(exec_layout layout, binary::read(bytes));
+  return from_layout(std::move(layout));
+}
+
+template <class Unused>
+std::vector<std::byte> basic_executable<Unused>::save() const {
+  return binary::save(view());
+}
+
+#if RELAXVM_HOSTED
+template <class Unused>
+status basic_executable<Unused>::try_save_file(const char* path) const {
+  std::vector<std::byte> bytes = save();
+  std::FILE* f = std::fopen(path, "wb");
+  if (!f) return detail::runtime_error("save_file: cannot open '", path, "' for writing");
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) return detail::runtime_error("save_file: cannot write '", path, "'");
+  return {};
+}
+
+template <class Unused>
+result<basic_executable<Unused>> basic_executable<Unused>::try_load_file(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) return detail::runtime_error("load_file: cannot open '", path, "'");
+  std::vector<std::byte> bytes;
+  std::byte buf[1 << 14];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return detail::runtime_error("load_file: cannot read '", path, "'");
+  return try_load(bytes);
+}
+#endif
+
+template <class Unused>
+std::string basic_executable<Unused>::as_text() const {
+  return relaxvm::as_text(view());
+}
+
+template <class Unused>
+std::string basic_executable<Unused>::stats(constant_style style) const {
+  return relaxvm::stats(view(), style);
+}
+
+template <class Unused>
+std::string basic_executable<Unused>::as_cpp() const {
+  return relaxvm::as_cpp(view());
+}
+
+template <class Unused>
+basic_executable<Unused>::basic_executable(build_output out) : data_(make(std::move(out.layout), out.report)) {}
+
+template <class Unused>
+auto basic_executable<Unused>::make(exec_layout layout, const verify_report& report) -> std::shared_ptr<const storage> {
+  auto s = std::make_shared<storage>();
+  s->layout = std::move(layout);
+  const std::size_t num_funcs = s->layout.funcs.size();
+  s->facts.reset(new function_facts[num_funcs]);
+  collect_facts(s->layout.view(), {s->facts.get(), num_funcs}, {});
+  for (const verify_warning& w : report.warnings) {
+    detail::text t;
+    append_warning(t, s->layout.view(), w);
+    s->warnings.emplace_back(t.view());
+  }
+  if (report.warnings_dropped > 0) {
+    detail::text t;
+    t << "... and " << report.warnings_dropped << " more warnings";
+    s->warnings.emplace_back(t.view());
+  }
+  return s;
+}
+
 using executable = basic_executable<>;
+RELAXVM_EXTERN_TEMPLATE(class basic_executable<void>)
 
 }  // namespace relaxvm
 
@@ -10524,24 +10618,7 @@ class basic_vm_impl final : public vm_context {
   using op = typename program::op;
   using block_reg = typename program::block_reg;
 
-  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts) {
-#if RELAXVM_HEAP
-    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
-#else
-    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
-#endif
-    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
-      const device_allocator& d = opts.devices[i];
-      if (d.device.device_type != kDLCPU)
-        return value_error("virtual_machine: device ", i, " is ", d.device,
-                           "; relaxvm runs on host (cpu) devices only (any device id)");
-      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
-    }
-    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
-    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
-    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
-    return vm;
-  }
+  static result<std::unique_ptr<basic_vm_impl>> create(const executable& exe, const basic_registry& reg, vm_options opts);
 
   // ---- vm_context ----
   result<value> invoke_vm_closure(const closure& c, std::span<const value> args) override {
@@ -10567,22 +10644,15 @@ class basic_vm_impl final : public vm_context {
   void charge(std::int64_t units) override { budget_left_ -= units; }
   // Kept views leave their storages' lists before the slots go (see drop_kept); handles learn
   // that the VM is gone.
-  ~basic_vm_impl() {
-    *handle_ = nullptr;
-    release_kept();
-  }
+  ~basic_vm_impl();
   /// What vm_function handles hold: this VM while it lives, null once it is destroyed.
   const std::shared_ptr<basic_vm_impl*>& handle() const { return handle_; }
-  void release_kept() noexcept { prog_.release_kept(); }
+  void release_kept() noexcept;
 
   // ---- entry points ----
   std::int64_t find(std::string_view name) const { return prog_.find(name); }
 
-  result<value> invoke_index(std::int64_t fi, std::span<const value> args) {
-    const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
-    if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
-    return invoke_vm(fi, args, {});
-  }
+  result<value> invoke_index(std::int64_t fi, std::span<const value> args);
 
   const func_entry& entry(std::int64_t fi) const { return prog_.funcs[static_cast<std::size_t>(fi)]; }
   /// The executable's record of function `f` (its parameter names).
@@ -10599,20 +10669,11 @@ class basic_vm_impl final : public vm_context {
     bool include_return;
   };
 
-  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
-    const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
-    result<value> r =
-        e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
-    if (!r.ok() || f->include_return) return r;
-    return value();
-  }
+  result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args);
 
   /// A copy of `v` whose tensors (also inside tuples) live on the first device, as the reference's
   /// set_input and save_function do.
-  result<value> to_first_device(const value& v) {
-    moved_objects done;
-    return to_first_device(v, 0, done);
-  }
+  result<value> to_first_device(const value& v);
   const vm_options& options() const { return opts_; }
   void set_instruction_budget(std::int64_t n) { opts_.max_instructions = n; }
   status set_memory_budget(std::int64_t bytes) {
@@ -11073,6 +11134,65 @@ class basic_vm_impl final : public vm_context {
   const std::shared_ptr<basic_vm_impl*> handle_ = std::make_shared<basic_vm_impl*>(this);
 };
 
+// The entry points a user's code calls, defined outside the class: in separate compilation the
+// library's explicit instantiation holds them (and everything they reach, the loop too), so a
+// translation unit that makes and calls a VM compiles none of it.
+template <class Unused>
+result<std::unique_ptr<basic_vm_impl<Unused>>> basic_vm_impl<Unused>::create(const executable& exe,
+                                                                         const basic_registry& reg, vm_options opts) {
+#if RELAXVM_HEAP
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::pooled()});
+#else
+    if (opts.devices.empty()) opts.devices.push_back({device::cpu(), allocator::naive()});
+#endif
+    for (std::size_t i = 0; i < opts.devices.size(); ++i) {
+      const device_allocator& d = opts.devices[i];
+      if (d.device.device_type != kDLCPU)
+        return value_error("virtual_machine: device ", i, " is ", d.device,
+                           "; relaxvm runs on host (cpu) devices only (any device id)");
+      if (!d.allocator.defined()) return value_error("virtual_machine: device ", i, " has no allocator");
+    }
+    if (opts.max_memory < 0) return value_error("virtual_machine: max_memory is ", opts.max_memory, "; use 0 for no limit");
+    std::unique_ptr<basic_vm_impl> vm(new basic_vm_impl(exe, std::move(opts)));
+    RELAXVM_TRY(vm->prog_.make(vm->exe_, reg, vm.get(), vm->opts_.prepare_calls, false));
+    return vm;
+  }
+
+template <class Unused>
+basic_vm_impl<Unused>::~basic_vm_impl() {
+  *handle_ = nullptr;
+  release_kept();
+}
+
+template <class Unused>
+void basic_vm_impl<Unused>::release_kept() noexcept {
+  prog_.release_kept();
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::invoke_index(std::int64_t fi, std::span<const value> args) {
+  const func_entry& f = prog_.funcs[static_cast<std::size_t>(fi)];
+  if (f.kind == func_kind::packed) return call_packed(*f.callee, args, f.bound());
+  return invoke_vm(fi, args, {});
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args) {
+  const func_entry& e = prog_.funcs[static_cast<std::size_t>(f->index)];
+  result<value> r =
+      e.kind == func_kind::packed ? call_packed(*e.callee, args, f->args) : invoke_vm(f->index, args, f->args);
+  if (!r.ok() || f->include_return) return r;
+  return value();
+}
+
+template <class Unused>
+result<value> basic_vm_impl<Unused>::to_first_device(const value& v) {
+  moved_objects done;
+  return to_first_device(v, 0, done);
+}
+
+RELAXVM_EXTERN_TEMPLATE(class basic_vm_impl<void>)
+
 }  // namespace detail
 
 template <class Unused = void>
@@ -11350,6 +11470,8 @@ class basic_virtual_machine {
   detail::flat_map<std::string, value> outputs_;
 };
 using virtual_machine = basic_virtual_machine<>;
+RELAXVM_EXTERN_TEMPLATE(class basic_vm_function<void>)
+RELAXVM_EXTERN_TEMPLATE(class basic_virtual_machine<void>)
 
 }  // namespace relaxvm
 
@@ -15159,12 +15281,17 @@ static_assert(table.duplicate().empty(), "relaxvm: a builtin is defined twice");
 
 class registry : public basic_registry {
  public:
+#ifdef RELAXVM_SEPARATE_COMPILATION
+  // Defined in the compiled library (src/core.cpp): the adapters of every builtin are compiled there.
+  registry();
+#else
   // A template, so that a translation unit which makes no registry does not instantiate the
   // adapters of every builtin (about half a second of compile time per translation unit).
   template <class Table = decltype(builtins::table)>
   registry() {
     add_table(static_cast<const Table&>(builtins::table));
   }
+#endif
 };
 
 }  // namespace relaxvm
@@ -19452,16 +19579,19 @@ constexpr bool codegen(module&& m, exec_builder& b, relaxvm::detail::text& err) 
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <type_traits>  // std::is_constant_evaluated
 #include <utility>
 #include <vector>
 
 
 namespace relaxvm::RELAXVM_ABI::ir {
 
-/// Every pass of the pipeline up to code generation (usable in constexpr).
-constexpr pass_output try_lower(module m, plan_options opt = {}) {
+namespace detail {
+
+/// Every pass of the pipeline up to code generation: try_lower's work.
+constexpr pass_output lower_passes(module m, plan_options opt) {
   pass_output out;
-  if (!check(m, out.message)) return out;
+  if (!ir::check(m, out.message)) return out;
   // Lowering twice would allocate a second shape heap and check everything again.
   for (const function& f : m.funcs)
     for (const block& b : f.body.blocks)
@@ -19483,19 +19613,52 @@ constexpr pass_output try_lower(module m, plan_options opt = {}) {
   if (!out.ok()) return out;
   return pass::try_shape_lower(static_cast<module&&>(out.mod), opt.reuse_shapes, opt.elide_proven_return_check);
 }
+/// emit()'s work.
+constexpr void lower_and_emit(module m, exec_builder& b, plan_options opt) {
+  pass_output out = lower_passes(static_cast<module&&>(m), opt);
+  relaxvm::detail::text err;
+  if (out.ok()) ir::codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
+  else err << out.message;
+  if (!err.empty()) b.set_error(err.view());
+}
+
+/// try_lower() and emit() at run time: their own code in separate compilation (src/core.cpp), so a
+/// user's translation unit that lowers a module does not compile the passes and code generation.
+RELAXVM_DECL pass_output lower_at_run_time(module m, plan_options opt);
+RELAXVM_DECL void emit_at_run_time(module m, exec_builder& b, plan_options opt);
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL pass_output lower_at_run_time(module m, plan_options opt) {
+  return lower_passes(static_cast<module&&>(m), opt);
+}
+RELAXVM_DECL void emit_at_run_time(module m, exec_builder& b, plan_options opt) {
+  lower_and_emit(static_cast<module&&>(m), b, opt);
+}
+#endif
+
+}  // namespace detail
+
+/// Every pass of the pipeline up to code generation (usable in constexpr).
+RELAXVM_IF_CONSTEVAL_BEGIN
+constexpr pass_output try_lower(module m, plan_options opt = {}) {
+  RELAXVM_IF_CONSTEVAL { return detail::lower_passes(static_cast<module&&>(m), opt); }
+  return detail::lower_at_run_time(static_cast<module&&>(m), opt);
+}
+RELAXVM_IF_CONSTEVAL_END
 /// The lowered module (before code generation); throws relaxvm::error on failure.
 inline module lower(module m, plan_options opt = {}) {
   return detail::to_result(try_lower(static_cast<module&&>(m), opt)).value();
 }
 
 /// Lowers `m` and emits it into `b` (which then formalizes and verifies on finish()).
+RELAXVM_IF_CONSTEVAL_BEGIN
 constexpr void emit(module m, exec_builder& b, plan_options opt = {}) {
-  pass_output out = try_lower(static_cast<module&&>(m), opt);
-  relaxvm::detail::text err;
-  if (out.ok()) codegen(static_cast<module&&>(out.mod), b, err);  // the lowered copy is ours
-  else err << out.message;
-  if (!err.empty()) b.set_error(err.view());
+  RELAXVM_IF_CONSTEVAL {
+    detail::lower_and_emit(static_cast<module&&>(m), b, opt);
+    return;
+  }
+  detail::emit_at_run_time(static_cast<module&&>(m), b, opt);
 }
+RELAXVM_IF_CONSTEVAL_END
 
 /// The verified executable of `m`; try_build gives a result instead of throwing. Given an
 /// rvalue, the module's tensor constants are not copied again: each moves into the executable's

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
-# unit tests (g++ also builds them with -fno-exceptions -fno-rtti), the single-header tests, the compile-fail
-# tests and the examples; then the thread test (tests/threads/) with clang 16 under ThreadSanitizer,
+# unit tests and the compile-fail tests; g++ also builds the tests with -fno-exceptions -fno-rtti and
+# runs the single-header tests, the examples, packaging and the firmware suite; then the thread test
+# (tests/threads/) with clang 16 under ThreadSanitizer,
 # the examples again and the benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
 # and each libFuzzer target for 5 seconds (tools/fuzz.sh).
 # Installs the Debian packages it needs first.
@@ -93,10 +94,11 @@ if [ $quick -eq 1 ]; then
 fi
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
 test_args=(--no-suite firmware)
-# The -fno-exceptions variants already ran in the g++ build, and the benchmarks run in the -O3
-# build: the sanitizer build skips both.
+# The -fno-exceptions variants already ran in the g++ build, the benchmarks run in the -O3 build,
+# and the examples in both: the sanitizer build skips them (it builds every test and the library
+# code the examples call).
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
-  "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" -Dnoexcept_tests=false -Dbench=false
+  "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" -Dnoexcept_tests=false -Dbench=false -Dexamples=false
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
 # docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
 # line tables are all its reports need, and build faster than full debug information.

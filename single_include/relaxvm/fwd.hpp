@@ -106,14 +106,51 @@
 #endif
 
 // Separate compilation (docs/configuration.md): RELAXVM_SEPARATE_COMPILATION makes the heaviest
-// parts of the optional layers (the ONNX importer, the kernels' registration) declarations only, so
-// a translation unit that includes them compiles in a fraction of the time; one library defines
-// them (meson's relaxvm_compiled_dep, built from src/). Without it (the default) everything is
-// header-only. RELAXVM_DECL marks those functions: inline when header-only, external otherwise.
+// parts declarations only (the VM's entry points, the verifier and lowering at run time, the
+// builtins' registry, the loaders, the ONNX importer, the kernels' registration), so a translation
+// unit that includes them compiles in a fraction of the time; one library defines them (meson's
+// relaxvm_compiled_dep, CMake's relaxvm::compiled, built from src/). Without it (the default)
+// everything is header-only. RELAXVM_DECL marks those functions: inline when header-only, external
+// otherwise. RELAXVM_EXTERN_TEMPLATE(class X<void>) declares the explicit instantiation of a class
+// template for the default configuration that the library holds (src/core.cpp), so a user's
+// translation unit compiles none of its out-of-class members. The core's definitions of
+// RELAXVM_DECL functions are compiled where RELAXVM_DEFINES_CORE is 1: every header-only
+// translation unit, and src/core.cpp alone in separate compilation.
 #ifdef RELAXVM_SEPARATE_COMPILATION
 #define RELAXVM_DECL
+#define RELAXVM_EXTERN_TEMPLATE(...) extern template __VA_ARGS__;
+#ifndef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 0
+#endif
 #else
 #define RELAXVM_DECL inline
+#define RELAXVM_EXTERN_TEMPLATE(...)
+#undef RELAXVM_DEFINES_CORE
+#define RELAXVM_DEFINES_CORE 1
+#endif
+
+// RELAXVM_IF_CONSTEVAL { ... }: the branch a constexpr function takes in constant evaluation, where
+// the code after it calls a run-time entry point of separate compilation. `if consteval` keeps
+// that branch out of the object code even at -O0 (g++ -O0 compiles the dead branch of
+// `if (std::is_constant_evaluated())`, and with it the verifier). It is C++23; g++ >= 12 and
+// clang >= 14 accept it in C++20 with a warning that RELAXVM_IF_CONSTEVAL_BEGIN/END (around the
+// function) silence. Other compilers get the std::is_constant_evaluated() form.
+#if defined(__cpp_if_consteval)
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
+#elif defined(__clang__) && __clang_major__ >= 14
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wc++2b-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("clang diagnostic pop")
+#elif defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define RELAXVM_IF_CONSTEVAL if consteval
+#define RELAXVM_IF_CONSTEVAL_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wc++23-extensions\"")
+#define RELAXVM_IF_CONSTEVAL_END _Pragma("GCC diagnostic pop")
+#else
+#define RELAXVM_IF_CONSTEVAL if (std::is_constant_evaluated())
+#define RELAXVM_IF_CONSTEVAL_BEGIN
+#define RELAXVM_IF_CONSTEVAL_END
 #endif
 
 // RELAXVM_ON_ERROR(err): called by the throwing API forms when exceptions are disabled, and by

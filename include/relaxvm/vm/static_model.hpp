@@ -93,17 +93,17 @@ struct static_model {
   static constexpr void check_buffers() {
     if constexpr (A < arena_bytes) {
       constexpr detail::diagnostic d = too_small("arena", A, arena_bytes, "arena_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());  // evaluated here: the message shows
       (void)failed;
     }
     if constexpr (F < frame_bytes) {
       constexpr detail::diagnostic d = too_small("frame", F, frame_bytes, "frame_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());  // evaluated here: the message shows
       (void)failed;
     }
     if constexpr (O < object_bytes) {
       constexpr detail::diagnostic d = too_small("object", O, object_bytes, "object_bytes");
-      constexpr int failed = (detail::report<d, detail::diagnostic_phase::buffer>(), 0);  // evaluated here: the message shows
+      constexpr int failed = detail::relaxvm_buffer_too_small(detail::spelled<d>());  // evaluated here: the message shows
       (void)failed;
     }
   }
