@@ -637,10 +637,14 @@ rv::executable load_onnx(const py::object& src, const py::object& upper_bounds) 
     if (!PyDict_Check(upper_bounds.ptr()))
       throw py::type_error("relaxvm.onnx.load: upper_bounds must be a dict of str to int, not " + type_name(upper_bounds));
     for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(upper_bounds)) {
-      if (!PyUnicode_Check(k.ptr()) || !PyLong_Check(v.ptr()))
+      if (!PyUnicode_Check(k.ptr()) || !PyLong_Check(v.ptr()) || PyBool_Check(v.ptr()))
         throw py::type_error("relaxvm.onnx.load: upper_bounds must map str to int, not " + type_name(py::reinterpret_borrow<py::object>(k)) +
                              " to " + type_name(py::reinterpret_borrow<py::object>(v)));
-      opt.upper_bounds.emplace_back(py::cast<std::string>(k), py::cast<std::int64_t>(v));
+      int overflow = 0;
+      const long long bound = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+      if (overflow != 0)
+        throw py::value_error("relaxvm.onnx.load: the upper bound of '" + py::cast<std::string>(k) + "' does not fit int64");
+      opt.upper_bounds.emplace_back(py::cast<std::string>(k), static_cast<std::int64_t>(bound));
     }
   }
   return unwrap(rv::onnx::load(span_of(bytes), opt));

@@ -273,6 +273,9 @@ def main():
         expect("both give the name 'fc1_weight'" in err, 'embed: a name collision', err)
         _, err = run(tool, 'embed', w1, '-o', hpp, '--namespace', '2x', status=1)
         expect("--namespace '2x' is not a C++ namespace name" in err, 'embed: a bad namespace', err)
+        for ns in ('class', 'model::int', 'std', 'relaxvm::weights'):  # keywords; namespaces not the user's
+            _, err = run(tool, 'embed', w1, '-o', hpp, '--namespace', ns, status=1)
+            expect(f"--namespace '{ns}' is not a C++ namespace name" in err, f'embed: namespace {ns} is refused', err)
         half = os.path.join(tmp, 'half.npy')
         with open(half, 'wb') as f:
             header = "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }"

@@ -26,6 +26,8 @@ static_assert(w::mask_data == std::array<bool, 4>{true, false, false, true});
 static_assert(w::empty_shape == std::array<std::int64_t, 2>{0, 3} && w::empty_data.empty());
 static_assert(w::t2scale_shape.empty() && w::t2scale_data[0] == 0.1);  // a scalar; "2scale" is no identifier
 static_assert(w::bytes_data[2] == 255);
+static_assert(std::bit_cast<std::uint32_t>(w::nan_data[0]) == 0x7FC00001u);  // a NaN keeps its payload
+static_assert(std::bit_cast<std::uint32_t>(w::nan_data[1]) == 0xFFC00000u);  // and its sign
 static_assert(std::string_view(w::dense_1_weight_dtype) == "float32" && std::string_view(w::mask_dtype) == "bool");
 
 constexpr auto program = rv::build([](rv::exec_builder& b) {

@@ -17,6 +17,7 @@ FILES = {
     'empty.npy': ('<f4', (0, 3), 'f', []),
     '2scale.npy': ('<f8', (), 'd', [0.1]),
     'bytes.npy': ('|u1', (3,), 'B', [0, 128, 255]),
+    'nan.npy': ('<f4', (2,), 'I', [0x7FC00001, 0xFFC00000]),  # NaNs by their bits: a payload, a sign
 }
 
 

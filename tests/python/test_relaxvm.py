@@ -611,6 +611,10 @@ class OnnxTest(unittest.TestCase):
             np.testing.assert_allclose(np.from_dlpack(vm["main"](x)), want, rtol=0, atol=1e-4 * np.abs(want).max())
         with self.assertRaises(TypeError):
             relaxvm.onnx.load(ONNX_FIXTURES / "mlp.dynbatch.onnx", upper_bounds={"batch": "eight"})
+        with self.assertRaises(TypeError):
+            relaxvm.onnx.load(ONNX_FIXTURES / "mlp.dynbatch.onnx", upper_bounds={"batch": True})
+        with self.assertRaises(ValueError):
+            relaxvm.onnx.load(ONNX_FIXTURES / "mlp.dynbatch.onnx", upper_bounds={"batch": 2 ** 64})
 
     def test_errors(self):
         with self.assertRaises(TypeError):

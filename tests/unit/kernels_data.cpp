@@ -366,6 +366,15 @@ TEST_CASE("Range, ConstantOfShape, Size") {
   const auto scalar64 = [](std::int64_t v) { return tensor::from<std::int64_t>(std::span<const std::int64_t>(&v, 1), shape{}); };
   CHECK(fails_with(k::Range_out(scalar64(lo), scalar64(hi), scalar64(1), out<std::int64_t>({2})), "onnx.Range", "too long"));
   {
+    // A range wider than int64's positive half: i * delta passes INT64_MAX, start + i * delta does not.
+    tensor r = out<std::int64_t>({4});
+    REQUIRE(k::Range_out(scalar64(lo), scalar64(hi), scalar64(std::int64_t{1} << 62), r).ok());
+    CHECK(r.data<std::int64_t>()[3] == (std::int64_t{1} << 62));  // -2^63 + 3 * 2^62
+    tensor down = out<std::int64_t>({4});
+    REQUIRE(k::Range_out(scalar64(hi), scalar64(lo), scalar64(-(std::int64_t{1} << 62)), down).ok());
+    CHECK(down.data<std::int64_t>()[3] == -(std::int64_t{1} << 62) - 1);  // 2^63 - 1 - 3 * 2^62
+  }
+  {
     tensor r8 = out<std::int8_t>({255});
     REQUIRE(k::Range_out(make<std::int8_t>({-128}, shape{}), make<std::int8_t>({127}, shape{}), make<std::int8_t>({1}, shape{}), r8).ok());
     CHECK(r8.data<std::int8_t>()[254] == 126);

@@ -1120,7 +1120,14 @@ inline status Range_out(const tensor& start, const tensor& limit, const tensor& 
       st = detail::check_out(fn, out, 3, want, start.dtype());
       if (!st.ok()) return;
       T* dst = static_cast<T*>(out.raw_data());
-      for (std::int64_t i = 0; i < want[0]; ++i) dst[i] = static_cast<T>(s + static_cast<T>(i) * dl);
+      if constexpr (std::is_integral_v<T>) {
+        // In uint64, where i * delta may pass T's range on the way (a range wider than T's
+        // positive half) but the sum, start + i * delta, is in range: the wrap gives it exactly.
+        const auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
+        for (std::int64_t i = 0; i < want[0]; ++i) dst[i] = static_cast<T>(u(s) + u(i) * u(dl));
+      } else {
+        for (std::int64_t i = 0; i < want[0]; ++i) dst[i] = static_cast<T>(s + static_cast<T>(i) * dl);
+      }
     }
   });
   return st;

@@ -92,8 +92,10 @@ inline kernel_isa kernel_isa_in_use() noexcept {
 #if RELAXVM_KERNEL_DISPATCH
   int isa = detail::kernel_isa_slot().load(std::memory_order_relaxed);
   if (RELAXVM_UNLIKELY(isa < 0)) {
-    isa = static_cast<int>(detail::capped_isa(detail::environment_isa()));
-    detail::kernel_isa_slot().store(isa, std::memory_order_relaxed);
+    // Only the first choice is stored: a set_kernel_isa that came between is not undone.
+    int expected = -1;
+    const int chosen = static_cast<int>(detail::capped_isa(detail::environment_isa()));
+    isa = detail::kernel_isa_slot().compare_exchange_strong(expected, chosen, std::memory_order_relaxed) ? chosen : expected;
   }
   return static_cast<kernel_isa>(isa);
 #else
