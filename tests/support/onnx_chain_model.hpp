@@ -6,25 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "protobuf_writer.hpp"
+#include "onnx_messages.hpp"
 
 namespace relaxvm_test {
 
 inline std::vector<std::byte> chain_model(int n) {
-  const auto value_info = [](const char* name, std::int64_t d0, std::int64_t d1) {
-    pb dim0, dim1, shape, tensor_type, type, v;
-    dim0.i(1, d0);
-    dim1.i(1, d1);
-    shape.msg(1, dim0).msg(1, dim1);
-    tensor_type.i(1, 1).msg(2, shape);
-    type.msg(1, tensor_type);
-    v.str(1, name).msg(2, type);
-    return v;
-  };
   pb graph;
   std::string prev = "x";
   for (int i = 0; i < n; ++i) {
@@ -43,21 +32,11 @@ inline std::vector<std::byte> chain_model(int n) {
     graph.msg(1, node);
     prev = out;
   }
-  const auto ints = [](const char* name, std::vector<std::int64_t> v) {
-    pb t;
-    t.i(1, static_cast<std::int64_t>(v.size())).i(2, 7).str(8, name);
-    std::vector<std::byte> raw(v.size() * 8);
-    std::memcpy(raw.data(), v.data(), raw.size());
-    t.bytes(9, raw);
-    return t;
-  };
-  pb c;
-  c.i(1, 1).i(2, 1).str(8, "c");
-  const float one = 0.5f;
-  c.bytes(9, &one, 4);
-  graph.str(2, "chain").msg(5, c).msg(5, ints("to_col", {64, 1})).msg(5, ints("to_row", {1, 64}));
-  graph.msg(11, value_info("x", 1, 64));
-  graph.msg(12, value_info("y", (n / 1000) % 2 == 0 ? 1 : 64, (n / 1000) % 2 == 0 ? 64 : 1));
+  using namespace onnx_pb;
+  graph.str(2, "chain").msg(5, float_tensor("c", {0.5f})).msg(5, int64_tensor("to_col", {64, 1})).msg(5, int64_tensor("to_row", {1, 64}));
+  graph.msg(11, tensor_value_info("x", f32, {"1", "64"}));
+  const bool row = (n / 1000) % 2 == 0;  // the last Reshape's target
+  graph.msg(12, tensor_value_info("y", f32, {row ? "1" : "64", row ? "64" : "1"}));
   pb opset;
   opset.str(1, "").i(2, 13);
   pb model;

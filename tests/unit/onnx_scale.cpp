@@ -19,6 +19,7 @@
 namespace rv = relaxvm;
 namespace onnx = relaxvm::onnx;
 using relaxvm_test::pb;
+namespace onnx_pb = relaxvm_test::onnx_pb;
 
 namespace {
 
@@ -26,16 +27,6 @@ namespace {
 constexpr int num_weights = 8;
 constexpr std::int64_t width = 512;
 std::vector<std::byte> matmul_chain() {
-  const auto value_info = [](const std::string& name) {
-    pb dim0, dim1, shape, tensor_type, type, v;
-    dim0.i(1, 1);
-    dim1.i(1, width);
-    shape.msg(1, dim0).msg(1, dim1);
-    tensor_type.i(1, 1).msg(2, shape);
-    type.msg(1, tensor_type);
-    v.str(1, name).msg(2, type);
-    return v;
-  };
   pb graph;
   std::vector<float> w(static_cast<std::size_t>(width * width));
   for (int k = 0; k < num_weights; ++k) {
@@ -51,7 +42,10 @@ std::vector<std::byte> matmul_chain() {
     t.i(1, width).i(1, width).i(2, 1).str(8, "w" + std::to_string(k)).bytes(9, w.data(), w.size() * sizeof(float));
     graph.msg(5, t);
   }
-  graph.str(2, "matmuls").msg(11, value_info("x")).msg(12, value_info("y"));
+  const std::string wide = std::to_string(width);
+  graph.str(2, "matmuls")
+      .msg(11, onnx_pb::tensor_value_info("x", onnx_pb::f32, {"1", wide}))
+      .msg(12, onnx_pb::tensor_value_info("y", onnx_pb::f32, {"1", wide}));
   pb opset, model;
   opset.str(1, "").i(2, 13);
   model.i(1, 7).msg(7, graph).msg(8, opset);
