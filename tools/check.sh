@@ -5,7 +5,7 @@
 # runs the single-header tests, the examples, packaging and the firmware suite; then the thread test
 # (tests/threads/) with clang 16 under ThreadSanitizer,
 # the examples again and the benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
-# and each libFuzzer target for 5 seconds (tools/fuzz.sh).
+# and each libFuzzer target for 5 seconds (tools/fuzz.sh; built in the sanitizer build).
 # Installs the Debian packages it needs first.
 #
 #   tools/check.sh [MESON_TEST_ARGS...]     e.g. --timeout-multiplier 3 on a slow or busy machine
@@ -31,13 +31,14 @@ test_args=()  # more `meson test` arguments for the builds that follow
 failed=()
 passed=0
 stage() {  # name, command...: runs one stage, notes whether it failed, and returns its status
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   echo "== $name"
   if "$@"; then
     passed=$((passed + 1))
+    echo "== $name: passed in $((SECONDS - start)) s"
   else
-    echo "== $name: FAILED"
+    echo "== $name: FAILED after $((SECONDS - start)) s"
     failed+=("$name")
     return 1
   fi
@@ -77,10 +78,10 @@ if [ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]; then
   export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
 fi
 
-# The test builds optimize little and keep no debug information (g++ -O1, clang -O0 with line tables
-# for the sanitizers' reports): compiling is most of this script's time, and -O2 -g costs 2x (g++)
-# to 4x (clang with ASan) per test file. The -O3 build below keeps the optimizer's warnings.
-run gcc g++ -Doptimization=1 -Ddebug=false -Dbench=false
+# The test builds do not optimize and keep no debug information (clang keeps line tables for the
+# sanitizers' reports): compiling is most of this script's time; g++ -O1 costs 1.7x -O0 per test
+# file, -O2 -g 2x more (clang with ASan: 4x). The -O3 build below keeps the optimizer's warnings.
+run gcc g++ -Doptimization=0 -Ddebug=false -Dbench=false
 if [ $quick -eq 1 ]; then
   echo
   if [ ${#failed[@]} -eq 0 ]; then
@@ -97,8 +98,11 @@ test_args=(--no-suite firmware)
 # The -fno-exceptions variants already ran in the g++ build, the benchmarks run in the -O3 build,
 # and the examples in both: the sanitizer build skips them (it builds every test and the library
 # code the examples call).
+# It also builds the libFuzzer targets (fuzz/, run at the end): with -fsanitize=fuzzer-no-link
+# everywhere they share its objects (the compiled libraries) instead of a build of their own.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
-  "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" -Dnoexcept_tests=false -Dbench=false -Dexamples=false
+  "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only','-fsanitize=fuzzer-no-link']" -Dnoexcept_tests=false \
+  -Dbench=false -Dexamples=false -Dfuzz=true
 # ThreadSanitizer: only the thread test (8 threads, each with its own VM over one executable;
 # docs/threads.md), which is one file to build and runs in seconds. TSan needs a build of its own;
 # line tables are all its reports need, and build faster than full debug information.
@@ -118,7 +122,7 @@ stage "build-tsan: tests/test_threads under ThreadSanitizer" tsan
 # The examples and benchmarks as tools/bench.sh builds them (-O3), where g++ warns differently.
 run release g++ --buildtype=release -Dtests=false -Dtool=false -Dpython=false
 # Each fuzz target briefly, over its past findings and the seed corpus (tools/fuzz.sh runs longer).
-stage "fuzz: each target for 5 s" tools/fuzz.sh 5
+stage "fuzz: each target for 5 s" tools/fuzz.sh 5 build-clang
 
 echo
 if [ ${#failed[@]} -eq 0 ]; then
@@ -127,5 +131,5 @@ else
   echo "== ${#failed[@]} stage(s) failed (each test stage's log: build-*/meson-logs/testlog.txt):"
   printf '  %s\n' "${failed[@]}"
 fi
-echo "stages: $passed passed, ${#failed[@]} failed"
+echo "stages: $passed passed, ${#failed[@]} failed, in $SECONDS s"
 [ ${#failed[@]} -eq 0 ]

@@ -4,19 +4,28 @@
 # pass now), then from the seed corpus that fuzz/make_corpus writes. A finding stops the script
 # with a failure; its input is in build-fuzz/findings-<target>-*: add it to fuzz/regressions/.
 #
-#   tools/fuzz.sh [SECONDS]
+#   tools/fuzz.sh [SECONDS] [BUILD_DIR]
+#
+# BUILD_DIR: a clang build configured with -Dfuzz=true and -fsanitize=fuzzer-no-link in its
+# cpp_args (tools/check.sh passes its sanitizer build, build-clang, which it has built already);
+# without it, build-fuzz, configured here so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 secs="${1:-60}"
-dir=build-fuzz
+dir="${2:-build-fuzz}"
 if [ ! -d "$dir" ]; then
   # Line tables are all the sanitizers' reports need (full debug information doubles the build).
   CXX=clang++-16 meson setup "$dir" -Dfuzz=true -Dtests=false -Dexamples=false -Dbench=false -Dtool=false -Dpython=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Ddebug=false \
-    "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only']" >/dev/null
+    "-Dcpp_args=['-fno-sanitize-recover=all','-gline-tables-only','-fsanitize=fuzzer-no-link']" >/dev/null
 fi
-ninja -C "$dir"
+# The fuzz targets and what they need, not the rest of a shared build.
+targets=(fuzz/make_corpus)
+for t in load run build graph tvm_relax tvm_relay onnx; do
+  if ninja -C "$dir" -t query "fuzz/fuzz_$t" >/dev/null 2>&1; then targets+=("fuzz/fuzz_$t"); fi
+done
+ninja -C "$dir" "${targets[@]}"
 "$dir/fuzz/make_corpus" "$dir/corpus"
 # Huge requests from hostile inputs must come back as errors (null from nothrow new), not aborts.
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
