@@ -262,6 +262,17 @@ TEST_CASE("ScatterElements and ScatterND with reductions, in place") {
   REQUIRE(k::ScatterND_out(d, make<std::int64_t>({-1, 0, 3}, {3, 1}), make<std::int32_t>({10, 20, 30}, {3}), 1, nd).ok());
   CHECK(values<std::int32_t>(nd) == D{21, 2, 3, 44});
   CHECK(fails_with(k::ScatterND_out(d, make<std::int64_t>({0}, {1, 1}), make<std::int32_t>({1, 2}, {2}), 0, nd), "onnx.ScatterND", "updates"));
+
+  // Integer reductions wrap, as ONNX's integers do (a signed overflow in C++ is undefined: UBSan
+  // stops the clang build at one).
+  constexpr double max32 = std::numeric_limits<std::int32_t>::max();
+  tensor w = out<std::int32_t>({2});
+  REQUIRE(k::ScatterElements_out(make<std::int32_t>({max32, 65536}, {2}), make<std::int64_t>({0, 1}, {2}),
+                                 make<std::int32_t>({1, 65536}, {2}), 0, 1, w).ok());  // add
+  CHECK(values<std::int32_t>(w) == D{static_cast<double>(std::numeric_limits<std::int32_t>::min()), 65536 * 2});
+  REQUIRE(k::ScatterElements_out(make<std::int32_t>({max32, 65536}, {2}), make<std::int64_t>({0, 1}, {2}),
+                                 make<std::int32_t>({2, 65536}, {2}), 0, 2, w).ok());  // mul: 2^32 wraps to 0
+  CHECK(values<std::int32_t>(w) == D{-2, 0});
 }
 
 TEST_CASE("Cast: every kind of pair") {
@@ -324,6 +335,9 @@ TEST_CASE("CumSum, Trilu, OneHot, EyeLike") {
   CHECK(values<std::int32_t>(x) == D{1, 2, 3, 5, 7, 9});
   CHECK(fails_with(k::CumSum_out(x, make<std::int64_t>({2}, {1}), 0, 0, y), "onnx.CumSum", "axis 2"));
   CHECK(fails_with(k::CumSum_out(x, make<float>({0}, {1}), 0, 0, y), "onnx.CumSum", "argument 1"));
+  tensor c = out<std::int32_t>({3});  // integer running sums wrap
+  REQUIRE(k::CumSum_out(make<std::int32_t>({std::numeric_limits<std::int32_t>::max(), 1, 1}, {3}), make<std::int64_t>({0}, {1}), 0, 0, c).ok());
+  CHECK(values<std::int32_t>(c) == D{std::numeric_limits<std::int32_t>::max(), -2147483648.0, -2147483647.0});
 
   tensor m = make<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
   tensor t = out<float>({3, 3});

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <relaxvm.hpp>
+#include <relaxvm/kernels/elementwise.hpp>
 #include <relaxvm/kernels/linalg.hpp>
 #include <relaxvm/kernels/normalization.hpp>
 #include <relaxvm/kernels/reduce.hpp>
@@ -343,4 +345,57 @@ TEST_CASE("Einsum: labels as numbers, diagonals, sums, one operand") {
         "onnx.Einsum: label 1 has dims 2 and 3");
   CHECK(message(k::Einsum_out(m, rv::tensor(), rv::shape{0}, rv::shape{}, rv::shape{0}, d)) == "onnx.Einsum: operand 0 has 2 dims but 1 labels");
   CHECK(message(k::Einsum_out(m, rv::tensor(), rv::shape{0, 1}, rv::shape{}, rv::shape{2}, d)) == "onnx.Einsum: output label 2 is in no operand");
+}
+
+// ONNX's integers wrap (two's complement, as NumPy's do); in C++ a signed overflow is undefined,
+// which UBSan (the clang build) stops at. Each product and sum that can overflow is checked against
+// the same sum computed in uint64.
+TEST_CASE("MatMul, Gemm and Einsum on integers wrap; float attributes saturate on integers; 8- and 16-bit products are refused") {
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  const auto wrap = [](std::initializer_list<std::int64_t> terms) {
+    std::uint64_t s = 0;
+    for (std::int64_t t : terms) s += static_cast<std::uint64_t>(t);
+    return static_cast<std::int64_t>(s);
+  };
+  const auto mul = [](std::int64_t a, std::int64_t b) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b)); };
+  // Enough rows for every path of the product (dot products, a few rows, the packed panels).
+  for (std::int64_t m : {1, 2, 8}) {
+    std::vector<std::int64_t> av, bv = {big, 3, big, -5};
+    for (std::int64_t i = 0; i < m; ++i) av.insert(av.end(), {big - i, 2});
+    rv::tensor o = empty<std::int64_t>({m, 2});
+    REQUIRE(k::MatMul_out(make<std::int64_t>({m, 2}, av), make<std::int64_t>({2, 2}, bv), o).ok());
+    for (std::int64_t i = 0; i < m; ++i) {
+      CHECK(values<std::int64_t>(o)[static_cast<std::size_t>(2 * i)] == wrap({mul(big - i, big), mul(2, big)}));
+      CHECK(values<std::int64_t>(o)[static_cast<std::size_t>(2 * i + 1)] == wrap({mul(big - i, 3), mul(2, -5)}));
+    }
+  }
+  const rv::tensor i32 = make<std::int32_t>({1, 2}, {std::numeric_limits<std::int32_t>::max(), 1});
+  rv::tensor o32 = empty<std::int32_t>({1, 1});
+  REQUIRE(k::MatMul_out(i32, make<std::int32_t>({2, 1}, {2, 1}), o32).ok());
+  CHECK(values<std::int32_t>(o32)[0] == static_cast<std::int32_t>(0xFFFFFFFFu));  // 2 * (2^31 - 1) + 1 wraps to -1
+
+  // Gemm: alpha and beta are floats; on integers they convert as Cast does (truncated, saturated).
+  rv::tensor g = empty<std::int32_t>({1, 1});
+  REQUIRE(k::Gemm_out(i32, make<std::int32_t>({2, 1}, {2, 1}), make<std::int32_t>({}, {5}), 1e30, -1e30, 0, 0, g).ok());
+  const std::uint32_t mx = 0x7FFFFFFFu, mn = 0x80000000u;
+  CHECK(values<std::int32_t>(g)[0] == static_cast<std::int32_t>(mx * 0xFFFFFFFFu + mn * 5u));
+  REQUIRE(k::Gemm_out(i32, make<std::int32_t>({2, 1}, {2, 1}), make<std::int32_t>({}, {5}), std::nan(""), 2.9, 0, 0, g).ok());
+  CHECK(values<std::int32_t>(g)[0] == 10);  // alpha NaN is 0, beta 2.9 is 2
+
+  // Einsum: "ij,ij->" with int8: the sum wraps in int8.
+  const rv::tensor e8 = make<std::int8_t>({1, 2}, {100, 100});
+  rv::tensor es = empty<std::int8_t>({});
+  REQUIRE(k::Einsum_out(e8, e8, rv::shape{0, 1}, rv::shape{0, 1}, rv::shape{}, es).ok());
+  CHECK(values<std::int8_t>(es)[0] == static_cast<std::int8_t>(20000u & 0xFFu));
+
+  // Shrink's bias is a float: on integers the result saturates (and a NaN is 0), as Cast's would.
+  rv::tensor sh = empty<std::int64_t>({3});
+  REQUIRE(k::Shrink_out(make<std::int64_t>({3}, {-5, 0, 5}), 1e30, 1.0, sh).ok());
+  CHECK(values<std::int64_t>(sh) == std::vector<std::int64_t>{big, 0, std::numeric_limits<std::int64_t>::min()});
+
+  // MatMul and Gemm take the 32- and 64-bit integers ONNX defines them for.
+  const rv::tensor u8 = make<std::uint8_t>({1, 1}, {2});
+  rv::tensor u8o = empty<std::uint8_t>({1, 1});
+  CHECK(message(k::MatMul_out(u8, u8, u8o)) == "onnx.MatMul: argument 0 has dtype uint8, which this kernel does not take");
+  CHECK(message(k::Gemm_out(u8, u8, rv::tensor(), 1.0, 1.0, 0, 0, u8o)) == "onnx.Gemm: argument 0 has dtype uint8, which this kernel does not take");
 }

@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/dtype.hpp"
@@ -68,6 +70,36 @@ inline status check_in(std::string_view fn, const tensor& t, std::size_t i, std:
   if (reinterpret_cast<std::uintptr_t>(t.raw_data()) % static_cast<std::uintptr_t>(t.dtype().bytes()) != 0)
     return value_error(fn, ": argument ", i, "'s data is not aligned for ", t.dtype());
   return {};
+}
+
+// ONNX's integer arithmetic wraps (two's complement, as NumPy's does), where C++'s signed overflow
+// is undefined: integers are computed in an unsigned type at least as wide as unsigned int (a
+// uint16 product promoted to int would overflow too) and converted back, which wraps.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T, class F>
+constexpr T arith(T x, T y, F f) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(f(static_cast<wrap_t<T>>(x), static_cast<wrap_t<T>>(y)));
+  else
+    return static_cast<T>(f(x, y));
+}
+
+/// A value of S as T, as NumPy's astype does for the values ONNX's Cast defines: floats to
+/// integers truncate toward zero (NaN to 0, out of range saturated, which C++ leaves undefined),
+/// anything to bool is "not zero". Also how a float attribute (Gemm's alpha) meets integer data.
+template <class T, class S>
+T convert(S v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && !std::is_floating_point_v<T>) {
+    if (v != v) return T(0);
+    if (v <= static_cast<S>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<S>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 /// Two arguments of one element type.

@@ -201,28 +201,11 @@ constexpr void slice_range(std::int64_t d, std::int64_t start, std::int64_t end,
   first = start;
 }
 
-/// A value of S as T, as NumPy's astype does for the values ONNX's Cast defines: floats to
-/// integers truncate toward zero (NaN to 0, out of range saturated, which C++ leaves undefined),
-/// anything to bool is "not zero".
-template <class T, class S>
-T convert(S v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != S(0);
-  } else if constexpr (std::is_floating_point_v<S> && !std::is_floating_point_v<T>) {
-    if (v != v) return T(0);
-    if (v <= static_cast<S>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<S>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 template <class T>
 T reduce(scatter_reduction r, T a, T b) {
   switch (r) {
-    case scatter_reduction::add: return static_cast<T>(a + b);
-    case scatter_reduction::mul: return static_cast<T>(a * b);
+    case scatter_reduction::add: return arith(a, b, std::plus<>());  // integers wrap
+    case scatter_reduction::mul: return arith(a, b, std::multiplies<>());
     case scatter_reduction::max: return a > b ? a : b;
     case scatter_reduction::min: return a < b ? a : b;
     default: return b;
@@ -1005,9 +988,9 @@ inline status CumSum_out(const tensor& x, const tensor& axis, std::int64_t exclu
             const T v = src[at];  // read before writing: out may be x
             if (exclusive != 0) {
               dst[at] = acc;
-              acc = static_cast<T>(acc + v);
+              acc = detail::arith(acc, v, std::plus<>());  // integers wrap
             } else {
-              acc = static_cast<T>(acc + v);
+              acc = detail::arith(acc, v, std::plus<>());
               dst[at] = acc;
             }
           }

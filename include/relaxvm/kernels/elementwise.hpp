@@ -76,19 +76,6 @@ status zip_out(std::string_view fn, const tensor& a, const tensor& b, const tens
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T>;
 
-// ONNX's integer arithmetic wraps (two's complement, as NumPy's does), where C++'s signed overflow
-// is undefined: integers are computed in an unsigned type at least as wide as unsigned int (a
-// uint16 product promoted to int would overflow too) and converted back, which wraps.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <class T, class F>
-constexpr T arith(T x, T y, F f) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(f(static_cast<wrap_t<T>>(x), static_cast<wrap_t<T>>(y)));
-  else
-    return static_cast<T>(f(x, y));
-}
-
 // ONNX's integer division and modulo: Div truncates toward zero; a zero divisor is an error the
 // caller reports (C++ leaves it undefined).
 template <class T>
@@ -232,7 +219,7 @@ inline status Shrink_out(const tensor& x, double bias, double lambd, const tenso
   return detail::map_out("onnx.Shrink", x, out, detail::numbers, [=](auto v) {
     using T = decltype(v);
     const double d = static_cast<double>(v);
-    return static_cast<T>(d < -lambd ? d + bias : (d > lambd ? d - bias : 0.0));
+    return detail::convert<T>(d < -lambd ? d + bias : (d > lambd ? d - bias : 0.0));  // saturates for integers
   });
 }
 

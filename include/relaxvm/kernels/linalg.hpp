@@ -7,6 +7,7 @@
 #ifndef RELAXVM_KERNELS_LINALG_HPP
 #define RELAXVM_KERNELS_LINALG_HPP
 
+#include <concepts>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -26,13 +27,42 @@ inline constexpr bool gemm_type_v = std::is_arithmetic_v<T> && !std::is_same_v<T
 
 inline constexpr std::uint32_t matmul_types = floats | ints;
 
+// The packed product's element type for T: integers multiply and add in their unsigned twin, so
+// that sums wrap as ONNX's (and NumPy's) integers do instead of overflowing (undefined in C++);
+// the bits are the same. MatMul and Gemm take the 32- and 64-bit integers ONNX defines them for:
+// narrower ones would be promoted to int in the scalar paths, where a uint16 product overflows.
+template <class T>
+struct gemm_type {
+  using type = T;
+};
+template <std::integral T>
+struct gemm_type<T> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using gemm_t = typename gemm_type<T>::type;
+
+inline status check_product_type(std::string_view fn, const tensor& t, std::size_t i) {
+  RELAXVM_TRY(check_in(fn, t, i, matmul_types));
+  if ((t.dtype().is_int() || t.dtype().is_uint()) && t.dtype().bits < 32) return bad_type(fn, i, t.dtype());
+  return {};
+}
+
+/// C (m x n) += alpha * A B in gemm_t<T>: the same memory, read as the unsigned twin for integers.
+template <class T>
+void product_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
+  using U = gemm_t<T>;
+  gemm_acc<U>(m, n, k, static_cast<U>(alpha), mat<U>{reinterpret_cast<const U*>(a.p), a.rs, a.cs},
+              mat<U>{reinterpret_cast<const U*>(b.p), b.rs, b.cs}, reinterpret_cast<U*>(c), ldc);
+}
+
 }  // namespace detail
 
 /// MatMul(a, b, out): NumPy's matmul.
 inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
   constexpr std::string_view fn = "onnx.MatMul";
-  RELAXVM_TRY(detail::check_in(fn, a, 0, detail::matmul_types));
-  RELAXVM_TRY(detail::check_in(fn, b, 1, detail::matmul_types));
+  RELAXVM_TRY(detail::check_product_type(fn, a, 0));
+  RELAXVM_TRY(detail::check_product_type(fn, b, 1));
   RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
   const std::span<const std::int64_t> ad = a.shape().dims(), bd = b.shape().dims();
   if (ad.empty() || bd.empty()) return detail::value_error(fn, ": the operands must have at least one dimension");
@@ -66,7 +96,7 @@ inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
       detail::for_each_index(batch, strides, [&](std::int64_t bi, const std::int64_t* off) {
         const detail::mat<T> am{pa + off[0] * m * k, k, 1};
         const detail::mat<T> bm{pb + off[1] * k * n, n, 1};
-        detail::gemm_acc<T>(m, n, k, T(1), am, bm, o + bi * m * n, n);
+        detail::product_acc<T>(m, n, k, T(1), am, bm, o + bi * m * n, n);
       });
     }
   });
@@ -78,8 +108,8 @@ inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
 inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double alpha, double beta, std::int64_t trans_a,
                        std::int64_t trans_b, const tensor& out) {
   constexpr std::string_view fn = "onnx.Gemm";
-  RELAXVM_TRY(detail::check_in(fn, a, 0, detail::matmul_types));
-  RELAXVM_TRY(detail::check_in(fn, b, 1, detail::matmul_types));
+  RELAXVM_TRY(detail::check_product_type(fn, a, 0));
+  RELAXVM_TRY(detail::check_product_type(fn, b, 1));
   RELAXVM_TRY(detail::same_type(fn, a, 0, b, 1));
   if (a.ndim() != 2 || b.ndim() != 2)
     return detail::value_error(fn, ": A and B must be 2-d, but are ", detail::dims_text{a.shape().dims()}, " and ", detail::dims_text{b.shape().dims()});
@@ -105,9 +135,9 @@ inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double
       T* o = static_cast<T*>(out.raw_data());
       if (c.defined() && beta != 0) {
         const T* pc = static_cast<const T*>(c.raw_data());
-        const T bt = static_cast<T>(beta);
+        const T bt = detail::convert<T>(beta);  // integers: truncated and saturated, as Cast would
         for (std::int64_t i = 0; i < m; ++i)
-          for (std::int64_t j = 0; j < n; ++j) o[i * n + j] = bt * pc[i * cs[0] + j * cs[1]];
+          for (std::int64_t j = 0; j < n; ++j) o[i * n + j] = detail::arith(bt, pc[i * cs[0] + j * cs[1]], std::multiplies<>());
       } else {
         for (std::int64_t i = 0; i < m * n; ++i) o[i] = T(0);
       }
@@ -117,7 +147,7 @@ inline status Gemm_out(const tensor& a, const tensor& b, const tensor& c, double
       const std::int64_t lda = a.shape()[1], ldb = b.shape()[1];
       const detail::mat<T> am = trans_a ? detail::mat<T>{pa, 1, lda} : detail::mat<T>{pa, lda, 1};
       const detail::mat<T> bm = trans_b ? detail::mat<T>{pb, 1, ldb} : detail::mat<T>{pb, ldb, 1};
-      detail::gemm_acc<T>(m, n, k, static_cast<T>(alpha), am, bm, o, n);
+      detail::product_acc<T>(m, n, k, detail::convert<T>(alpha), am, bm, o, n);
     }
   });
   return {};
@@ -180,7 +210,8 @@ inline status Einsum_out(const tensor& a, const tensor& b, const shape& a_labels
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = T(0);
       const detail::dims s3[3] = {strides[0], strides[1], strides[2]};
       detail::for_each_index(shape_all, s3, [&](std::int64_t, const std::int64_t* off) {
-        o[off[2]] += pb ? static_cast<T>(pa[off[0]] * pb[off[1]]) : pa[off[0]];
+        const T term = pb ? detail::arith(pa[off[0]], pb[off[1]], std::multiplies<>()) : pa[off[0]];
+        o[off[2]] = detail::arith(o[off[2]], term, std::plus<>());  // integers wrap
       });
     }
   });
