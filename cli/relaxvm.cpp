@@ -84,14 +84,16 @@ std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit) {
   const auto too_large = [&] {
     fail("'" + path + "' is larger than --max-file-size (" + std::to_string(limit) + " bytes); raise it to read the file");
   };
+  constexpr std::uint64_t chunk = std::uint64_t{1} << 20;
   std::vector<std::byte> out;
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > limit) too_large();
-    if (!ec) out.reserve(static_cast<std::size_t>(size));
+    // Room for the last read, which finds the end: growing past a reservation of exactly the
+    // size would copy the whole file into a block twice its size (2x the file, resident).
+    if (!ec) out.reserve(static_cast<std::size_t>(size) + chunk);
   }
-  constexpr std::uint64_t chunk = std::uint64_t{1} << 20;
   for (;;) {
     const std::size_t have = out.size();
     const std::uint64_t left = limit - have;  // the file so far is within the limit
@@ -164,8 +166,9 @@ rv::onnx::options onnx_options(const limits& lim) {
   return opt;
 }
 
-loaded load(const std::string& path, const std::string& params_path, const limits& lim) {
-  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+// keep_ir: also keep an ONNX model's imported program (`text` prints it).
+loaded load(const std::string& path, const std::string& params_path, const limits& lim, bool keep_ir = false) {
+  std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
   const format f = detect(bytes, path);
   if (!params_path.empty() && f != format::tvm_relay)
     fail("--params is for TVM Relay executables; '" + path + "' is a " + std::string(format_name(f)));
@@ -173,6 +176,11 @@ loaded load(const std::string& path, const std::string& params_path, const limit
     fail("--upper-bound is for ONNX models; '" + path + "' is a " + std::string(format_name(f)));
   switch (f) {
     case format::onnx: {
+      const std::size_t size = bytes.size();
+      if (!keep_ir) {  // mapped again, its pages given back as the weights are copied: held once
+        std::vector<std::byte>().swap(bytes);
+        return {check(rv::onnx::load_file(path, onnx_options(lim)), path), f, size, {}};
+      }
       rv::ir::module m = check(rv::onnx::import(bytes, onnx_options(lim)), path);
       rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);
       return {std::move(exe), f, bytes.size(), std::move(m)};
@@ -718,7 +726,7 @@ int main(int argc, char** argv) {
   try {
     if (*info_cmd) info(file, params, lim);
     else if (*text_cmd) {
-      const loaded l = load(file, params, lim);
+      const loaded l = load(file, params, lim, /*keep_ir=*/true);
       if (l.ir) std::printf("%s\n", rv::ir::to_text(*l.ir).c_str());  // an ONNX model: its IR, then its bytecode
       std::printf("%s", l.exe.as_text().c_str());
     }

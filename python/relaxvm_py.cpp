@@ -631,7 +631,6 @@ rv::executable load_executable(const py::object& src) {
 
 // relaxvm.onnx.load: an ONNX model imported, lowered and planned (onnx::load).
 rv::executable load_onnx(const py::object& src, const py::object& upper_bounds) {
-  const py::bytes bytes = bytes_of(src, "relaxvm.onnx.load");
   rv::onnx::options opt;
   if (!upper_bounds.is_none()) {
     if (!PyDict_Check(upper_bounds.ptr()))
@@ -647,6 +646,15 @@ rv::executable load_onnx(const py::object& src, const py::object& upper_bounds) 
       opt.upper_bounds.emplace_back(py::cast<std::string>(k), static_cast<std::int64_t>(bound));
     }
   }
+  if (PyUnicode_Check(src.ptr()) || py::hasattr(src, "__fspath__")) {
+    // A path: mapped (onnx::load_file), each weight's pages given back once it is copied, so the
+    // weights are held once while the model loads. Python's open() first, for its own errors
+    // (FileNotFoundError, IsADirectoryError, PermissionError).
+    py::module_::import("builtins").attr("open")(src, "rb").attr("close")();
+    const std::string path = py::cast<std::string>(py::module_::import("os").attr("fsdecode")(src));
+    return unwrap(rv::onnx::load_file(path, opt));
+  }
+  const py::bytes bytes = bytes_of(src, "relaxvm.onnx.load");
   return unwrap(rv::onnx::load(span_of(bytes), opt));
 }
 

@@ -5,6 +5,7 @@
 //
 //   namespace onnx = relaxvm::onnx;
 //   rv::result<rv::executable> exe = onnx::load(bytes);           // std::span<const std::byte>
+//   rv::result<rv::executable> exe = onnx::load_file("model.onnx");
 //   rv::registry reg; onnx::register_kernels(reg);
 //   rv::virtual_machine vm(exe.value(), reg);
 //   rv::value y = vm["main"](x);
@@ -17,6 +18,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 
 #include "relaxvm.hpp"
 #include "relaxvm/lower.hpp"
@@ -41,6 +43,11 @@ inline constexpr ir::plan_options plan{.reuse_shapes = true, .elide_proven_retur
 
 /// Imports, lowers and plans a model into a verified executable.
 RELAXVM_DECL result<executable> load(std::span<const std::byte> bytes, const options& opt = {});
+
+/// load() of the .onnx file at `path`, mapped rather than read where the system has mmap: each
+/// weight's pages go back to the system once the weight is copied into the program, so loading
+/// holds the weights about once (ResNet-18, a 46.7 MB file: docs/onnx.md has the peak).
+RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt = {});
 
 }  // namespace relaxvm::onnx
 

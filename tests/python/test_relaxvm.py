@@ -619,6 +619,10 @@ class OnnxTest(unittest.TestCase):
     def test_errors(self):
         with self.assertRaises(TypeError):
             relaxvm.onnx.load(42)
+        with self.assertRaises(FileNotFoundError):  # a path is mapped (onnx::load_file): Python's errors first
+            relaxvm.onnx.load(ONNX_FIXTURES / "no such model.onnx")
+        with self.assertRaises(IsADirectoryError):
+            relaxvm.onnx.load(ONNX_FIXTURES)
         with self.assertRaises(relaxvm.ValueError) as cm:
             relaxvm.onnx.load(b"\x08\x07\x12")  # a ModelProto cut inside a field
         self.assertIn("onnx", str(cm.exception))

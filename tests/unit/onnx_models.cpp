@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -64,6 +65,43 @@ void check_model(const std::string& name, const onnx::options& opt = {}) {
 }  // namespace
 
 TEST_CASE("an MLP exported from torch gives torch's outputs") { check_model("mlp"); }
+
+TEST_CASE("onnx::load_file gives load()'s program from the mapped file; the weight hook sees each weight it copied") {
+  const std::string path = fixture("dscnn.onnx");
+  const std::vector<std::byte> bytes = read_file(path);
+  rv::result<rv::executable> from_bytes = onnx::load(bytes), from_file = onnx::load_file(path);
+  REQUIRE_MESSAGE(from_file.ok(), from_file.error().message());
+  CHECK(from_file->as_text() == from_bytes->as_text());
+  rv::registry reg;
+  onnx::register_kernels(reg);
+  rv::virtual_machine vm(*from_file, reg);
+  const rv::tensor x = onnx::read_tensor(read_file(fixture("dscnn.input.pb"))).value();
+  rv::result<rv::value> y = vm.try_invoke("main", std::vector<rv::value>{x});
+  REQUIRE_MESSAGE(y.ok(), y.error().message());
+  CHECK(relative_error(y->as<rv::tensor>(), onnx::read_tensor(read_file(fixture("dscnn.output.pb"))).value()) <= 1e-4);
+
+  struct seen {
+    std::span<const std::byte> file;
+    std::size_t calls = 0;
+    bool inside = true;
+  } s{bytes};
+  onnx::options opt;
+  opt.weight_copied = [](std::span<const std::byte> proto, void* context) {
+    seen& c = *static_cast<seen*>(context);
+    ++c.calls;
+    const auto at = reinterpret_cast<std::uintptr_t>(proto.data()), begin = reinterpret_cast<std::uintptr_t>(c.file.data());
+    c.inside = c.inside && at >= begin && at + proto.size() <= begin + c.file.size();
+  };
+  opt.weight_copied_context = &s;
+  REQUIRE(onnx::load(bytes, opt).ok());
+  const std::size_t initializers = onnx::parse_model(bytes)->graph.initializers.size();
+  CHECK(s.calls > 0);
+  CHECK(s.calls <= initializers);
+  CHECK(s.inside);
+
+  CHECK(onnx::load_file(path + ".missing").error().message().find("onnx: cannot open '" + path + ".missing'") == 0);
+  CHECK(onnx::load_file(RELAXVM_ONNX_FIXTURES).error().message() == "onnx: '" + std::string(RELAXVM_ONNX_FIXTURES) + "' is not a regular file");
+}
 TEST_CASE("LeNet-5 (Conv, MaxPool, Flatten, Gemm) gives torch's outputs") { check_model("lenet"); }
 TEST_CASE("a keyword-spotting DS-CNN (depthwise-separable convolutions, GlobalAveragePool) gives torch's outputs") {
   check_model("dscnn");

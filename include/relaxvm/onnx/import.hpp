@@ -132,6 +132,7 @@ class import_state {
       std::vector<std::uint8_t> bytes(static_cast<std::size_t>(nbytes));
       RELAXVM_TRY(copy_data(*e.data, std::as_writable_bytes(std::span<std::uint8_t>(bytes))));
       e.v = fn().constant(e.dt, e.data->dims, std::move(bytes));
+      if (opt_.weight_copied != nullptr) opt_.weight_copied(e.data->message, opt_.weight_copied_context);
     } else if (e.is_constant()) {
       RELAXVM_TRY_ASSIGN(tensor t, e.value());
       e.v = fn().constant(t);

@@ -16,6 +16,7 @@
 #include "../ops/ops.hpp"
 #include "../onnx.hpp"
 #include "convert.hpp"
+#include "file.hpp"
 #include "fold.hpp"
 #include "import.hpp"
 #include "model.hpp"
@@ -278,6 +279,17 @@ RELAXVM_DECL result<ir::module> import(std::span<const std::byte> bytes, const o
 RELAXVM_DECL result<executable> load(std::span<const std::byte> bytes, const options& opt) {
   RELAXVM_TRY_ASSIGN(ir::module m, import(bytes, opt));
   return ir::try_build(std::move(m), plan);  // the weights move into the executable's pool
+}
+
+RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt) {
+  RELAXVM_TRY_ASSIGN(detail::mapped_file file, detail::mapped_file::open(path));
+  options with_release = opt;
+  if (with_release.weight_copied == nullptr) {  // a caller's own hook is kept; pages then stay
+    with_release.weight_copied = [](std::span<const std::byte> proto, void* f) { static_cast<const detail::mapped_file*>(f)->release(proto); };
+    with_release.weight_copied_context = &file;
+  }
+  RELAXVM_TRY_ASSIGN(ir::module m, import(file.bytes(), with_release));
+  return ir::try_build(std::move(m), plan);
 }
 
 }  // namespace relaxvm::onnx
