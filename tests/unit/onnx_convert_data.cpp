@@ -246,3 +246,18 @@ TEST_CASE("Slice's starts as a graph input: computed at run time, the same resul
   REQUIRE(!odd.ok());
   CHECK(std::string(odd.error().message()).find("Split") != std::string::npos);
 }
+
+TEST_CASE("a weight kept in an external file: an unsupported error naming the tensor and the file") {
+  pb entry_location, entry_offset, w;
+  entry_location.str(1, "location").str(2, "weights.bin");
+  entry_offset.str(1, "offset").str(2, "0");
+  w.i(1, 2).i(2, f32).str(8, "w").msg(13, entry_location).msg(13, entry_offset).i(14, 1);  // data_location EXTERNAL
+  pb graph;
+  graph.msg(1, node("Add", {"x", "w"}, {"y"}));
+  graph.msg(5, w);
+  graph.msg(11, tensor_value_info("x", f32, {"2"}));
+  const rv::result<rv::executable> exe = onnx::load(model_of(graph, {"y"}));
+  REQUIRE_FALSE(exe.ok());
+  CHECK(exe.error().kind() == rv::error_kind::unsupported);
+  CHECK(exe.error().message().find("onnx: tensor 'w' keeps its data in the external file 'weights.bin', which relaxvm does not read") == 0);
+}

@@ -103,8 +103,14 @@ inline result<std::int64_t> data_nbytes(const tensor_info& t, std::span<const st
     have = static_cast<std::int64_t>(use_raw ? raw.size() : t.raw_data.size());
     per = dt.bytes();
   } else {
-    if (t.external)
-      return value_error("onnx: tensor '", t.name, "' keeps its data in an external file; load the model with its directory");
+    if (t.external) {
+      std::string_view location = "(no location given)";
+      for (const auto& [key, value] : t.external_data)
+        if (key == "location") location = value.substr(0, 256);
+      return unsupported_error("onnx: tensor '", t.name, "' keeps its data in the external file '", location,
+                               "', which relaxvm does not read: save the model with its weights inside it "
+                               "(onnx.save_model(model, path, save_as_external_data=False))");
+    }
     const detail::typed_storage s = detail::storage_of(static_cast<data_type>(t.data_type));
     if (t.typed_field != 0 && t.typed_field != s.field)
       return value_error("onnx: tensor '", t.name, "' of ", data_type_name(t.data_type), " holds its data in ",
