@@ -45,12 +45,7 @@ inline void note_reads(const graph_info& g, std::size_t at, std::unordered_map<s
   for (const node_info& n : g.nodes) {
     for (std::string_view in : n.inputs) note(in);
     for (const attribute_info& a : n.attributes) {
-      if (a.g) {
-        for (const node_info& m : a.g->nodes)
-          for (std::string_view in : m.inputs) note(in);
-        for (const value_info& o : a.g->outputs) note(o.name);
-        note_reads(*a.g, at, last);
-      }
+      if (a.g) note_reads(*a.g, at, last);
       for (const graph_info& sub : a.graphs) note_reads(sub, at, last);
     }
   }
@@ -85,6 +80,7 @@ class graph_importer {
     st_.fn_ = &b;
     df_ = &df;
     df.emplace(&b);
+    st_.take_recent();  // a new block: what came before is not in it
     result<std::vector<ir::var>> out = import_body(g);
     df.reset();
     df_ = outer_df;
@@ -229,9 +225,10 @@ class graph_importer {
     // The if_ is outside any dataflow block: end this one, making what is read after it visible.
     RELAXVM_TRY_ASSIGN(ir::var cv, st_.operand_of(*cond));
     (*df_)->output(cv);
-    st_.each_value([&](std::string_view name, entry& e) {
-      if (e.v.valid() && (e.what == entry::kind::tensor || e.emitted) && read_later(name)) (*df_)->output(e.v);
-    });
+    for (std::string_view name : st_.take_recent()) {
+      const entry* e = st_.find(name);
+      if (e != nullptr && e->v.valid() && (e->what == entry::kind::tensor || e->emitted) && read_later(name)) (*df_)->output(e->v);
+    }
     df_->reset();
     ir::block_builder& b = st_.fn();
     std::optional<error> failed;
@@ -252,6 +249,7 @@ class graph_importer {
     if (failed) return *failed;
     if (!v.valid()) return st_.builder_error();
     df_->emplace(&b);
+    st_.take_recent();
 
     // Each output: its dtype and rank agree across the branches; a dim that differs is a fresh
     // symbolic variable matched when the program runs.

@@ -45,6 +45,7 @@ struct entry {
   tensor host;                  // or made by the importer (folded, or from an attribute)
   bool emitted = false;         // a constant made into an IR constant
   std::vector<ir::sym> values;  // symbolic: the elements (dims is {n}, or {} for one scalar)
+  std::string_view name;        // what it is bound to (set by bind)
 
   /// A constant made by the importer.
   static entry of(tensor t) {
@@ -121,6 +122,8 @@ class import_state {
     return it == values_.end() ? nullptr : &it->second;
   }
   void bind(std::string_view name, entry e) {
+    e.name = name;
+    recent_.push_back(name);
     if (scopes_ > 0) {
       auto it = values_.find(name);
       undo u;
@@ -155,16 +158,15 @@ class import_state {
     }
     --scopes_;
   }
-  /// Calls `f(name, entry)` for every value bound now.
-  template <class F>
-  void each_value(F&& f) {
-    for (auto& [name, e] : values_) f(name, e);
-  }
+  /// The names bound or emitted since the last call (an If ends the dataflow block they were
+  /// made in: what is read after it must be made visible).
+  std::vector<std::string_view> take_recent() { return std::exchange(recent_, {}); }
 
   /// The operand a kernel takes for `e`: its variable (a constant becomes an IR constant the
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
     if (e.what == entry::kind::tensor || e.emitted) return e.v;
+    if (!e.name.empty()) recent_.push_back(e.name);
     if (scopes_ > 0) {
       undo u;
       u.emitted = &e;  // entries do not move: the map's nodes are stable, and undone in reverse order
@@ -289,6 +291,7 @@ class import_state {
   };
   std::vector<undo> undo_;
   std::size_t scopes_ = 0;
+  std::vector<std::string_view> recent_;
 };
 
 }  // namespace detail
