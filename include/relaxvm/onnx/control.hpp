@@ -8,7 +8,9 @@
 #define RELAXVM_ONNX_CONTROL_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -23,7 +25,8 @@
 
 namespace relaxvm::RELAXVM_ABI::onnx::detail {
 
-inline result<bool> fold_constant(node_ctx& c, converter convert);  // load.hpp
+// Defined in load.hpp (it runs the kernels), the one file that includes this one.
+inline result<bool> fold_constant(node_ctx& c, converter convert);
 
 /// Whether `n` is ONNX's If (the default domain).
 inline bool is_if(const node_info& n) { return (n.domain.empty() || n.domain == "ai.onnx") && n.op_type == "If"; }
@@ -89,15 +92,18 @@ class graph_importer {
   }
 
  private:
-  // A graph being imported: which names it reads last where, and the node being imported.
+  // A graph being imported: the node being imported, and (worked out at its first If, so a
+  // graph without one pays nothing) which names it reads last where.
   struct frame {
-    std::unordered_map<std::string_view, std::size_t> last;
+    const graph_info* g = nullptr;
     std::size_t at = 0;
+    bool known = false;
+    std::unordered_map<std::string_view, std::size_t> last;
   };
 
   result<std::vector<ir::var>> import_body(const graph_info& g) {
     RELAXVM_TRY(bind_initializers(g));
-    frames_.push_back({last_reads(g), 0});
+    frames_.push_back({&g, 0, false, {}});
     status s = run_nodes(g);
     frames_.pop_back();
     RELAXVM_TRY(s);
@@ -150,8 +156,12 @@ class graph_importer {
 
   // Whether `name` is read by the node being imported (its branches) or a later one, in this
   // graph or an enclosing one.
-  bool read_later(std::string_view name) const {
-    for (const frame& f : frames_) {
+  bool read_later(std::string_view name) {
+    for (frame& f : frames_) {
+      if (!f.known) {
+        f.last = last_reads(*f.g);
+        f.known = true;
+      }
       auto it = f.last.find(name);
       if (it != f.last.end() && it->second >= f.at) return true;
     }
@@ -171,8 +181,8 @@ class graph_importer {
     result<std::vector<ir::var>> outs = import_graph(g, b);
     branch_result r;
     if (outs.ok()) {
-      for (std::string_view name : node_outputs(g)) {
-        const entry* e = st_.find(name);
+      for (const value_info& o : g.outputs) {
+        const entry* e = st_.find(o.name);  // there: import_graph found each
         r.dts.push_back(e->dt);
         r.dims.push_back(e->dims);
       }
@@ -182,12 +192,6 @@ class graph_importer {
     if (!outs.ok()) return in_branch(c, which, outs.error());
     if (!r.v.valid()) return st_.builder_error();
     return r;
-  }
-
-  static std::vector<std::string_view> node_outputs(const graph_info& g) {
-    std::vector<std::string_view> names;
-    for (const value_info& o : g.outputs) names.push_back(o.name);
-    return names;
   }
 
   // An error from inside a branch, placed: "onnx: node 3 (If 'f'): then_branch: node 0 (Add): ...".
@@ -286,7 +290,7 @@ class graph_importer {
     const std::size_t mark = st_.open_scope();
     status s = bind_initializers(g);
     if (s.ok()) {
-      frames_.push_back({last_reads(g), 0});
+      frames_.push_back({&g, 0, false, {}});
       s = run_nodes(g);
       frames_.pop_back();
     }
