@@ -8,7 +8,7 @@ ONNX's backend test data).
 
 --small (the default) writes the models under 1 MB that tests/fixtures/onnx keeps (MLP, LeNet,
 DS-CNN keyword spotting, a d=64 transformer encoder layer: static, with a dynamic batch axis, and at
-opset 17); --all adds ResNet18, MobileNetV2 and SqueezeNet 1.1 (tens of MB: the benchmarks export
+opset 17; a gate scripted with data-dependent control flow, exported as an If); --all adds ResNet18, MobileNetV2 and SqueezeNet 1.1 (tens of MB: the benchmarks export
 them when torch is installed). Needs Debian's python3-torch, python3-torchvision and python3-onnx
 (only here: CI and the tests use the files this writes). Seeded: the same torch writes the same files.
 
@@ -66,6 +66,24 @@ class DSCNN(nn.Module):
         return self.fc(torch.flatten(self.pool(self.features(x)), 1))
 
 
+class Gate(nn.Module):
+    """Data-dependent control flow: scripted (torch.jit.script), the `if` is exported as an If whose
+    branches read the layer's output, which is read again after it, and give outputs of different
+    shapes ((1, 8) and (2, 8))."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if bool(x.sum() > 0):
+            y = torch.relu(h) * 2.0
+        else:
+            y = torch.cat([h, h], 0) - 1.0
+        return y + h.mean()
+
+
 class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -98,7 +116,7 @@ def save_pb(array, path):
     np.save(path[: -len(".pb")] + ".npy", np.ascontiguousarray(array))
 
 
-def export(name, model, shape, out_dir, opset=13, dynamic_batch=False, grad=False, suffix=""):
+def export(name, model, shape, out_dir, opset=13, dynamic_batch=False, grad=False, suffix="", negated=False):
     torch.manual_seed(0)
     x = torch.randn(*shape)
     path = os.path.join(out_dir, name + suffix + ".onnx")
@@ -119,6 +137,11 @@ def export(name, model, shape, out_dir, opset=13, dynamic_batch=False, grad=Fals
             yb = model(xb)
         save_pb(xb.numpy(), os.path.join(out_dir, name + suffix + ".batch5.input.pb"))
         save_pb(yb.numpy(), os.path.join(out_dir, name + suffix + ".batch5.output.pb"))
+    if negated:  # -x as a second input (the other side of a data-dependent branch)
+        with torch.no_grad():
+            yn = model(-x)
+        save_pb((-x).numpy(), os.path.join(out_dir, name + suffix + ".neg.input.pb"))
+        save_pb(yn.numpy(), os.path.join(out_dir, name + suffix + ".neg.output.pb"))
     onnx.checker.check_model(onnx.load(path))
     print(f"{path}: {os.path.getsize(path)} bytes, output {tuple(y.shape)} max |y| {float(y.abs().max()):.3g}")
 
@@ -153,6 +176,8 @@ def main():
         export("transformer", enc, (1, 16, 64), args.out_dir, grad=True)
         export("transformer", enc, (1, 16, 64), args.out_dir, grad=True, dynamic_batch=True, suffix=".dynbatch")
         export("transformer", enc, (1, 16, 64), args.out_dir, grad=True, opset=17, suffix=".opset17")
+    if want("gate"):
+        export("gate", torch.jit.script(make(Gate, (1, 8))), (1, 8), args.out_dir, negated=True)
     if args.all:
         import torchvision.models as tvm
         for name, ctor in (("resnet18", tvm.resnet18), ("mobilenet_v2", tvm.mobilenet_v2), ("squeezenet1_1", tvm.squeezenet1_1)):

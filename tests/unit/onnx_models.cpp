@@ -43,7 +43,8 @@ double relative_error(const rv::tensor& got, const rv::tensor& want) {
   return err / scale;
 }
 
-// Runs `name`.onnx on each of its inputs (and, for a dynamic batch, its batch-5 inputs).
+// Runs `name`.onnx on each of its inputs (and, for a dynamic batch, its batch-5 inputs; for a
+// data-dependent branch, the negated input).
 void check_model(const std::string& name, const onnx::options& opt = {}) {
   const std::vector<std::byte> bytes = read_file(fixture(name + ".onnx"));
   rv::result<rv::executable> exe = onnx::load(bytes, opt);
@@ -51,7 +52,7 @@ void check_model(const std::string& name, const onnx::options& opt = {}) {
   rv::registry reg;
   onnx::register_kernels(reg);
   rv::virtual_machine vm(*exe, reg);
-  for (const std::string suffix : {"", ".batch5"}) {
+  for (const std::string suffix : {"", ".batch5", ".neg"}) {
     if (!exists(fixture(name + suffix + ".input.pb"))) continue;
     CAPTURE(suffix);
     const rv::tensor x = onnx::read_tensor(read_file(fixture(name + suffix + ".input.pb"))).value();
@@ -105,6 +106,11 @@ TEST_CASE("onnx::load_file gives load()'s program from the mapped file; the weig
 TEST_CASE("LeNet-5 (Conv, MaxPool, Flatten, Gemm) gives torch's outputs") { check_model("lenet"); }
 TEST_CASE("a keyword-spotting DS-CNN (depthwise-separable convolutions, GlobalAveragePool) gives torch's outputs") {
   check_model("dscnn");
+}
+
+TEST_CASE("data-dependent control flow scripted in torch (an If whose outputs differ in shape) gives torch's outputs") {
+  // x takes the else branch ((2, 8)), -x the then branch ((1, 8)).
+  check_model("gate");
 }
 
 TEST_CASE("a dynamic batch axis runs at batch 1 and 5 from one executable") {

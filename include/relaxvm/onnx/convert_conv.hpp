@@ -220,7 +220,7 @@ inline status convert_max_pool(node_ctx& c) {
     return c.output(0, std::move(y));
   }
   // Two outputs: the kernel fills a tuple (values, indices).
-  ir::function_builder& f = c.st.fn();
+  ir::block_builder& f = c.st.fn();
   const ir::var t = f.call_dps("onnx.MaxPool", args, ir::tuple_info({tensor_struct(p.dims, p.x->dt), tensor_struct(p.dims, relaxvm::dtype::int64())}));
   if (!t.valid()) return c.st.builder_error();
   for (std::size_t k = 0; k < 2; ++k) {

@@ -45,6 +45,7 @@ struct entry {
   tensor host;                  // or made by the importer (folded, or from an attribute)
   bool emitted = false;         // a constant made into an IR constant
   std::vector<ir::sym> values;  // symbolic: the elements (dims is {n}, or {} for one scalar)
+  std::string_view name;        // what it is bound to (set by bind)
 
   /// A constant made by the importer.
   static entry of(tensor t) {
@@ -111,7 +112,8 @@ class import_state {
   const options& opts() const { return opt_; }
   std::int64_t opset() const { return opset_; }
   ir::module_builder& module() { return mb_; }
-  ir::function_builder& fn() { return *fn_; }
+  /// The block being built: main's body, or an If branch's.
+  ir::block_builder& fn() { return *fn_; }
 
   /// The value named `name`, or null (an omitted optional input is "").
   entry* find(std::string_view name) {
@@ -119,12 +121,57 @@ class import_state {
     auto it = values_.find(name);
     return it == values_.end() ? nullptr : &it->second;
   }
-  void bind(std::string_view name, entry e) { values_.insert_or_assign(name, std::move(e)); }
+  void bind(std::string_view name, entry e) {
+    e.name = name;
+    recent_.push_back(name);
+    if (scopes_ > 0) {
+      auto it = values_.find(name);
+      undo u;
+      u.name = name;
+      u.existed = it != values_.end();
+      if (u.existed) u.old = std::move(it->second);
+      undo_.push_back(std::move(u));
+    }
+    values_.insert_or_assign(name, std::move(e));
+  }
+
+  /// A scope of names (an If branch's graph): what is bound in it, and every constant first
+  /// emitted in it, is forgotten when it closes, so a branch's names stay local to it and a value
+  /// emitted in a branch is emitted again where it is used after the If (the branch's variable
+  /// is not visible there).
+  std::size_t open_scope() {
+    ++scopes_;
+    return undo_.size();
+  }
+  void close_scope(std::size_t mark) {
+    while (undo_.size() > mark) {
+      undo& u = undo_.back();
+      if (u.emitted != nullptr) {
+        u.emitted->emitted = false;
+        u.emitted->v = ir::var();
+      } else if (u.existed) {
+        values_.insert_or_assign(u.name, std::move(u.old));
+      } else {
+        values_.erase(u.name);
+      }
+      undo_.pop_back();
+    }
+    --scopes_;
+  }
+  /// The names bound or emitted since the last call (an If ends the dataflow block they were
+  /// made in: what is read after it must be made visible).
+  std::vector<std::string_view> take_recent() { return std::exchange(recent_, {}); }
 
   /// The operand a kernel takes for `e`: its variable (a constant becomes an IR constant the
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
     if (e.what == entry::kind::tensor || e.emitted) return e.v;
+    if (!e.name.empty()) recent_.push_back(e.name);
+    if (scopes_ > 0) {
+      undo u;
+      u.emitted = &e;  // entries do not move: the map's nodes are stable, and undone in reverse order
+      undo_.push_back(std::move(u));
+    }
     if (e.is_constant() && e.data != nullptr && !e.host.defined()) {
       // A weight goes from the file straight into the IR constant's bytes (no tensor between),
       // which the executable's pool then takes over: held once beside the file, not three times.
@@ -226,7 +273,7 @@ class import_state {
 
   // Set by import(): the graph's opset for the default domain, and the function under construction.
   std::int64_t opset_ = 0;
-  ir::function_builder* fn_ = nullptr;
+  ir::block_builder* fn_ = nullptr;
   // Whether shapes may be computed at run time (not in a constant fold, which must know them).
   bool runtime_shapes = true;
 
@@ -236,6 +283,16 @@ class import_state {
   ir::module_builder mb_;
   std::unordered_map<std::string_view, entry> values_;
   std::int64_t fresh_ = 0;
+  // What open_scope/close_scope undo: a binding (the entry it replaced, if any) or an emission.
+  struct undo {
+    std::string_view name;
+    bool existed = false;
+    entry old;
+    entry* emitted = nullptr;
+  };
+  std::vector<undo> undo_;
+  std::size_t scopes_ = 0;
+  std::vector<std::string_view> recent_;
 };
 
 }  // namespace detail

@@ -15,6 +15,7 @@
 #include "../kernels/register.hpp"
 #include "../ops/ops.hpp"
 #include "../onnx.hpp"
+#include "control.hpp"
 #include "convert.hpp"
 #include "file.hpp"
 #include "fold.hpp"
@@ -26,34 +27,44 @@ namespace relaxvm::RELAXVM_ABI::onnx {
 
 namespace detail {
 
-// The (domain, op_type, opset) of every node without a converter, with the nodes' names; "" when
-// every op is supported.
+// The (domain, op_type, opset) of every node without a converter, with the nodes' names (a node
+// in an If's branch named by its path: "node 0 (Loop) in node 2 (If).then_branch"); "" when every
+// op is supported.
 inline std::string unsupported_ops(const model_info& m) {
   struct missing {
     std::string_view domain, op;
-    std::vector<std::size_t> nodes;
+    std::vector<std::string> nodes;
   };
   std::vector<missing> list;
-  for (std::size_t i = 0; i < m.graph.nodes.size(); ++i) {
-    const node_info& n = m.graph.nodes[i];
-    // An op that folds over symbolic values may need no converter; one that does not fold is
-    // refused when it is reached.
-    if (find_converter(n.domain, n.op_type) != nullptr || may_fold(n.domain, n.op_type)) continue;
-    missing* found = nullptr;
-    for (missing& x : list)
-      if (x.domain == n.domain && x.op == n.op_type) found = &x;
-    if (found == nullptr) {
-      list.push_back({n.domain, n.op_type, {}});
-      found = &list.back();
+  const auto visit = [&](const auto& self, const graph_info& g, const std::string& where) -> void {
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+      const node_info& n = g.nodes[i];
+      if (is_if(n)) {
+        // Its branches' nodes are imported like the graph's (a missing branch is refused then).
+        for (std::string_view b : {std::string_view("then_branch"), std::string_view("else_branch")})
+          if (const graph_info* sub = branch_of(n, b))
+            self(self, *sub, std::string(" in ") + std::string(node_text(n, i).view()) + "." + std::string(b) + where);
+        continue;
+      }
+      // An op that folds over symbolic values may need no converter; one that does not fold is
+      // refused when it is reached.
+      if (find_converter(n.domain, n.op_type) != nullptr || may_fold(n.domain, n.op_type)) continue;
+      missing* found = nullptr;
+      for (missing& x : list)
+        if (x.domain == n.domain && x.op == n.op_type) found = &x;
+      if (found == nullptr) {
+        list.push_back({n.domain, n.op_type, {}});
+        found = &list.back();
+      }
+      found->nodes.push_back(std::string(node_text(n, i).view()) + where);
     }
-    found->nodes.push_back(i);
-  }
+  };
+  visit(visit, m.graph, std::string());
   relaxvm::detail::text t;
   for (const missing& x : list) {
     t << "\n  " << (x.domain.empty() ? std::string_view("ai.onnx") : x.domain) << " " << x.op << " (opset "
       << m.opset(x.domain) << "): " << x.nodes.size() << (x.nodes.size() == 1 ? " node" : " nodes");
-    for (std::size_t k = 0; k < x.nodes.size() && k < 5; ++k)
-      t << (k == 0 ? ": " : ", ") << node_text(m.graph.nodes[x.nodes[k]], x.nodes[k]).view();
+    for (std::size_t k = 0; k < x.nodes.size() && k < 5; ++k) t << (k == 0 ? ": " : ", ") << x.nodes[k];
     if (x.nodes.size() > 5) t << ", and " << (x.nodes.size() - 5) << " more";
   }
   return std::string(t.view());
@@ -167,7 +178,6 @@ inline result<bool> fold_constant(node_ctx& c, converter convert) {
 
 RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) {
   const graph_info& g = m.graph;
-  if (g.sparse_initializers > 0) return unsupported_error("onnx: sparse initializers are not supported");
   if (const std::string missing = detail::unsupported_ops(m); !missing.empty())
     return unsupported_error("onnx: the model uses operators relaxvm does not support:", missing);
 
@@ -228,42 +238,13 @@ RELAXVM_DECL result<ir::module> import(const model_info& m, const options& opt) 
       st.bind(in.name, std::move(e));
       ++p;
     }
-    for (const tensor_info& t : g.initializers) {
-      detail::entry e;
-      e.what = detail::entry::kind::constant;
-      e.data = &t;
-      RELAXVM_TRY_ASSIGN(e.dt, to_dtype(t.data_type));
-      for (std::int64_t d : t.dims) e.dims.push_back(ir::sym(d));
-      st.bind(t.name, std::move(e));
-    }
-    auto df = f.dataflow();
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      detail::node_ctx c{st, g.nodes[i], i};
-      RELAXVM_TRY_ASSIGN(const bool symbolic, detail::fold_symbolic(c));
-      if (symbolic) continue;
-      const detail::converter convert = detail::find_converter(g.nodes[i].domain, g.nodes[i].op_type);
-      if (convert == nullptr)
-        return unsupported_error("onnx: ", detail::node_text(g.nodes[i], i).view(),
-                                 " is not supported here: relaxvm folds it over shapes and constants, and this one computes tensor data");
-      RELAXVM_TRY_ASSIGN(const bool folded, detail::fold_constant(c, convert));
-      if (folded) continue;
-      RELAXVM_TRY(convert(c));
-      if (!mb.ok()) return st.builder_error();
-    }
-    if (g.outputs.empty()) return value_error("onnx: the graph has no outputs");
-    std::vector<ir::operand> outs;
-    for (const value_info& o : g.outputs) {
-      detail::entry* e = st.find(o.name);
-      if (e == nullptr) return value_error("onnx: output '", o.name, "' is not computed by any node");
-      RELAXVM_TRY_ASSIGN(ir::var v, st.operand_of(*e));
-      df.output(v);
-      outs.push_back(v);
-    }
-    df.end();
+    detail::graph_importer gi(st);
+    RELAXVM_TRY_ASSIGN(std::vector<ir::var> outs, gi.import_graph(g, f));
     if (outs.size() == 1) {
       f.ret(outs[0]);
     } else {
-      const ir::var t = f.tuple(std::span<const ir::operand>(outs));
+      const std::vector<ir::operand> fields(outs.begin(), outs.end());
+      const ir::var t = f.tuple(std::span<const ir::operand>(fields));
       f.ret(t);
     }
     st.fn_ = nullptr;

@@ -55,7 +55,7 @@ inline result<runtime_list> runtime_ints(node_ctx& c, std::size_t i, std::string
 inline result<std::vector<ir::sym>> runtime_dims(node_ctx& c, std::string_view kernel, std::span<const ir::operand> args,
                                                  std::size_t rank) {
   if (!c.st.runtime_shapes) return c.unsupported("an output shape computed at run time (here it must be known: a constant fold)");
-  ir::function_builder& f = c.st.fn();
+  ir::block_builder& f = c.st.fn();
   const ir::var t = f.call_dps(kernel, args, tensor_struct({ir::sym(static_cast<std::int64_t>(rank))}, relaxvm::dtype::int64()));
   if (!t.valid()) return c.st.builder_error();
   const ir::var s = f.call_packed("vm.builtin.tensor_to_shape", {ir::operand(t)}, ir::shape_info(static_cast<std::int32_t>(rank)));
