@@ -273,6 +273,25 @@ struct linked_program {
     if (in.op != opcode::call || v.funcs[static_cast<std::size_t>(in.func_idx)].kind != func_kind::packed) return -1;
     return table_type::find(v.name(static_cast<std::size_t>(in.func_idx)));
   }
+  // The first Call that the Call at pc is the same site as (pc itself when there is none before
+  // it): the same function and the same arguments but for the registers they read. The
+  // interpreter loads every argument into the call's slots before the call, so a version
+  // specialized for a site cannot tell which register an argument came from: such sites share
+  // one version (a program that makes the same view in twenty places links one function for it).
+  static constexpr std::int64_t first_same_site(std::int64_t pc) {
+    constexpr exec_view v = Prog.view();
+    const instruction in = decode(v, pc);
+    const auto plain_register = [](arg a) { return a.kind() == arg_kind::reg && !is_special_register(a.value()); };
+    for (std::int64_t other = 0; other < pc; ++other) {
+      const instruction o = decode(v, other);
+      if (o.op != opcode::call || o.func_idx != in.func_idx || o.num_args != in.num_args) continue;
+      bool same = true;
+      for (std::int64_t k = 0; same && k < in.num_args; ++k)
+        same = in.arg_at(k) == o.arg_at(k) || (plain_register(in.arg_at(k)) && plain_register(o.arg_at(k)));
+      if (same) return other;
+    }
+    return pc;
+  }
   template <std::size_t Pc>
   static constexpr table_invoke site_of() {
     constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
@@ -284,7 +303,7 @@ struct linked_program {
       if constexpr (!Options.specialize) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else if constexpr (detail::site_applies<entry, site>) {
-        return &detail::site_thunk<entry, site>;
+        return &detail::site_thunk<entry, call_site<Prog, first_same_site(static_cast<std::int64_t>(Pc))>>;
       } else if constexpr (entry::raw) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else {

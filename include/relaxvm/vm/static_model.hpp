@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "../base/config.hpp"  // RELAXVM_ABI, RELAXVM_HEAP
 #include "../base/diagnostic.hpp"
@@ -110,36 +111,55 @@ struct static_model {
 
   static constexpr std::size_t num_args = M::inputs.size() + M::weights.size();
 
+  // The views run() makes have the shapes the model declares: every dimension must be fixed.
+  static constexpr bool fixed(const model_tensor& t) {
+    for (std::int64_t d : t.dims)
+      if (d < 0) return false;
+    return true;
+  }
+  static constexpr bool all_fixed = [] {
+    for (const model_tensor& t : M::inputs) if (!fixed(t)) return false;
+    for (const model_tensor& t : M::weights) if (!fixed(t)) return false;
+    for (const model_tensor& t : M::outputs) if (!fixed(t)) return false;
+    return true;
+  }();
+
   static result<tensor> view_of(const model_tensor& t, const void* data) {
-    std::int64_t dims[8] = {};
-    if (t.dims.size() > 8) return detail::value_error("static_model: '", t.name, "' has more than 8 dimensions");
-    for (std::size_t i = 0; i < t.dims.size(); ++i) {
-      if (t.dims[i] < 0)
-        return detail::value_error("static_model: '", t.name, "' has a dimension the model leaves open; run() takes fixed shapes");
-      dims[i] = t.dims[i];
-    }
-    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(std::span<const std::int64_t>(dims, t.dims.size())));
+    RELAXVM_TRY_ASSIGN(shape s, shape::try_make(t.dims));
     return tensor::try_view(const_cast<void*>(data), s, t.type, device::cpu(), {}, true);
   }
 
-  // The result's tensor `r` into output `k`: the dtype and shape the model declares.
-  static status copy_out(const value& r, std::size_t k, void* out) {
+  // The bytes of output k, known when it compiles.
+  template <std::size_t K>
+  static constexpr std::int64_t output_nbytes = [] {
+    std::int64_t n = M::outputs[K].type.bytes();
+    for (std::int64_t d : M::outputs[K].dims) n *= d;
+    return n;
+  }();
+
+  // The result's tensor `r` into output `k` of `nbytes` bytes: the dtype and shape the model
+  // declares, compact. Read through the value's object: no reference taken.
+  static status copy_out(const value& r, std::size_t k, std::int64_t nbytes, void* out) {
     const model_tensor& spec = M::outputs[k];
     if (r.kind() != value_kind::tensor)
       return detail::type_error("static_model: output '", spec.name, "' is ", r.describe(), ", not a tensor");
-    const tensor& t = r.as<tensor>();
-    bool same = t.dtype() == spec.type && static_cast<std::size_t>(t.ndim()) == spec.dims.size() && t.is_contiguous();
-    for (std::size_t i = 0; same && i < spec.dims.size(); ++i) same = t.shape()[static_cast<std::int64_t>(i)] == spec.dims[i];
+    const borrowed<tensor> t(r.raw_object());
+    const DLTensor& dl = t.get().dl();
+    bool same = dtype(dl.dtype) == spec.type && static_cast<std::size_t>(dl.ndim) == spec.dims.size() && t.get().is_contiguous();
+    for (std::size_t i = 0; same && i < spec.dims.size(); ++i) same = dl.shape[i] == spec.dims[i];
     if (!same) return detail::value_error("static_model: output '", spec.name, "' is not of the shape and dtype the model declares");
-    const auto* from = static_cast<const std::byte*>(t.raw_data());
+    const auto* from = static_cast<const std::byte*>(t.get().raw_data());
     auto* to = static_cast<std::byte*>(out);
-    for (std::int64_t i = 0; i < t.nbytes(); ++i) to[i] = from[i];
+    for (std::int64_t i = 0; i < nbytes; ++i) to[i] = from[i];
     return {};
   }
 
   template <std::size_t F>
   static status run_checked(std::span<std::byte> arena, std::byte (&frames)[F], std::span<const void* const> inputs,
                             std::span<void* const> outputs) {
+    static_assert(all_fixed,
+                  "relaxvm::static_model::run: the model leaves a dimension of an input, weight or output open (-1); "
+                  "run() takes fixed shapes");
     if (inputs.size() != M::inputs.size() || outputs.size() != M::outputs.size())
       return detail::value_error("static_model: the model takes ", M::inputs.size(), " inputs and gives ", M::outputs.size(),
                                  " outputs, but got ", inputs.size(), " and ", outputs.size());
@@ -154,14 +174,21 @@ struct static_model {
     for (std::size_t i = 0; i < M::weights.size(); ++i) {
       RELAXVM_TRY_ASSIGN(args[M::inputs.size() + i], view_of(M::weights[i], M::weights[i].data));
     }
-    RELAXVM_TRY_ASSIGN(value r, vm.invoke("main", std::span<const value>(args, num_args)));
-    if (M::outputs.size() == 1) return copy_out(r, 0, outputs[0]);
-    if (r.kind() != value_kind::tuple) return detail::type_error("static_model: the model's result is ", r.describe(), ", not a tuple");
-    const tuple& all = r.as<tuple>();
-    if (static_cast<std::size_t>(all.size()) != M::outputs.size())
-      return detail::value_error("static_model: the model gave ", all.size(), " outputs, not ", M::outputs.size());
-    for (std::size_t k = 0; k < M::outputs.size(); ++k) RELAXVM_TRY(copy_out(all[static_cast<std::int64_t>(k)], k, outputs[k]));
-    return {};
+    RELAXVM_TRY_ASSIGN(value r, vm.template invoke_values<"main">(std::span<const value, num_args>(args, num_args)));
+    if constexpr (M::outputs.size() == 1) {
+      return copy_out(r, 0, output_nbytes<0>, outputs[0]);
+    } else {
+      if (r.kind() != value_kind::tuple)
+        return detail::type_error("static_model: the model's result is ", r.describe(), ", not a tuple");
+      const tuple& all = r.as<tuple>();
+      if (static_cast<std::size_t>(all.size()) != M::outputs.size())
+        return detail::value_error("static_model: the model gave ", all.size(), " outputs, not ", M::outputs.size());
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        status s;
+        ((s.ok() ? (void)(s = copy_out(all[static_cast<std::int64_t>(K)], K, output_nbytes<K>, outputs[K])) : (void)0), ...);
+        return s;
+      }(std::make_index_sequence<M::outputs.size()>());
+    }
   }
 };
 

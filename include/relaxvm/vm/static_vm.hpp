@@ -196,16 +196,32 @@ class static_vm final : public vm_context {
       (void)failed;
       return value();
     } else {
-      constexpr std::int64_t fi = view.find(Name.view());
       // Borrows and scalars own nothing: kept where nothing destroys them (nothing to check).
       constexpr bool owns_nothing = ((lends<Args> || std::is_arithmetic_v<std::remove_cvref_t<Args>>) && ...);
       std::conditional_t<owns_nothing, lent<sizeof...(Args)>, std::array<value, sizeof...(Args)>> a{
           {lend(std::forward<Args>(args))...}};
-      const std::span<const value> s(a.data(), sizeof...(Args));
+      return invoke_values<Name>(std::span<const value, sizeof...(Args)>(a.data(), sizeof...(Args)));
+    }
+  }
+
+  /// invoke<Name>(args...) with the arguments as values: the same checks when it compiles. Only
+  /// the function called is linked: a vm function's call reaches no table entry but those its
+  /// code calls (invoke(name, args) links every packed function of the program, as any may be
+  /// named at run time).
+  template <fixed_string Name, std::size_t N>
+  result<value> invoke_values(std::span<const value, N> args) {
+    constexpr detail::diagnostic check = typed_call_check(Name.view(), N);
+    if constexpr (!check.ok) {
+      constexpr int failed = detail::relaxvm_typed_invoke_failed(detail::spelled<check>());
+      (void)failed;
+      return value();
+    } else {
+      constexpr std::int64_t fi = view.find(Name.view());
+      const std::span<const value> s(args);
       if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
         return invoke(fi, s);
       } else {  // the argument count is checked already when the function's is known
-        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
+        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == static_cast<std::int64_t>(N);
         return run_entry<!checked>(fi, s);
       }
     }
