@@ -39,18 +39,59 @@ struct model_tensor {
   const void* data = nullptr;
 };
 
+namespace detail {
+// Whether every dimension of the model's inputs, weights and outputs is fixed (none -1).
+template <class M>
+constexpr bool model_shapes_fixed() {
+  const auto fixed = [](const auto& list) {
+    for (const model_tensor& t : list)
+      for (std::int64_t d : t.dims)
+        if (d < 0) return false;
+    return true;
+  };
+  return fixed(M::inputs) && fixed(M::weights) && fixed(M::outputs);
+}
+// What static_model::run passes main: views of the model's inputs, of the dtypes and shapes it
+// declares (none when a dimension is open: run() is refused then).
+template <class M>
+constexpr auto model_input_facts() {
+  constexpr std::size_t n = M::inputs.size();
+  constexpr std::size_t d = [] {
+    std::size_t k = 0;
+    for (const model_tensor& t : M::inputs) k += t.dims.size();
+    return k;
+  }();
+  argument_facts<n, d> facts;
+  facts.function = "main";
+  facts.count = model_shapes_fixed<M>() ? n : 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    facts.types[i] = M::inputs[i].type;
+    facts.dims_begin[i] = k;
+    for (std::int64_t x : M::inputs[i].dims) facts.dims[k++] = x;
+  }
+  facts.dims_begin[n] = k;
+  return facts;
+}
+}  // namespace detail
+
 template <class M>
 struct static_model {
+  /// The program as the header links it, and as run() runs it: linked again with what run()
+  /// guarantees of main's inputs (their dtypes and shapes: detail::model_input_facts), so that
+  /// the program's own checks of them are settled when it compiles (call_site::known_tensor).
   using linked = typename M::linked;
-  using vm_type = static_vm<linked>;
-  static_assert(linked::objects_known,
+  static constexpr auto input_facts = detail::model_input_facts<M>();
+  using run_linked = linked_program<linked::program, linked::table, linked::options, input_facts>;
+  using vm_type = static_vm<run_linked>;
+  static_assert(run_linked::objects_known,
                 "relaxvm::static_model: the program's object memory is not known at compile time (linked::objects_known)");
 
   /// The VM's frames (static_vm::memory_bytes).
   static constexpr std::size_t frame_bytes = vm_type::memory_bytes;
   /// The tensors' arena: the linker's figure when it knows one, else the planner's.
-  static constexpr std::size_t arena_bytes = linked::arena_known ? linked::arena_bytes : M::arena_bytes;
-  /// Firmware mode's object memory: the program's (linked::object_bytes) and run()'s own: a view
+  static constexpr std::size_t arena_bytes = run_linked::arena_known ? run_linked::arena_bytes : M::arena_bytes;
+  /// Firmware mode's object memory: the program's (run_linked::object_bytes) and run()'s own: a view
   /// of each input, weight and output, and the arena allocator.
   static constexpr std::size_t caller_object_bytes = [] {
     std::size_t n = arena_object_bytes;
@@ -59,7 +100,7 @@ struct static_model {
     for (const model_tensor& t : M::outputs) n += tensor_view_object_bytes(t.dims.size());
     return n;
   }();
-  static constexpr std::size_t object_bytes = linked::object_bytes + caller_object_bytes;
+  static constexpr std::size_t object_bytes = run_linked::object_bytes + caller_object_bytes;
 
   /// Runs the model on `inputs` (data pointers, in the model's order, of the shapes of
   /// M::inputs) and writes its results to `outputs`. Every dimension must be fixed (none -1).
@@ -111,19 +152,6 @@ struct static_model {
 
   static constexpr std::size_t num_args = M::inputs.size() + M::weights.size();
 
-  // The views run() makes have the shapes the model declares: every dimension must be fixed.
-  static constexpr bool fixed(const model_tensor& t) {
-    for (std::int64_t d : t.dims)
-      if (d < 0) return false;
-    return true;
-  }
-  static constexpr bool all_fixed = [] {
-    for (const model_tensor& t : M::inputs) if (!fixed(t)) return false;
-    for (const model_tensor& t : M::weights) if (!fixed(t)) return false;
-    for (const model_tensor& t : M::outputs) if (!fixed(t)) return false;
-    return true;
-  }();
-
   static result<tensor> view_of(const model_tensor& t, const void* data) {
     RELAXVM_TRY_ASSIGN(shape s, shape::try_make(t.dims));
     return tensor::try_view(const_cast<void*>(data), s, t.type, device::cpu(), {}, true);
@@ -157,7 +185,7 @@ struct static_model {
   template <std::size_t F>
   static status run_checked(std::span<std::byte> arena, std::byte (&frames)[F], std::span<const void* const> inputs,
                             std::span<void* const> outputs) {
-    static_assert(all_fixed,
+    static_assert(detail::model_shapes_fixed<M>(),
                   "relaxvm::static_model::run: the model leaves a dimension of an input, weight or output open (-1); "
                   "run() takes fixed shapes");
     if (inputs.size() != M::inputs.size() || outputs.size() != M::outputs.size())
