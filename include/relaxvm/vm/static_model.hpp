@@ -4,7 +4,9 @@
 // model's inputs, then its weights), its weights as constexpr arrays, the kernels it calls and the
 // memory it needs; static_model<M> checks the caller's buffers against those figures when it
 // compiles, views the weights in place (flash, no copy), runs main on a static_vm and copies its
-// result into the caller's outputs. No heap (in firmware mode), no exceptions, no RTTI.
+// result into the caller's outputs. No heap (in firmware mode), no exceptions, no RTTI. The inputs'
+// views have the dtypes and shapes the model declares: the program is linked with that
+// (argument_facts), so its own checks of them cost nothing at run time.
 //
 // M (the generated header's NAME::model) has:
 //   using linked = decltype(link<program, table>());
@@ -85,7 +87,7 @@ struct static_model {
   using run_linked = linked_program<linked::program, linked::table, linked::options, input_facts>;
   using vm_type = static_vm<run_linked>;
   static_assert(run_linked::objects_known,
-                "relaxvm::static_model: the program's object memory is not known at compile time (linked::objects_known)");
+                "relaxvm::static_model: the program's object memory is not known at compile time (run_linked::objects_known)");
 
   /// The VM's frames (static_vm::memory_bytes).
   static constexpr std::size_t frame_bytes = vm_type::memory_bytes;
@@ -103,7 +105,8 @@ struct static_model {
   static constexpr std::size_t object_bytes = run_linked::object_bytes + caller_object_bytes;
 
   /// Runs the model on `inputs` (data pointers, in the model's order, of the shapes of
-  /// M::inputs) and writes its results to `outputs`. Every dimension must be fixed (none -1).
+  /// M::inputs) and writes its results to `outputs`. Every dimension must be fixed (none -1): it
+  /// does not compile otherwise.
 #if RELAXVM_HEAP
   template <std::size_t A, std::size_t F>
   static status run(arena_buffer<A>& arena, std::byte (&frames)[F], std::span<const void* const> inputs,
