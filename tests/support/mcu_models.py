@@ -8,12 +8,15 @@ For the DS-CNN and the MLP of tests/fixtures/onnx, on the Cortex-M3 (MPS2 AN385,
 the Cortex-M4 (AN386, its FPU): tools/mcu.sh run builds the image around the model's `relaxvm cpp`
 header (one build per CPU per model) and runs it on the fixture's input under QEMU; it fails when
 the image made a heap allocation from reset on. Each output must equal the tool's run of the same
-model on the host (`relaxvm run`: onnx::load and the VM) within 1e-5. Two at a time. Exits 77
-(meson's skip) without arm-none-eabi-g++ or qemu-system-arm."""
+model on the host (`relaxvm run`: onnx::load and the VM) within 1e-5. And relaxvm's own flash
+(`tools/mcu.sh size MODEL --cpu cortex-m3`: the interpreter, builtins and kernel glue, with terse
+errors) must stay within FLASH_GATE bytes for each model (issue 36: 8 KiB). Two at a time. Exits
+77 (meson's skip) without arm-none-eabi-g++ or qemu-system-arm."""
 
 import concurrent.futures
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +27,7 @@ from model_check import read_npy_f32  # noqa: E402
 
 MODELS = ["dscnn", "mlp"]
 CPUS = ["cortex-m3", "cortex-m4"]
+FLASH_GATE = 8192  # relaxvm's own flash on the Cortex-M3, terse errors (issue 36)
 
 
 def on_mcu(tool, out, model, cpu):
@@ -38,6 +42,18 @@ def on_mcu(tool, out, model, cpu):
     return read_npy_f32(result), (work / "run.log").read_text()
 
 
+def own_flash(tool, out, model):
+    """relaxvm's own flash in the model's Cortex-M3 image (tools/mcu.sh size), or None and why."""
+    fixtures = ROOT / "tests" / "fixtures" / "onnx"
+    r = subprocess.run([str(ROOT / "tools" / "mcu.sh"), "size", str(fixtures / f"{model}.onnx"), "--cpu", "cortex-m3",
+                        "--work", str(out / f"{model}-size")],
+                       capture_output=True, text=True, env={**os.environ, "RELAXVM": tool})
+    m = re.search(r"relaxvm \(interpreter, builtins, kernel glue\)\s+(\d+)", r.stdout)
+    if r.returncode != 0 or not m:
+        return None, f"tools/mcu.sh size failed:\n{r.stdout}{r.stderr}"
+    return int(m.group(1)), r.stdout
+
+
 def main():
     if shutil.which("arm-none-eabi-g++") is None or shutil.which("qemu-system-arm") is None:
         print("arm-none-eabi-g++ or qemu-system-arm is missing (tools/setup.sh installs them): skipped")
@@ -48,7 +64,16 @@ def main():
     failures = []
     jobs = [(m, c) for m in MODELS for c in CPUS]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        sizes = [pool.submit(own_flash, tool, out, m) for m in MODELS]
         results = list(pool.map(lambda j: on_mcu(tool, out, *j), jobs))
+        sizes = [f.result() for f in sizes]
+    for model, (flash, log) in zip(MODELS, sizes):
+        if flash is None:
+            failures.append(f"{model}: {log}")
+            continue
+        print(f"{model} on cortex-m3: relaxvm's own flash {flash} B (gate {FLASH_GATE} B)")
+        if flash > FLASH_GATE:
+            failures.append(f"{model}: relaxvm's own flash is {flash} B on the Cortex-M3, above its gate of {FLASH_GATE} B:\n{log}")
     for (model, cpu), (got, log) in zip(jobs, results):
         if got is None:
             failures.append(f"{model} on {cpu}: {log}")

@@ -210,6 +210,10 @@ TEST_CASE("invoke<name>(args...): a call checked against the program when it com
   REQUIRE_FALSE(wrong.ok());
   CHECK(std::string(wrong.error().message()).find("test.add") != std::string::npos);
   CHECK(vm.invoke<"main">(1, 1).value().as<std::int64_t>() == 2);  // still usable
+  // The same with the arguments as values (static_model's call): checked when it compiles too.
+  const std::array<rv::value, 2> args{rv::value(std::int64_t{40}), rv::value(std::int64_t{5})};
+  CHECK(vm.invoke_values<"main">(std::span<const rv::value, 2>(args)).value().as<std::int64_t>() == 43);
+  CHECK(vm.invoke_values<"test.add">(std::span<const rv::value, 2>(args)).value().as<std::int64_t>() == 45);
   // What does not match the program does not compile (tests/compile_fail/typed_invoke_*.cpp).
   static_assert(rv::static_vm<linked>::typed_call_check("main", 2).ok);
   static_assert(!rv::static_vm<linked>::typed_call_check("main", 3).ok);
@@ -773,4 +777,124 @@ TEST_CASE("link-time specialization: the same results and errors as the general 
             "@10:1"));
   CHECK(has("view: TypeError: vm.builtin.alloc_tensor: argument 0 expects relaxvm.storage but got tensor\n  in function "
             "'view', instruction 0 (call vm.builtin.alloc_tensor in: %0, i0, c[9], c[0] dst: %1) @15:0"));
+}
+
+namespace {
+// Calls that differ only in the registers they read, and one that differs in a constant.
+constexpr auto views_prog = rv::build([](rv::exec_builder& b) {
+  const rv::dtype f32 = rv::dtype::float32();
+  auto fn = b.function("main", 0);
+  const rv::arg bytes = b.c(b.add_shape({64})), u8 = b.c(b.add_dtype(rv::dtype::uint8()));
+  const rv::arg dims = b.c(b.add_shape({2, 4})), t = b.c(b.add_dtype(f32));
+  b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), bytes, b.imm(0), u8}, b.r(0));
+  b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), bytes, b.imm(0), u8}, b.r(1));
+  b.emit_call("vm.builtin.alloc_storage", {b.vm_state(), b.c(b.add_shape({128})), b.imm(0), u8}, b.r(2));
+  b.emit_call("vm.builtin.alloc_tensor", {b.r(0), b.imm(0), dims, t}, b.r(3));
+  b.emit_call("vm.builtin.check_tensor_info", {b.r(3), b.imm(2), b.void_arg()});
+  b.emit_call("vm.builtin.check_tensor_info", {b.r(2), b.imm(2), b.void_arg()});
+  b.emit_ret(b.r(3));
+});
+using views_linked = decltype(rv::link<views_prog, table>());
+
+// main(x, y): checks x as the lowering does (check_tensor_info, then match_shape), and y's
+// ndim; other(x): the same check of x, in a function the facts do not describe; written(x):
+// x overwritten before it is checked.
+constexpr auto checks_prog = rv::build([](rv::exec_builder& b) {
+  const rv::arg f32 = b.c(b.add_dtype(rv::dtype::float32())), ctx = b.c(b.add_string("x: "));
+  {
+    auto fn = b.function("main", 2, {"x", "y"});
+    b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(2), f32, ctx});
+    b.emit_call("vm.builtin.match_shape", {b.r(0), b.void_arg(), b.imm(2), b.imm(0), b.imm(2), b.imm(0), b.imm(3), ctx});
+    b.emit_call("vm.builtin.check_tensor_info", {b.r(1), b.imm(1), ctx});
+    b.emit_ret(b.r(0));
+  }
+  {
+    auto fn = b.function("other", 1, {"x"});
+    b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(2), f32, ctx});
+    b.emit_ret(b.r(0));
+  }
+});
+constexpr auto written_prog = rv::build([](rv::exec_builder& b) {
+  const rv::arg f32 = b.c(b.add_dtype(rv::dtype::float32())), ctx = b.c(b.add_string("x: "));
+  auto fn = b.function("main", 1, {"x"});
+  b.emit_call("vm.builtin.check_tensor_info", {b.r(0), b.imm(2), f32, ctx});
+  b.emit_call("vm.builtin.null_value", {}, b.r(0));
+  b.emit_ret(b.r(0));
+});
+// What main's callers guarantee: x is float32 [2, 3] (y is not described).
+constexpr rv::argument_facts<1, 2> main_facts = [] {
+  rv::argument_facts<1, 2> f;
+  f.function = "main";
+  f.count = 1;
+  f.types[0] = rv::dtype::float32();
+  f.dims_begin = {0, 2};
+  f.dims = {2, 3};
+  return f;
+}();
+using checks_plain = decltype(rv::link<checks_prog, table>());
+using checks_known = rv::linked_program<checks_prog, table, rv::link_options{}, main_facts>;
+
+template <class Linked, rv::static_dispatch D>
+std::vector<std::string> run_checks() {
+  using vm_type = rv::static_vm<Linked, D>;
+  alignas(rv::value) std::byte memory[vm_type::memory_bytes + 1];
+  vm_type vm = vm_type::create(memory, host).value();
+  std::vector<std::string> out;
+  const rv::value y = rv::value(tensor_of({5}));
+  for (const rv::value& x : {rv::value(tensor_of({2, 3})), rv::value(tensor_of({2, 4})),
+                             rv::value(tensor_of({2, 3}, rv::dtype::int64())), rv::value(std::int64_t{1})}) {
+    out.push_back("main: " + outcome(vm.template invoke<"main">(x, y)));
+    out.push_back("other: " + outcome(vm.invoke("other", V{x})));
+  }
+  out.push_back("main, y of 2 dimensions: " + outcome(vm.template invoke<"main">(rv::value(tensor_of({2, 3})), rv::value(tensor_of({2, 3})))));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("link: calls that differ only in the registers they read share one specialized version") {
+  constexpr rv::exec_view v = views_prog.view();
+  static_assert(v.funcs[0].start == 0);
+  const auto same = [](std::size_t a, std::size_t b) { return views_linked::sites[a] == views_linked::sites[b]; };
+  CHECK(same(0, 1));   // alloc_storage, into r0 and r1
+  CHECK(!same(1, 2));  // another size
+  CHECK(same(4, 5));   // check_tensor_info of r3 and r2
+  alignas(rv::value) std::byte memory[views_linked::memory_bytes];
+  auto vm = rv::static_vm<views_linked>::create(memory, host).value();
+  // The shared version checks what each call reads: r3 is a tensor of 2 dimensions, r2 storage.
+  CHECK(outcome(vm.invoke("main", V{})) == "TypeError: expect a Tensor but get object\n  in function 'main', instruction 5 "
+        "(call vm.builtin.check_tensor_info in: %2, i2, %void dst: %void) @0:5");
+}
+
+TEST_CASE("link: argument facts settle the program's checks of its inputs; static_vm checks the facts") {
+  // What a call site knows of its arguments.
+  using x_info = rv::call_site<checks_prog, 0, main_facts>;
+  static_assert(x_info::known_tensor(0) && x_info::known_dtype(0) == rv::dtype::float32());
+  static_assert(x_info::known_dims(0).size() == 2 && x_info::known_dims(0)[1] == 3);
+  static_assert(!rv::call_site<checks_prog, 0>::known_tensor(0));             // no facts
+  static_assert(!rv::call_site<checks_prog, 2, main_facts>::known_tensor(0));  // y: not described
+  constexpr std::int64_t other_start =
+      checks_prog.view().funcs[static_cast<std::size_t>(checks_prog.view().find("other"))].start;
+  static_assert(!rv::call_site<checks_prog, other_start, main_facts>::known_tensor(0));  // another function
+  static_assert(!rv::call_site<written_prog, 0, main_facts>::known_tensor(0));  // x is written
+  // main's checks of x are settled: bound to other versions than without the facts.
+  const auto apart = [](std::size_t pc) { return checks_plain::sites[pc] != checks_known::sites[pc]; };
+  CHECK(apart(0));
+  CHECK(apart(1));
+  // The same outcomes both ways for arguments that keep the facts; the others stop at the facts.
+  const std::vector<std::string> plain = run_checks<checks_plain, rv::static_dispatch::interpret>();
+  const std::vector<std::string> known = run_checks<checks_known, rv::static_dispatch::interpret>();
+  CHECK(run_checks<checks_known, rv::static_dispatch::compile>() == known);
+  CHECK(run_checks<checks_plain, rv::static_dispatch::compile>() == plain);
+  REQUIRE(plain.size() == known.size());
+  CHECK(plain[0] == "main: tensor 2 3 +0");
+  CHECK(known[0] == plain[0]);
+  for (std::size_t i = 1; i < plain.size(); i += 2) CHECK(known[i] == plain[i]);  // other(x): checked as before
+  CHECK(plain[2].find("match_cast error,  shape[1] mismatch to specified constant. (4 is not 3)") != std::string::npos);
+  CHECK(known[2] == "main: ValueError: static_vm: argument 0 of 'main' is not a tensor of float32 [2, 3], which the "
+                    "program was linked for (linked::caller_facts) @-1:-1");
+  CHECK(known[4] == known[2]);  // int64 [2, 3]
+  CHECK(known[6] == known[2]);  // int64 1
+  // y, not described, is still checked.
+  CHECK(known.back().find("x: expect Tensor with ndim 1 but get 2") != std::string::npos);
+  CHECK(known.back() == plain.back());
 }

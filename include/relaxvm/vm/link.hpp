@@ -233,8 +233,11 @@ concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typ
 }  // namespace detail
 
 /// A static executable linked against a function table, both constexpr objects with static
-/// storage. Everything here is known at compile time.
-template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
+/// storage. Everything here is known at compile time. `Facts` (an argument_facts object of
+/// static storage, call_site.hpp): what every invocation of one of its functions passes it,
+/// which its call sites may take as settled; static_vm checks it when that function is invoked.
+template <const auto& Prog, const auto& Table, link_options Options = link_options{},
+          const auto& Facts = no_argument_facts>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
@@ -243,6 +246,7 @@ struct linked_program {
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
   static constexpr link_options options = Options;
+  static constexpr const auto& caller_facts = Facts;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
   /// What the program says of each function and instruction (frame slots, functions passed as
@@ -273,6 +277,31 @@ struct linked_program {
     if (in.op != opcode::call || v.funcs[static_cast<std::size_t>(in.func_idx)].kind != func_kind::packed) return -1;
     return table_type::find(v.name(static_cast<std::size_t>(in.func_idx)));
   }
+  // The first Call that the Call at pc is the same site as (pc itself when there is none before
+  // it): the same function and the same arguments but for the registers they read. The
+  // interpreter loads every argument into the call's slots before the call, so a version
+  // specialized for a site cannot tell which register an argument came from: such sites share
+  // one version (a program that makes the same view in twenty places links one function for it).
+  static constexpr std::int64_t first_same_site(std::int64_t pc) {
+    constexpr exec_view v = Prog.view();
+    const instruction in = decode(v, pc);
+    // (Not when the caller's facts describe what one reads and not the other: call_site::known_tensor.)
+    const auto plain_register = [](arg a) { return a.kind() == arg_kind::reg && !is_special_register(a.value()); };
+    const auto fact = [&](std::int64_t at, std::int64_t k) {
+      return detail::fact_register(v, Facts, at, static_cast<std::size_t>(k));
+    };
+    for (std::int64_t other = 0; other < pc; ++other) {
+      const instruction o = decode(v, other);
+      if (o.op != opcode::call || o.func_idx != in.func_idx || o.num_args != in.num_args) continue;
+      bool same = true;
+      for (std::int64_t k = 0; same && k < in.num_args; ++k) {
+        const arg a = in.arg_at(k), b = o.arg_at(k);
+        same = (a == b || (plain_register(a) && plain_register(b))) && fact(pc, k) == fact(other, k);
+      }
+      if (same) return other;
+    }
+    return pc;
+  }
   template <std::size_t Pc>
   static constexpr table_invoke site_of() {
     constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
@@ -280,11 +309,11 @@ struct linked_program {
       return nullptr;
     } else {
       using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
-      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc), Facts>;
       if constexpr (!Options.specialize) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else if constexpr (detail::site_applies<entry, site>) {
-        return &detail::site_thunk<entry, site>;
+        return &detail::site_thunk<entry, call_site<Prog, first_same_site(static_cast<std::int64_t>(Pc)), Facts>>;
       } else if constexpr (entry::raw) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else {
@@ -309,7 +338,7 @@ struct linked_program {
       return ~std::uint64_t{0};
     } else {
       using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
-      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc), Facts>;
       if constexpr (detail::site_applies<entry, site>) {
         std::uint64_t mask = 0;
         for (std::size_t k = 0; k < site::num_args && k < 64; ++k)

@@ -149,7 +149,7 @@ struct static_compiler {
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
         using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
         static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
-        using site = call_site<Linked::program, Pc>;
+        using site = call_site<Linked::program, Pc, Linked::caller_facts>;
         // The entry's version for this site (link_options::specialize), as Linked::sites binds it.
         constexpr bool specialized = Linked::options.specialize && site_applies<entry, site>;
         // A typed entry reads its arguments before it writes its result: straight into the register.

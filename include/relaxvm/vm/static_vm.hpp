@@ -30,6 +30,7 @@
 #include "../runtime/context.hpp"
 #include "../runtime/adapters.hpp"
 #include "../runtime/allocator.hpp"
+#include "../runtime/tensor.hpp"
 #include "../runtime/value.hpp"
 #include "link.hpp"
 #include "semantics.hpp"
@@ -173,14 +174,8 @@ class static_vm final : public vm_context {
   result<value> invoke(std::int64_t fi, std::span<const value> args) {
     if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
       return detail::value_error("static_vm: function index ", fi, " is out of range");
-    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
-      const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
-      const running_scope running(this);
-      value ret;
-      std::optional<error> err;
-      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return detail::take_error(err);
-      return ret;
-    }
+    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed)
+      return call_packed(Linked::callees[static_cast<std::size_t>(fi)], args);  // never null: linked
     return run_entry(fi, args);
   }
 
@@ -196,16 +191,32 @@ class static_vm final : public vm_context {
       (void)failed;
       return value();
     } else {
-      constexpr std::int64_t fi = view.find(Name.view());
       // Borrows and scalars own nothing: kept where nothing destroys them (nothing to check).
       constexpr bool owns_nothing = ((lends<Args> || std::is_arithmetic_v<std::remove_cvref_t<Args>>) && ...);
       std::conditional_t<owns_nothing, lent<sizeof...(Args)>, std::array<value, sizeof...(Args)>> a{
           {lend(std::forward<Args>(args))...}};
-      const std::span<const value> s(a.data(), sizeof...(Args));
+      return invoke_values<Name>(std::span<const value, sizeof...(Args)>(a.data(), sizeof...(Args)));
+    }
+  }
+
+  /// invoke<Name>(args...) with the arguments as values: the same checks when it compiles. Only
+  /// the function called is linked: a vm function's call reaches no table entry but those its
+  /// code calls (invoke(name, args) links every packed function of the program, as any may be
+  /// named at run time).
+  template <fixed_string Name, std::size_t N>
+  result<value> invoke_values(std::span<const value, N> args) {
+    constexpr detail::diagnostic check = typed_call_check(Name.view(), N);
+    if constexpr (!check.ok) {
+      constexpr int failed = detail::relaxvm_typed_invoke_failed(detail::spelled<check>());
+      (void)failed;
+      return value();
+    } else {
+      constexpr std::int64_t fi = view.find(Name.view());
+      const std::span<const value> s(args);
       if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
-        return invoke(fi, s);
+        return call_packed(Linked::callees[static_cast<std::size_t>(fi)], s);  // that entry alone
       } else {  // the argument count is checked already when the function's is known
-        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
+        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == static_cast<std::int64_t>(N);
         return run_entry<!checked>(fi, s);
       }
     }
@@ -410,6 +421,15 @@ class static_vm final : public vm_context {
                                  memory_.size(), " bytes are left");
   }
 
+  // Calls packed function `callee` from C++.
+  result<value> call_packed(table_invoke callee, std::span<const value> args) {
+    const running_scope running(this);
+    value ret;
+    std::optional<error> err;
+    if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return detail::take_error(err);
+    return ret;
+  }
+
   // Runs vm function fi from C++; CheckArity false when the caller checked the count already.
   template <bool CheckArity = true>
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
@@ -418,6 +438,9 @@ class static_vm final : public vm_context {
       if (static_cast<std::int64_t>(args.size()) != f.num_args)
         return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                    f.params_count, static_cast<std::int64_t>(args.size()));
+    }
+    if constexpr (Linked::caller_facts.count > 0) {
+      if (fi == facts_function_) RELAXVM_TRY(check_facts(args));
     }
     static_frame* const base = top_;
     if (base == nullptr) {
@@ -438,6 +461,27 @@ class static_vm final : public vm_context {
       if (!push_frame(fi, args.data(), args.size(), -1)) return frame_error(fi);
       return run(base);
     }
+  }
+
+  // The function the program was linked with argument facts for (Linked::caller_facts), whose
+  // call sites take them as settled: each invocation's arguments are checked against them here.
+  static constexpr std::int64_t facts_function_ = view.find(Linked::caller_facts.function);
+  static status check_facts(std::span<const value> args) {
+    constexpr const auto& facts = Linked::caller_facts;
+    for (std::size_t i = 0; i < facts.count && i < args.size(); ++i) {
+      const std::span<const std::int64_t> dims = facts.dims_of(i);
+      bool same = args[i].kind() == value_kind::tensor;
+      if (same) {
+        const DLTensor& dl = static_cast<const tensor_object*>(args[i].raw_object())->dl;
+        same = dtype(dl.dtype) == facts.types[i] && static_cast<std::size_t>(dl.ndim) == dims.size();
+        for (std::size_t d = 0; same && d < dims.size(); ++d) same = dl.shape[d] == dims[d];
+      }
+      if (!same)
+        return detail::value_error("static_vm: argument ", i, " of '", facts.function, "' is not a tensor of ",
+                                   facts.types[i], ' ', detail::dims_text{dims},
+                                   ", which the program was linked for (linked::caller_facts)");
+    }
+    return {};
   }
 
   // Pushes a frame for vm function fi, its first registers borrowing `args`; false when the

@@ -310,12 +310,36 @@ struct match_shape_site {
       if (C::int_at(k) < 0 || C::int_at(k) > static_cast<std::int64_t>(match_code::assert_equal_to_load)) return false;
     return true;
   }
+  // Whether the input is a tensor whose shape the program's callers guarantee
+  // (call_site::known_tensor), the heap is %void and every pair passes for that shape without
+  // the heap (a constant it equals, or no_op): then nothing is left to match.
+  template <class C>
+  static constexpr bool settled() {
+    if (!C::known_tensor(0) || !C::is_void(1)) return false;
+    const std::span<const std::int64_t> dims = C::known_dims(0);
+    if (static_cast<std::int64_t>(dims.size()) != C::int_at(2)) return false;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const std::int64_t code = C::int_at(3 + 2 * i), v = C::int_at(4 + 2 * i);
+      if (code == static_cast<std::int64_t>(match_code::no_op)) continue;
+      if (code != static_cast<std::int64_t>(match_code::assert_equal_to_imm) || v != dims[i]) return false;
+    }
+    return true;
+  }
   template <class C>
   static constexpr bool reads(std::size_t k) {
-    return k < 2;
+    return k < 2 && !settled<C>();
   }
   template <class C>
   RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    if constexpr (settled<C>()) {
+      ret.reset();
+      return true;
+    } else {
+      return unsettled<C>(args, ret, err);
+    }
+  }
+  template <class C>
+  RELAXVM_ALWAYS_INLINE static bool unsettled(const value* args, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
     static constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
