@@ -11521,6 +11521,7 @@ RELAXVM_EXTERN_TEMPLATE(class basic_virtual_machine<void>)
 #ifndef RELAXVM_VM_CALL_SITE_HPP
 #define RELAXVM_VM_CALL_SITE_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -11538,9 +11539,59 @@ struct link_options {
   bool specialize = true;
 };
 
+/// What every invocation of one function of a program passes it (a caller's guarantee, which
+/// static_vm checks when that function is invoked from C++, so it always holds inside): its
+/// first `count` arguments are tensors of the dtypes `types` and the shapes in `dims` (argument
+/// i's from dims_begin[i] to dims_begin[i + 1]). static_model links its program with the shapes
+/// of the model's inputs, so that the program's own checks of its inputs are settled when it
+/// compiles (call_site::known_tensor).
+template <std::size_t N, std::size_t D>
+struct argument_facts {
+  std::string_view function;
+  std::size_t count = 0;
+  std::array<dtype, N> types{};
+  std::array<std::size_t, N + 1> dims_begin{};
+  std::array<std::int64_t, D> dims{};
+
+  constexpr std::span<const std::int64_t> dims_of(std::size_t i) const {
+    return std::span<const std::int64_t>(dims.data() + dims_begin[i], dims_begin[i + 1] - dims_begin[i]);
+  }
+};
+/// No facts: what link() uses.
+inline constexpr argument_facts<0, 0> no_argument_facts{};
+
+namespace detail {
+/// The described argument of `facts`' function that argument k of the Call at pc reads, when
+/// that is known there: -1 unless argument k is one of that function's described parameters,
+/// read in that function, which no instruction writes, and the function is entered only from
+/// C++ (no Call names it, and it is never passed as a value), where static_vm checks the facts.
+template <class Facts>
+constexpr std::int64_t fact_register(const exec_view& view, const Facts& facts, std::int64_t pc, std::size_t k) {
+  if (facts.count == 0) return -1;
+  const instruction in = decode(view, pc);
+  if (in.op != opcode::call || k >= static_cast<std::size_t>(in.num_args)) return -1;
+  const arg a = in.arg_at(static_cast<std::int64_t>(k));
+  const std::int64_t fi = view.find(facts.function);
+  if (a.kind() != arg_kind::reg || fi < 0 || view.funcs[static_cast<std::size_t>(fi)].kind != func_kind::vm) return -1;
+  const func_info& f = view.funcs[static_cast<std::size_t>(fi)];
+  const std::int64_t r = a.value();
+  if (pc < f.start || pc >= f.end || r < 0 || r >= f.num_args || r >= static_cast<std::int64_t>(facts.count)) return -1;
+  for (std::size_t i = 0; i < view.instr_offset.size(); ++i) {
+    const instruction other = decode(view, static_cast<std::int64_t>(i));
+    if (other.op != opcode::call) continue;
+    if (other.func_idx == fi) return -1;
+    const bool in_f = static_cast<std::int64_t>(i) >= f.start && static_cast<std::int64_t>(i) < f.end;
+    if (in_f && other.dst == r) return -1;
+    for (std::int64_t j = 0; j < other.num_args; ++j)
+      if (other.arg_at(j).kind() == arg_kind::func_idx && other.arg_at(j).value() == fi) return -1;
+  }
+  return r;
+}
+}  // namespace detail
+
 /// Call instruction `Pc` of the static executable `Prog`, as a specialization reads it in
-/// constant expressions.
-template <const auto& Prog, std::int64_t Pc>
+/// constant expressions; `Facts` (argument_facts) what the program's callers guarantee.
+template <const auto& Prog, std::int64_t Pc, const auto& Facts = no_argument_facts>
 struct call_site {
   static constexpr exec_view view = Prog.view();
   static constexpr instruction in = decode(view, Pc);
@@ -11591,6 +11642,15 @@ struct call_site {
   /// A shape constant's dimensions.
   static constexpr std::span<const std::int64_t> shape_at(std::size_t k) {
     return view.i64s.subspan(static_cast<std::size_t>(constant(k).dims_offset), static_cast<std::size_t>(constant(k).ndim));
+  }
+
+  /// The described argument of Facts' function that argument k reads, or -1 (detail::fact_register).
+  static constexpr std::int64_t fact_index(std::size_t k) { return detail::fact_register(view, Facts, Pc, k); }
+  /// Whether argument k is a tensor the facts describe (its dtype: known_dtype, its shape: known_dims).
+  static constexpr bool known_tensor(std::size_t k) { return fact_index(k) >= 0; }
+  static constexpr dtype known_dtype(std::size_t k) { return Facts.types[static_cast<std::size_t>(fact_index(k))]; }
+  static constexpr std::span<const std::int64_t> known_dims(std::size_t k) {
+    return Facts.dims_of(static_cast<std::size_t>(fact_index(k)));
   }
 };
 
@@ -12141,8 +12201,11 @@ concept site_applies = requires { typename Entry::site; } && !std::is_void_v<typ
 }  // namespace detail
 
 /// A static executable linked against a function table, both constexpr objects with static
-/// storage. Everything here is known at compile time.
-template <const auto& Prog, const auto& Table, link_options Options = link_options{}>
+/// storage. Everything here is known at compile time. `Facts` (an argument_facts object of
+/// static storage, call_site.hpp): what every invocation of one of its functions passes it,
+/// which its call sites may take as settled; static_vm checks it when that function is invoked.
+template <const auto& Prog, const auto& Table, link_options Options = link_options{},
+          const auto& Facts = no_argument_facts>
 struct linked_program {
   using table_type = std::remove_cvref_t<decltype(Table)>;
   static_assert(detail::check_built(Prog).ok && detail::check_link<table_type>(Prog.view()).ok &&
@@ -12151,6 +12214,7 @@ struct linked_program {
   static constexpr const auto& program = Prog;
   static constexpr const auto& table = Table;
   static constexpr link_options options = Options;
+  static constexpr const auto& caller_facts = Facts;
   static constexpr std::size_t num_funcs = std::remove_cvref_t<decltype(Prog)>::sizes.funcs;
   static constexpr std::size_t num_constants = std::remove_cvref_t<decltype(Prog)>::sizes.constants;
   /// What the program says of each function and instruction (frame slots, functions passed as
@@ -12181,6 +12245,31 @@ struct linked_program {
     if (in.op != opcode::call || v.funcs[static_cast<std::size_t>(in.func_idx)].kind != func_kind::packed) return -1;
     return table_type::find(v.name(static_cast<std::size_t>(in.func_idx)));
   }
+  // The first Call that the Call at pc is the same site as (pc itself when there is none before
+  // it): the same function and the same arguments but for the registers they read. The
+  // interpreter loads every argument into the call's slots before the call, so a version
+  // specialized for a site cannot tell which register an argument came from: such sites share
+  // one version (a program that makes the same view in twenty places links one function for it).
+  static constexpr std::int64_t first_same_site(std::int64_t pc) {
+    constexpr exec_view v = Prog.view();
+    const instruction in = decode(v, pc);
+    // (Not when the caller's facts describe what one reads and not the other: call_site::known_tensor.)
+    const auto plain_register = [](arg a) { return a.kind() == arg_kind::reg && !is_special_register(a.value()); };
+    const auto fact = [&](std::int64_t at, std::int64_t k) {
+      return detail::fact_register(v, Facts, at, static_cast<std::size_t>(k));
+    };
+    for (std::int64_t other = 0; other < pc; ++other) {
+      const instruction o = decode(v, other);
+      if (o.op != opcode::call || o.func_idx != in.func_idx || o.num_args != in.num_args) continue;
+      bool same = true;
+      for (std::int64_t k = 0; same && k < in.num_args; ++k) {
+        const arg a = in.arg_at(k), b = o.arg_at(k);
+        same = (a == b || (plain_register(a) && plain_register(b))) && fact(pc, k) == fact(other, k);
+      }
+      if (same) return other;
+    }
+    return pc;
+  }
   template <std::size_t Pc>
   static constexpr table_invoke site_of() {
     constexpr std::int64_t e = entry_at(static_cast<std::int64_t>(Pc));
@@ -12188,11 +12277,11 @@ struct linked_program {
       return nullptr;
     } else {
       using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
-      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc), Facts>;
       if constexpr (!Options.specialize) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else if constexpr (detail::site_applies<entry, site>) {
-        return &detail::site_thunk<entry, site>;
+        return &detail::site_thunk<entry, call_site<Prog, first_same_site(static_cast<std::int64_t>(Pc)), Facts>>;
       } else if constexpr (entry::raw) {
         return &detail::table_thunk<Table, static_cast<std::size_t>(e)>;
       } else {
@@ -12217,7 +12306,7 @@ struct linked_program {
       return ~std::uint64_t{0};
     } else {
       using entry = std::remove_cvref_t<decltype(Table.template get<static_cast<std::size_t>(e)>())>;
-      using site = call_site<Prog, static_cast<std::int64_t>(Pc)>;
+      using site = call_site<Prog, static_cast<std::int64_t>(Pc), Facts>;
       if constexpr (detail::site_applies<entry, site>) {
         std::uint64_t mask = 0;
         for (std::size_t k = 0; k < site::num_args && k < 64; ++k)
@@ -12548,7 +12637,7 @@ struct static_compiler {
         constexpr auto e = static_cast<std::size_t>(table_type::find(view.name(callee)));
         using entry = std::remove_cvref_t<decltype(Linked::table.template get<e>())>;
         static constexpr typename entry::function_type f = Linked::table.template get<e>().f;
-        using site = call_site<Linked::program, Pc>;
+        using site = call_site<Linked::program, Pc, Linked::caller_facts>;
         // The entry's version for this site (link_options::specialize), as Linked::sites binds it.
         constexpr bool specialized = Linked::options.specialize && site_applies<entry, site>;
         // A typed entry reads its arguments before it writes its result: straight into the register.
@@ -12752,14 +12841,8 @@ class static_vm final : public vm_context {
   result<value> invoke(std::int64_t fi, std::span<const value> args) {
     if (fi < 0 || static_cast<std::size_t>(fi) >= Linked::num_funcs)
       return detail::value_error("static_vm: function index ", fi, " is out of range");
-    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
-      const table_invoke callee = Linked::callees[static_cast<std::size_t>(fi)];  // never null: linked
-      const running_scope running(this);
-      value ret;
-      std::optional<error> err;
-      if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return detail::take_error(err);
-      return ret;
-    }
+    if (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed)
+      return call_packed(Linked::callees[static_cast<std::size_t>(fi)], args);  // never null: linked
     return run_entry(fi, args);
   }
 
@@ -12775,16 +12858,32 @@ class static_vm final : public vm_context {
       (void)failed;
       return value();
     } else {
-      constexpr std::int64_t fi = view.find(Name.view());
       // Borrows and scalars own nothing: kept where nothing destroys them (nothing to check).
       constexpr bool owns_nothing = ((lends<Args> || std::is_arithmetic_v<std::remove_cvref_t<Args>>) && ...);
       std::conditional_t<owns_nothing, lent<sizeof...(Args)>, std::array<value, sizeof...(Args)>> a{
           {lend(std::forward<Args>(args))...}};
-      const std::span<const value> s(a.data(), sizeof...(Args));
+      return invoke_values<Name>(std::span<const value, sizeof...(Args)>(a.data(), sizeof...(Args)));
+    }
+  }
+
+  /// invoke<Name>(args...) with the arguments as values: the same checks when it compiles. Only
+  /// the function called is linked: a vm function's call reaches no table entry but those its
+  /// code calls (invoke(name, args) links every packed function of the program, as any may be
+  /// named at run time).
+  template <fixed_string Name, std::size_t N>
+  result<value> invoke_values(std::span<const value, N> args) {
+    constexpr detail::diagnostic check = typed_call_check(Name.view(), N);
+    if constexpr (!check.ok) {
+      constexpr int failed = detail::relaxvm_typed_invoke_failed(detail::spelled<check>());
+      (void)failed;
+      return value();
+    } else {
+      constexpr std::int64_t fi = view.find(Name.view());
+      const std::span<const value> s(args);
       if constexpr (view.funcs[static_cast<std::size_t>(fi)].kind == func_kind::packed) {
-        return invoke(fi, s);
+        return call_packed(Linked::callees[static_cast<std::size_t>(fi)], s);  // that entry alone
       } else {  // the argument count is checked already when the function's is known
-        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == sizeof...(Args);
+        constexpr bool checked = view.funcs[static_cast<std::size_t>(fi)].num_args == static_cast<std::int64_t>(N);
         return run_entry<!checked>(fi, s);
       }
     }
@@ -12989,6 +13088,15 @@ class static_vm final : public vm_context {
                                  memory_.size(), " bytes are left");
   }
 
+  // Calls packed function `callee` from C++.
+  result<value> call_packed(table_invoke callee, std::span<const value> args) {
+    const running_scope running(this);
+    value ret;
+    std::optional<error> err;
+    if (!callee(args.data(), static_cast<std::uint32_t>(args.size()), ret, err)) return detail::take_error(err);
+    return ret;
+  }
+
   // Runs vm function fi from C++; CheckArity false when the caller checked the count already.
   template <bool CheckArity = true>
   result<value> run_entry(std::int64_t fi, std::span<const value> args) {
@@ -12997,6 +13105,9 @@ class static_vm final : public vm_context {
       if (static_cast<std::int64_t>(args.size()) != f.num_args)
         return detail::arity_error(view, view.name(static_cast<std::size_t>(fi)), f.num_args, f.params_begin,
                                    f.params_count, static_cast<std::int64_t>(args.size()));
+    }
+    if constexpr (Linked::caller_facts.count > 0) {
+      if (fi == facts_function_) RELAXVM_TRY(check_facts(args));
     }
     static_frame* const base = top_;
     if (base == nullptr) {
@@ -13017,6 +13128,27 @@ class static_vm final : public vm_context {
       if (!push_frame(fi, args.data(), args.size(), -1)) return frame_error(fi);
       return run(base);
     }
+  }
+
+  // The function the program was linked with argument facts for (Linked::caller_facts), whose
+  // call sites take them as settled: each invocation's arguments are checked against them here.
+  static constexpr std::int64_t facts_function_ = view.find(Linked::caller_facts.function);
+  static status check_facts(std::span<const value> args) {
+    constexpr const auto& facts = Linked::caller_facts;
+    for (std::size_t i = 0; i < facts.count && i < args.size(); ++i) {
+      const std::span<const std::int64_t> dims = facts.dims_of(i);
+      bool same = args[i].kind() == value_kind::tensor;
+      if (same) {
+        const DLTensor& dl = static_cast<const tensor_object*>(args[i].raw_object())->dl;
+        same = dtype(dl.dtype) == facts.types[i] && static_cast<std::size_t>(dl.ndim) == dims.size();
+        for (std::size_t d = 0; same && d < dims.size(); ++d) same = dl.shape[d] == dims[d];
+      }
+      if (!same)
+        return detail::value_error("static_vm: argument ", i, " of '", facts.function, "' is not a tensor of ",
+                                   facts.types[i], ' ', detail::dims_text{dims},
+                                   ", which the program was linked for (linked::caller_facts)");
+    }
+    return {};
   }
 
   // Pushes a frame for vm function fi, its first registers borrowing `args`; false when the
@@ -14216,12 +14348,36 @@ struct match_shape_site {
       if (C::int_at(k) < 0 || C::int_at(k) > static_cast<std::int64_t>(match_code::assert_equal_to_load)) return false;
     return true;
   }
+  // Whether the input is a tensor whose shape the program's callers guarantee
+  // (call_site::known_tensor), the heap is %void and every pair passes for that shape without
+  // the heap (a constant it equals, or no_op): then nothing is left to match.
+  template <class C>
+  static constexpr bool settled() {
+    if (!C::known_tensor(0) || !C::is_void(1)) return false;
+    const std::span<const std::int64_t> dims = C::known_dims(0);
+    if (static_cast<std::int64_t>(dims.size()) != C::int_at(2)) return false;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const std::int64_t code = C::int_at(3 + 2 * i), v = C::int_at(4 + 2 * i);
+      if (code == static_cast<std::int64_t>(match_code::no_op)) continue;
+      if (code != static_cast<std::int64_t>(match_code::assert_equal_to_imm) || v != dims[i]) return false;
+    }
+    return true;
+  }
   template <class C>
   static constexpr bool reads(std::size_t k) {
-    return k < 2;
+    return k < 2 && !settled<C>();
   }
   template <class C>
   RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
+    if constexpr (settled<C>()) {
+      ret.reset();
+      return true;
+    } else {
+      return unsettled<C>(args, ret, err);
+    }
+  }
+  template <class C>
+  RELAXVM_ALWAYS_INLINE static bool unsettled(const value* args, value& ret, std::optional<error>& err) {
     constexpr std::size_t n = static_cast<std::size_t>(C::int_at(2));
     static constexpr std::array<code_pair, n> pairs = site_pairs<C, n>(3);
     static constexpr std::string_view ctx = C::num_args > 3 + 2 * n ? C::text_at(3 + 2 * n) : std::string_view();
@@ -14461,18 +14617,33 @@ struct check_tensor_info_site {
     const std::size_t n = C::num_args;
     return (n == 3 || n == 4) && C::is_int(1) && C::is_text(n - 1) && (n == 3 || C::is_const(2, const_kind::dtype));
   }
+  // Whether x is a tensor whose dtype and shape the program's callers guarantee
+  // (call_site::known_tensor) and the check passes for it: then nothing is left to check.
+  template <class C>
+  static constexpr bool settled() {
+    if (!C::known_tensor(0)) return false;
+    const std::int64_t ndim = C::int_at(1);
+    const dtype want = C::num_args == 4 ? C::dtype_at(2) : dtype::void_();
+    return (ndim == -1 || ndim == static_cast<std::int64_t>(C::known_dims(0).size())) &&
+           (want.is_void() || want == C::known_dtype(0));
+  }
   template <class C>
   static constexpr bool reads(std::size_t k) {
-    return k == 0;
+    return k == 0 && !settled<C>();
   }
   template <class C>
   RELAXVM_ALWAYS_INLINE static bool run(const value* args, std::uint32_t, value& ret, std::optional<error>& err) {
-    static constexpr std::string_view ctx = C::text_at(C::num_args - 1);
-    constexpr std::int64_t ndim = C::int_at(1);
-    // Without a dtype argument, void: any dtype (as dtype_ok reads it).
-    constexpr dtype want = C::num_args == 4 ? C::dtype_at(2) : dtype::void_();
-    if constexpr (C::callee_sites == 1) return check(args[0], ndim, want, ctx, ret, err);
-    else return checked(args[0], ndim, want, ctx, ret, err);
+    if constexpr (settled<C>()) {
+      ret.reset();
+      return true;
+    } else {
+      static constexpr std::string_view ctx = C::text_at(C::num_args - 1);
+      constexpr std::int64_t ndim = C::int_at(1);
+      // Without a dtype argument, void: any dtype (as dtype_ok reads it).
+      constexpr dtype want = C::num_args == 4 ? C::dtype_at(2) : dtype::void_();
+      if constexpr (C::callee_sites == 1) return check(args[0], ndim, want, ctx, ret, err);
+      else return checked(args[0], ndim, want, ctx, ret, err);
+    }
   }
   RELAXVM_NOINLINE static bool checked(const value& x, std::int64_t ndim, dtype want, std::string_view ctx, value& ret,
                                        std::optional<error>& err) {
