@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // relaxvm/kernels/threads.hpp: the kernels' threads. Conv (3x3, 1x1, strided, depthwise, groups,
 // few output channels, batches, float64), Gemm (panels, transposes, few rows, dot products,
-// integers) and MatMul (batched, broadcast) give bit-identical results on 1, 2, 3 and 4 threads,
+// integers), MatMul (batched, broadcast) and the poolings give bit-identical results on 1, 2, 3 and 4 threads,
 // on shapes that reach the threaded path and ones below its threshold; calls from several
 // std::threads at once and a kernel called inside a part share the pool without mixing; the
 // option's environment value is parsed strictly (anything but 1 to 64 keeps the default).
@@ -14,6 +14,7 @@
 #include <relaxvm.hpp>
 #include <relaxvm/kernels/conv.hpp>
 #include <relaxvm/kernels/linalg.hpp>
+#include <relaxvm/kernels/pool.hpp>
 #include <relaxvm/kernels/threads.hpp>
 #include <string>
 #include <thread>
@@ -194,6 +195,21 @@ TEST_CASE("kernel threads: Gemm and MatMul are bit-identical on 1 to 4 threads")
     same_on_every_width<float>({3, 5, 64, 96}, [&](const rv::tensor& y) { return k::MatMul_out(a3, b3, y); });
     const rv::tensor a4 = random_tensor<float>({7, 9, 10}, rng), b4 = random_tensor<float>({7, 10, 11}, rng);
     same_on_every_width<float>({7, 9, 11}, [&](const rv::tensor& y) { return k::MatMul_out(a4, b4, y); });
+  }
+}
+
+TEST_CASE("kernel threads: MaxPool (with and without indices) and AveragePool are bit-identical on 1 to 4 threads") {
+  std::mt19937 rng(5);
+  for (const dims_t& xd : {dims_t{1, 128, 112, 112}, dims_t{2, 3, 60, 60}}) {
+    CAPTURE(xd[1]);
+    const rv::tensor x = random_tensor<float>(xd, rng);
+    const std::int64_t oh = (xd[2] + 2 - 3) / 2 + 1;
+    const dims_t od{xd[0], xd[1], oh, oh};
+    const rv::shape ks{3, 3}, st{2, 2}, pads{1, 1, 1, 1}, none{};
+    same_on_every_width<float>(od, [&](const rv::tensor& y) { return k::MaxPool_out(x, k::notset, 0, 0, ks, st, pads, none, y, rv::tensor()); });
+    const rv::tensor values = rv::tensor::empty(shp(od), rv::dtype::float32());
+    same_on_every_width<std::int64_t>(od, [&](const rv::tensor& idx) { return k::MaxPool_out(x, k::notset, 0, 1, ks, st, pads, none, values, idx); });
+    same_on_every_width<float>(od, [&](const rv::tensor& y) { return k::AveragePool_out(x, k::notset, 0, 1, ks, st, pads, none, y); });
   }
 }
 
