@@ -64,7 +64,10 @@ inline int parse_kernel_threads(const char* text) noexcept {
 
 /// The work (multiply-adds) below which a kernel call runs on its caller alone: waking the
 /// workers and waiting for them costs more than it saves there (bench/README.md, threads).
-inline constexpr double parallel_min_work = 1 << 21;
+#ifndef RELAXVM_KERNEL_THREADS_MIN_WORK
+#define RELAXVM_KERNEL_THREADS_MIN_WORK (1 << 21)
+#endif
+inline constexpr double parallel_min_work = RELAXVM_KERNEL_THREADS_MIN_WORK;
 
 #if RELAXVM_KERNEL_POOL
 
