@@ -12,7 +12,8 @@
 // reach past the input's edges copy each row's stretch into a zero-padded stack buffer
 // (max_segment elements) first; interior tiles read the input directly, with unit-stride vector
 // loads at stride 1. The kernels are in conv_body.inc, compiled once per instruction set
-// (isa.hpp); detail::conv_run runs the copy for the CPU.
+// (isa.hpp); detail::conv_run runs the copy for the CPU, cut into parts for the kernels' threads
+// where they are on (threads.hpp).
 #ifndef RELAXVM_KERNELS_CONV_HPP
 #define RELAXVM_KERNELS_CONV_HPP
 

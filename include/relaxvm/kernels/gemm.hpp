@@ -8,7 +8,8 @@
 // element of A broadcast into a multiply-add with the panel's two vectors. 6 x 2 accumulators
 // fit the 16 vector registers of SSE2 and AVX2 (and leave AVX-512's other 16 free); nothing is
 // allocated on the heap. The kernels are in gemm_body.inc, compiled once per instruction set
-// (isa.hpp); detail::gemm_acc runs the copy for the CPU.
+// (isa.hpp); detail::gemm_acc runs the copy for the CPU, on blocks of C for the kernels' threads
+// where they are on (threads.hpp).
 #ifndef RELAXVM_KERNELS_GEMM_HPP
 #define RELAXVM_KERNELS_GEMM_HPP
 
