@@ -7,6 +7,8 @@
 // option's environment value is parsed strictly (anything but 1 to 64 keeps the default).
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -146,6 +148,28 @@ TEST_CASE("kernel threads: set_kernel_threads clamps and makes or joins the work
   CHECK(k::detail::kernel_pool_workers() == 2);
   CHECK(k::set_kernel_threads(1) == 1);
   CHECK(k::detail::kernel_pool_workers() == 0);
+}
+
+TEST_CASE("kernel threads: the workers take parts while the caller runs its own") {
+  // Two parts that each wait (up to 20 s) for the other to start finish only if a worker runs one
+  // while the caller runs the other: the pool is really parallel.
+  threads_scope scope(2);
+  std::atomic<int> started{0};
+  std::atomic<bool> both{true};
+  std::thread::id ran_on[2];
+  auto part = [&](std::int64_t i) {
+    ran_on[i] = std::this_thread::get_id();
+    started.fetch_add(1);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (started.load() < 2)
+      if (std::chrono::steady_clock::now() > until) {
+        both = false;
+        return;
+      }
+  };
+  k::detail::run_parts(2, part);
+  CHECK(both.load());
+  CHECK(ran_on[0] != ran_on[1]);
 }
 
 TEST_CASE("kernel threads: Conv is bit-identical on 1 to 4 threads") {

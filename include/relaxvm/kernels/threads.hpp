@@ -115,15 +115,22 @@ class kernel_pool {
     if (n == target_) return;
     target_ = n;
     stop_all();
+    // The calls a new worker has seen: read here, not when it starts running, or it would skip
+    // a call posted before then.
+    std::uint64_t seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      seen = generation_;
+    }
 #if defined(__cpp_exceptions)
     try {
       threads_.reserve(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+      for (int i = 0; i < n; ++i) threads_.emplace_back([this, seen] { work(seen); });
     } catch (...) {  // std::system_error or std::bad_alloc: fewer workers
     }
 #else
     threads_.reserve(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this, seen] { work(seen); });
 #endif
   }
 
@@ -150,9 +157,8 @@ class kernel_pool {
     for (std::int64_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < parts;) fn(ctx, i);
   }
 
-  void work() noexcept {
+  void work(std::uint64_t seen) noexcept {
     std::unique_lock<std::mutex> lock(m_);
-    std::uint64_t seen = generation_;
     for (;;) {
       // A call joins only while it is open: one that already waits for its workers gets no more.
       wake_.wait(lock, [&] { return stop_ || (open_ && generation_ != seen); });
