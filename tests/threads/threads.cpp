@@ -283,7 +283,7 @@ TEST_CASE("the kernels' pool: 8 threads' Conv and MatMul calls at once, each bit
     for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * static_cast<float>((i * 7919) % 201 - 100);
     return t;
   };
-  // Each a little over the threads' threshold (2^21 multiply-adds).
+  // Each a little over the threads' threshold (2^21 multiply-adds in this test: tests/meson.build).
   const rv::tensor x = filled({1, 16, 24, 24}, 0.01f), w = filled({32, 16, 3, 3}, 0.003f), b = filled({32}, 0.1f);
   const rv::tensor a = filled({128, 160}, 0.02f), m = filled({160, 128}, 0.005f);
   const rv::shape ones{1, 1}, pads{1, 1, 1, 1}, none{};

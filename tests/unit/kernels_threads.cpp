@@ -194,7 +194,7 @@ TEST_CASE("kernel threads: Gemm and MatMul are bit-identical on 1 to 4 threads")
     same_on_every_width<float>({m, n}, [&](const rv::tensor& y) { return k::Gemm_out(a, bt, c, 1.0, 1.0, 0, 1, y); });
   }
   // A row or two against a large B (strips of C in place) and a few rows against a transposed B
-  // (dot products), each over 2^21 multiply-adds.
+  // (dot products), each over 2^21 multiply-adds (this test's threshold: tests/meson.build).
   {
     const rv::tensor a = random_tensor<float>({2, 2048}, rng), b = random_tensor<float>({2048, 1000}, rng);
     same_on_every_width<float>({2, 1000}, [&](const rv::tensor& y) { return k::MatMul_out(a, b, y); });

@@ -62,10 +62,11 @@ inline int parse_kernel_threads(const char* text) noexcept {
   return n;
 }
 
-/// The work (multiply-adds) below which a kernel call runs on its caller alone: waking the
-/// workers and waiting for them costs more than it saves there (bench/README.md, threads).
+/// The work (multiply-adds) below which a kernel call runs on its caller alone: waking a worker
+/// and waiting for it cost about 30 us on the machine we measure, so a call must take some
+/// 0.3 ms to gain; 2^24 multiply-adds are 0.2-0.35 ms with AVX-512 (bench/README.md, Threads).
 #ifndef RELAXVM_KERNEL_THREADS_MIN_WORK
-#define RELAXVM_KERNEL_THREADS_MIN_WORK (1 << 21)
+#define RELAXVM_KERNEL_THREADS_MIN_WORK (1 << 24)
 #endif
 inline constexpr double parallel_min_work = RELAXVM_KERNEL_THREADS_MIN_WORK;
 
