@@ -99,7 +99,7 @@ struct block_split {
 /// kernels of the instruction set in use.
 template <class T>
 void gemm_acc_alone(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
-  RELAXVM_DETAIL_ISA_CALL(gemm_acc<T>, (m, n, k, alpha, a, b, c, ldc, out_block{0, m, 0, n}));
+  RELAXVM_DETAIL_ISA_CALL(gemm_acc<T>, (m, k, alpha, a, b, c, ldc, out_block{0, m, 0, n}));
 }
 
 /// The same, cut into blocks of C for the kernels' threads where the product is large enough
@@ -112,7 +112,7 @@ void gemm_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a,
   std::int64_t ru = 1, cu = 1;
   RELAXVM_DETAIL_ISA_CALL_WITH(isa, gemm_units<T>, (m, a, b, ru, cu));
   const block_split split = block_split::make(out_block{0, m, 0, n}, ru, cu, width);
-  auto part = [&](std::int64_t i) { RELAXVM_DETAIL_ISA_CALL_WITH(isa, gemm_acc<T>, (m, n, k, alpha, a, b, c, ldc, split.block(i))); };
+  auto part = [&](std::int64_t i) { RELAXVM_DETAIL_ISA_CALL_WITH(isa, gemm_acc<T>, (m, k, alpha, a, b, c, ldc, split.block(i))); };
   run_parts(split.parts, part);
 }
 
