@@ -49,11 +49,14 @@ inline status check_product_type(std::string_view fn, const tensor& t, std::size
 }
 
 /// C (m x n) += alpha * A B in gemm_t<T>: the same memory, read as the unsigned twin for integers.
+/// Alone: on the calling thread (a part of a call the kernels' threads already share), else cut
+/// for them where it is large enough (gemm.hpp).
 template <class T>
-void product_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
+void product_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc, bool alone = false) {
   using U = gemm_t<T>;
-  gemm_acc<U>(m, n, k, static_cast<U>(alpha), mat<U>{reinterpret_cast<const U*>(a.p), a.rs, a.cs},
-              mat<U>{reinterpret_cast<const U*>(b.p), b.rs, b.cs}, reinterpret_cast<U*>(c), ldc);
+  const mat<U> au{reinterpret_cast<const U*>(a.p), a.rs, a.cs}, bu{reinterpret_cast<const U*>(b.p), b.rs, b.cs};
+  if (alone) gemm_acc_alone<U>(m, n, k, static_cast<U>(alpha), au, bu, reinterpret_cast<U*>(c), ldc);
+  else gemm_acc<U>(m, n, k, static_cast<U>(alpha), au, bu, reinterpret_cast<U*>(c), ldc);
 }
 
 }  // namespace detail
@@ -106,8 +109,8 @@ inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
           for (std::int64_t bi = b0; bi < b1; ++bi) {
             std::int64_t off[2];
             detail::index_offsets(batch, strides, bi, off);
-            detail::gemm_acc_alone<T>(m, n, k, T(1), detail::mat<T>{pa + off[0] * m * k, k, 1}, detail::mat<T>{pb + off[1] * k * n, n, 1},
-                                      o + bi * m * n, n);
+            detail::product_acc<T>(m, n, k, T(1), detail::mat<T>{pa + off[0] * m * k, k, 1}, detail::mat<T>{pb + off[1] * k * n, n, 1},
+                                   o + bi * m * n, n, true);
           }
         };
         return detail::run_parts(parts, part);
