@@ -4,13 +4,18 @@
 // and GFLOP/s (2 * multiply-adds). Each result is checked against a naive 7-loop convolution.
 //
 //   g++ -std=c++20 -O3 -march=native -DNDEBUG -Iinclude bench/conv.cpp -o bench_conv
-//   bench_conv [--quick] [--runs N]
+//   bench_conv [--quick] [--runs N] [--threads T]
+//
+// --threads T: each run is timed on one thread and then on T (kernels::set_kernel_threads,
+// kernels/threads.hpp), alternating, and both are reported with the ratio of the medians; the
+// T-thread output must equal the one-thread output bit for bit.
 //
 // /work/shared/reference/onnx.md section 6 has the reference figures for the first case (3x3,
 // 1x64x56x56 to 64 channels, pad 1): relaxvm's old im2col + i-k-j 13.5 ms, direct convolutions
 // 3.6-5.3 ms, im2col + Eigen 3.6 ms, torch 1.13 with oneDNN 1.25 ms.
 #include <relaxvm.hpp>
 #include <relaxvm/kernels/conv.hpp>
+#include <relaxvm/kernels/threads.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -29,6 +34,23 @@ namespace {
 struct conv_case {
   const char* name;
   std::int64_t c, h, w, m, kh, kw, stride, pad, group;
+};
+
+const conv_case bench_cases[] = {
+    {"3x3 64->64 56x56 pad 1 (the reference case)", 64, 56, 56, 64, 3, 3, 1, 1, 1},
+    {"ResNet18 conv1 7x7/2 3->64 224x224 pad 3", 3, 224, 224, 64, 7, 7, 2, 3, 1},
+    {"ResNet18 3x3/2 128->256 28x28 pad 1", 128, 28, 28, 256, 3, 3, 2, 1, 1},
+    {"ResNet18 3x3 512->512 7x7 pad 1", 512, 7, 7, 512, 3, 3, 1, 1, 1},
+    {"MobileNetV2 1x1 24->144 56x56", 24, 56, 56, 144, 1, 1, 1, 0, 1},
+    {"MobileNetV2 1x1 144->24 56x56", 144, 56, 56, 24, 1, 1, 1, 0, 1},
+    {"MobileNetV2 1x1 320->1280 7x7", 320, 7, 7, 1280, 1, 1, 1, 0, 1},
+    {"MobileNetV2 depthwise 3x3 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 1, 1, 144},
+    {"MobileNetV2 depthwise 3x3/2 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 2, 1, 144},
+    // Small ones, around the threads' threshold (kernels::detail::parallel_min_work).
+    {"small 3x3 16->16 28x28 pad 1", 16, 28, 28, 16, 3, 3, 1, 1, 1},
+    {"small 3x3 32->32 14x14 pad 1", 32, 14, 14, 32, 3, 3, 1, 1, 1},
+    {"small 1x1 64->64 14x14", 64, 14, 14, 64, 1, 1, 1, 0, 1},
+    {"small depthwise 3x3 96 28x28 pad 1", 96, 28, 28, 96, 3, 3, 1, 1, 96},
 };
 
 rv::tensor filled(std::vector<std::int64_t> dims, std::mt19937& rng) {
@@ -59,31 +81,62 @@ void naive(const conv_case& c, const float* x, const float* w, const float* b, f
   }
 }
 
+// Each case timed alternately on one thread and on `threads` (wall clock): best and median ms of
+// each, and the ratio of the medians (one thread over T: the speed-up).
+int compare_threads(int runs, int threads) {
+  std::mt19937 rng(42);
+  std::printf("kernels: %s, 1 thread against %d (alternating runs)\n", k::kernel_isa_name(k::kernel_isa_in_use()), threads);
+  std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "1: best", "1: median", "T: best", "T: median", "speed-up");
+  for (const conv_case& c : bench_cases) {
+    const std::int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
+    rv::tensor x = filled({1, c.c, c.h, c.w}, rng), w = filled({c.m, c.c / c.group, c.kh, c.kw}, rng), b = filled({c.m}, rng);
+    rv::tensor y1 = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
+    rv::tensor yt = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
+    const std::int64_t s[] = {c.stride, c.stride}, p[] = {c.pad, c.pad, c.pad, c.pad};
+    const rv::shape strides(std::span<const std::int64_t>(s, 2)), pads(std::span<const std::int64_t>(p, 4)), dil;
+    std::vector<double> ms[2];
+    for (int r = 0; r < runs; ++r)
+      for (int side = 0; side < 2; ++side) {
+        k::set_kernel_threads(side == 0 ? 1 : threads);
+        const rv::tensor& y = side == 0 ? y1 : yt;
+        (void)k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);  // untimed: new workers start
+        const auto t0 = bench::clock_type::now();
+        const rv::status st = k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);
+        const auto t1 = bench::clock_type::now();
+        if (!st.ok()) {
+          std::printf("%s: %s\n", c.name, std::string(st.error().message()).c_str());
+          return 1;
+        }
+        ms[side].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+    k::set_kernel_threads(1);
+    if (std::memcmp(y1.raw_data(), yt.raw_data(), static_cast<std::size_t>(y1.nbytes())) != 0) {
+      std::printf("%s: the output on %d threads differs from one thread's\n", c.name, threads);
+      return 1;
+    }
+    const double m1 = bench::median(ms[0]), mt = bench::median(ms[1]);
+    std::printf("%-48s %9.3f %9.3f %9.3f %9.3f %8.2fx\n", c.name, *std::min_element(ms[0].begin(), ms[0].end()), m1,
+                *std::min_element(ms[1].begin(), ms[1].end()), mt, m1 / mt);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 41;
+  int runs = 41, threads = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) runs = 3;
     else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
   }
-  const conv_case cases[] = {
-      {"3x3 64->64 56x56 pad 1 (the reference case)", 64, 56, 56, 64, 3, 3, 1, 1, 1},
-      {"ResNet18 conv1 7x7/2 3->64 224x224 pad 3", 3, 224, 224, 64, 7, 7, 2, 3, 1},
-      {"ResNet18 3x3/2 128->256 28x28 pad 1", 128, 28, 28, 256, 3, 3, 2, 1, 1},
-      {"ResNet18 3x3 512->512 7x7 pad 1", 512, 7, 7, 512, 3, 3, 1, 1, 1},
-      {"MobileNetV2 1x1 24->144 56x56", 24, 56, 56, 144, 1, 1, 1, 0, 1},
-      {"MobileNetV2 1x1 144->24 56x56", 144, 56, 56, 24, 1, 1, 1, 0, 1},
-      {"MobileNetV2 1x1 320->1280 7x7", 320, 7, 7, 1280, 1, 1, 1, 0, 1},
-      {"MobileNetV2 depthwise 3x3 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 1, 1, 144},
-      {"MobileNetV2 depthwise 3x3/2 144 56x56 pad 1", 144, 56, 56, 144, 3, 3, 2, 1, 144},
-  };
+  if (threads > 1) return compare_threads(runs, threads);
   std::mt19937 rng(42);
   // Which copy of the kernels runs (kernels/isa.hpp; RELAXVM_KERNEL_ISA=portable for the baseline one).
   std::printf("kernels: %s\n", k::kernel_isa_name(k::kernel_isa_in_use()));
   std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "MFLOP", "best ms", "GFLOP/s", "median ms", "GFLOP/s");
   int bad = 0;
-  for (const conv_case& c : cases) {
+  for (const conv_case& c : bench_cases) {
     const std::int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
     rv::tensor x = filled({1, c.c, c.h, c.w}, rng), w = filled({c.m, c.c / c.group, c.kh, c.kw}, rng), b = filled({c.m}, rng);
     rv::tensor y = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One executable and one registry, made once and shared read-only by 8 threads; each thread makes
 // its own virtual_machine and invokes a program 10,000 times, and every result is checked exactly
-// against a value computed on the main thread beforehand. tools/check.sh also runs this file under
-// ThreadSanitizer (docs/threads.md).
+// against a value computed on the main thread beforehand. The kernels' pool (kernels/threads.hpp)
+// is shared by 8 threads' Conv and MatMul calls. tools/check.sh also runs this file under
+// ThreadSanitizer (docs/threads.md); meson runs it again with RELAXVM_KERNEL_THREADS=2.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 #include <relaxvm.hpp>
+#include <relaxvm/kernels/conv.hpp>
+#include <relaxvm/kernels/linalg.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -271,3 +274,42 @@ TEST_CASE("the MLP (examples/mlp_program.hpp): 8 threads x 10,000 calls, n = 1 +
   });
 }
 #endif
+
+TEST_CASE("the kernels' pool: 8 threads' Conv and MatMul calls at once, each bit for bit as on one thread") {
+  namespace k = rv::kernels;
+  const int before = k::kernel_threads();
+  const auto filled = [](std::initializer_list<std::int64_t> d, float scale) {
+    rv::tensor t = rv::tensor::empty(rv::shape(d), rv::dtype::float32());
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * static_cast<float>((i * 7919) % 201 - 100);
+    return t;
+  };
+  // Each a little over the threads' threshold (2^21 multiply-adds in this test: tests/meson.build).
+  const rv::tensor x = filled({1, 16, 24, 24}, 0.01f), w = filled({32, 16, 3, 3}, 0.003f), b = filled({32}, 0.1f);
+  const rv::tensor a = filled({128, 160}, 0.02f), m = filled({160, 128}, 0.005f);
+  const rv::shape ones{1, 1}, pads{1, 1, 1, 1}, none{};
+  const auto conv = [&](const rv::tensor& y) { return k::Conv_out(x, w, b, k::notset, 1, ones, pads, none, y); };
+  k::set_kernel_threads(1);
+  const rv::tensor conv_want = rv::tensor::empty(rv::shape{1, 32, 24, 24}, rv::dtype::float32());
+  const rv::tensor mm_want = rv::tensor::empty(rv::shape{128, 128}, rv::dtype::float32());
+  REQUIRE(conv(conv_want).ok());
+  REQUIRE(k::MatMul_out(a, m, mm_want).ok());
+  k::set_kernel_threads(before > 1 ? before : 2);
+  constexpr int calls = 12;
+  std::atomic<int> checked{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < num_threads; ++t)
+    threads.emplace_back([&] {
+      const rv::tensor y = rv::tensor::empty(rv::shape{1, 32, 24, 24}, rv::dtype::float32());
+      const rv::tensor z = rv::tensor::empty(rv::shape{128, 128}, rv::dtype::float32());
+      for (int i = 0; i < calls; ++i) {
+        const bool ok_conv = conv(y).ok() && std::memcmp(y.raw_data(), conv_want.raw_data(), static_cast<std::size_t>(y.nbytes())) == 0;
+        const bool ok_mm = k::MatMul_out(a, m, z).ok() && std::memcmp(z.raw_data(), mm_want.raw_data(), static_cast<std::size_t>(z.nbytes())) == 0;
+        wrong.fetch_add(!ok_conv + !ok_mm);
+        checked.fetch_add(2);
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  k::set_kernel_threads(before);
+  CHECK(wrong.load() == 0);
+  CHECK(checked.load() == num_threads * calls * 2);
+}

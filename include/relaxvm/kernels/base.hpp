@@ -203,6 +203,17 @@ inline dims broadcast_strides(std::span<const std::int64_t> in, const dims& out)
   return s;
 }
 
+/// The offsets (as for_each_index gives them) of `shape`'s element number `index` (row-major).
+template <std::size_t N>
+void index_offsets(const dims& shape, const dims (&strides)[N], std::int64_t index, std::int64_t (&off)[N]) {
+  for (std::size_t n = 0; n < N; ++n) off[n] = 0;
+  for (int k = shape.rank - 1; k >= 0; --k) {
+    const std::int64_t i = index % shape[k];
+    index /= shape[k];
+    for (std::size_t n = 0; n < N; ++n) off[n] += i * strides[n][k];
+  }
+}
+
 /// Calls f(out_index, offsets) for every element of `shape` in row-major order, offsets[n] being
 /// operand n's element offset under strides[n]. Carries into the outer dims once per row.
 template <std::size_t N, class F>

@@ -12,7 +12,8 @@
 // reach past the input's edges copy each row's stretch into a zero-padded stack buffer
 // (max_segment elements) first; interior tiles read the input directly, with unit-stride vector
 // loads at stride 1. The kernels are in conv_body.inc, compiled once per instruction set
-// (isa.hpp); detail::conv_run runs the copy for the CPU.
+// (isa.hpp); detail::conv_run runs the copy for the CPU, cut into parts for the kernels' threads
+// where they are on (threads.hpp).
 #ifndef RELAXVM_KERNELS_CONV_HPP
 #define RELAXVM_KERNELS_CONV_HPP
 
@@ -26,6 +27,7 @@
 #include "gemm.hpp"
 #include "isa.hpp"
 #include "simd.hpp"
+#include "threads.hpp"
 #include "window.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
@@ -85,10 +87,39 @@ namespace relaxvm::RELAXVM_ABI::kernels {
 
 namespace detail {
 
-/// Conv of N batches in G groups, with the kernels of the instruction set in use.
+/// Conv of N batches in G groups, with the kernels of the instruction set in use; where it is
+/// large enough, on the kernels' threads (kernels/threads.hpp): many (batch, group) pairs are
+/// shared out whole, else each pair's block is cut (output channels or positions for the
+/// product, output rows for the direct tiles). Each output is summed as on one thread.
 template <class T>
 void conv_run(const conv_problem<T>& a, std::int64_t N, std::int64_t G) {
-  RELAXVM_DETAIL_ISA_CALL(conv_run<T>, (a, N, G));
+  const std::int64_t pairs = N * G;
+  const double work = static_cast<double>(pairs) * static_cast<double>(a.Mg) * static_cast<double>(a.win.out_size()) *
+                      static_cast<double>(a.Cg) * static_cast<double>(a.kk);
+  const int width = kernel_width(work);
+  if (width <= 1) {
+    RELAXVM_DETAIL_ISA_CALL(conv_run<T>, (a, N, G));
+    return;
+  }
+  const kernel_isa isa = kernel_isa_in_use();  // one copy for every part
+  const out_block whole = isa_portable::conv_pair_block(a);
+  if (pairs >= 2 * width) {
+    const std::int64_t parts = pairs < 4 * width ? pairs : 4 * width;
+    auto part = [&](std::int64_t i) {
+      std::int64_t p0 = 0, p1 = 0;
+      part_range(pairs, parts, i, p0, p1);
+      for (std::int64_t p = p0; p < p1; ++p) RELAXVM_DETAIL_ISA_CALL_WITH(isa, conv_pair<T>, (a, p / G, p % G, whole));
+    };
+    return run_parts(parts, part);
+  }
+  std::int64_t ru = 1, cu = 1;
+  RELAXVM_DETAIL_ISA_CALL_WITH(isa, conv_units<T>, (a, ru, cu));
+  const block_split split = block_split::make(whole, ru, cu, width);
+  auto part = [&](std::int64_t i) {
+    const std::int64_t p = i / split.parts;
+    RELAXVM_DETAIL_ISA_CALL_WITH(isa, conv_pair<T>, (a, p / G, p % G, split.block(i % split.parts)));
+  };
+  run_parts(pairs * split.parts, part);
 }
 
 /// The checks Conv and ConvTranspose share: x [N, C, spatial...] and w of x's float type and

@@ -118,18 +118,24 @@ inline kernel_isa set_kernel_isa(kernel_isa want) noexcept {
 
 }  // namespace relaxvm::RELAXVM_ABI::kernels
 
-/// Calls detail::isa_<ISA>::FN ARGS for the instruction set in use (a statement; FN returns void).
+/// Calls detail::isa_<ISA>::FN ARGS for the instruction set ISA (a kernel_isa; a statement, FN
+/// returns void), or for the one in use (RELAXVM_DETAIL_ISA_CALL).
 #if RELAXVM_KERNEL_DISPATCH
-#define RELAXVM_DETAIL_ISA_CALL(FN, ARGS)                                      \
+#define RELAXVM_DETAIL_ISA_CALL_WITH(ISA, FN, ARGS)                            \
   do {                                                                         \
-    switch (::relaxvm::kernels::kernel_isa_in_use()) {                         \
+    switch (ISA) {                                                             \
       case ::relaxvm::kernels::kernel_isa::avx512: isa_avx512::FN ARGS; break; \
       case ::relaxvm::kernels::kernel_isa::avx2: isa_avx2::FN ARGS; break;     \
       default: isa_portable::FN ARGS; break;                                   \
     }                                                                          \
   } while (false)
 #else
-#define RELAXVM_DETAIL_ISA_CALL(FN, ARGS) isa_portable::FN ARGS
+#define RELAXVM_DETAIL_ISA_CALL_WITH(ISA, FN, ARGS) \
+  do {                                              \
+    (void)(ISA);                                    \
+    isa_portable::FN ARGS;                          \
+  } while (false)
 #endif
+#define RELAXVM_DETAIL_ISA_CALL(FN, ARGS) RELAXVM_DETAIL_ISA_CALL_WITH(::relaxvm::kernels::kernel_isa_in_use(), FN, ARGS)
 
 #endif  // RELAXVM_KERNELS_ISA_HPP

@@ -49,11 +49,14 @@ inline status check_product_type(std::string_view fn, const tensor& t, std::size
 }
 
 /// C (m x n) += alpha * A B in gemm_t<T>: the same memory, read as the unsigned twin for integers.
+/// Alone: on the calling thread (a part of a call the kernels' threads already share), else cut
+/// for them where it is large enough (gemm.hpp).
 template <class T>
-void product_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc) {
+void product_acc(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, mat<T> a, mat<T> b, T* c, std::int64_t ldc, bool alone = false) {
   using U = gemm_t<T>;
-  gemm_acc<U>(m, n, k, static_cast<U>(alpha), mat<U>{reinterpret_cast<const U*>(a.p), a.rs, a.cs},
-              mat<U>{reinterpret_cast<const U*>(b.p), b.rs, b.cs}, reinterpret_cast<U*>(c), ldc);
+  const mat<U> au{reinterpret_cast<const U*>(a.p), a.rs, a.cs}, bu{reinterpret_cast<const U*>(b.p), b.rs, b.cs};
+  if (alone) gemm_acc_alone<U>(m, n, k, static_cast<U>(alpha), au, bu, reinterpret_cast<U*>(c), ldc);
+  else gemm_acc<U>(m, n, k, static_cast<U>(alpha), au, bu, reinterpret_cast<U*>(c), ldc);
 }
 
 }  // namespace detail
@@ -92,7 +95,26 @@ inline status MatMul_out(const tensor& a, const tensor& b, const tensor& out) {
       T* o = static_cast<T*>(out.raw_data());
       const std::int64_t total = out.numel();
       for (std::int64_t i = 0; i < total; ++i) o[i] = T(0);
-      if (batch.count() == 0 || m == 0 || n == 0 || k == 0) return;
+      const std::int64_t count = batch.count();
+      if (count == 0 || m == 0 || n == 0 || k == 0) return;
+      // Many small products (attention's heads) are shared out whole among the kernels' threads;
+      // few large ones are each cut into blocks (gemm_acc).
+      const double each = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+      const int width = detail::kernel_width(each * static_cast<double>(count));
+      if (width > 1 && count > 1 && (each < detail::parallel_min_work || count >= 2 * width)) {
+        const std::int64_t parts = count < 4 * width ? count : 4 * width;
+        auto part = [&](std::int64_t i) {
+          std::int64_t b0 = 0, b1 = 0;
+          detail::part_range(count, parts, i, b0, b1);
+          for (std::int64_t bi = b0; bi < b1; ++bi) {
+            std::int64_t off[2];
+            detail::index_offsets(batch, strides, bi, off);
+            detail::product_acc<T>(m, n, k, T(1), detail::mat<T>{pa + off[0] * m * k, k, 1}, detail::mat<T>{pb + off[1] * k * n, n, 1},
+                                   o + bi * m * n, n, true);
+          }
+        };
+        return detail::run_parts(parts, part);
+      }
       detail::for_each_index(batch, strides, [&](std::int64_t bi, const std::int64_t* off) {
         const detail::mat<T> am{pa + off[0] * m * k, k, 1};
         const detail::mat<T> bm{pb + off[1] * k * n, n, 1};

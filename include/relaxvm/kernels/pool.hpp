@@ -2,7 +2,8 @@
 // Pooling (ONNX's MaxPool with its optional Indices, AveragePool, LpPool, and their Global forms)
 // over NC(D)HW tensors: 1 to 3 spatial dims, strides, dilations, pads, auto_pad, ceil_mode. Each
 // output element reduces the taps of its window that fall inside the input; padding takes no
-// part, except in AveragePool's divisor with count_include_pad.
+// part, except in AveragePool's divisor with count_include_pad. Large poolings share their
+// planes out among the kernels' threads (kernels/threads.hpp).
 #ifndef RELAXVM_KERNELS_POOL_HPP
 #define RELAXVM_KERNELS_POOL_HPP
 
@@ -15,6 +16,7 @@
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "base.hpp"
 #include "conv.hpp"  // valid_taps
+#include "threads.hpp"
 #include "window.hpp"
 
 namespace relaxvm::RELAXVM_ABI::kernels {
@@ -37,17 +39,17 @@ inline status pool_setup(std::string_view fn, const tensor& x, std::uint32_t set
   return check_alias(fn, x, 0, out, false);
 }
 
-/// Calls f(plane, out_offset, taps) for every output element: `taps` visits (input offset in the
-/// plane) for each tap of the window inside the input, and `padded_count` counts the taps inside
-/// the padded input.
+/// Calls f(plane, out_offset, taps, padded_count) for every output element of planes [pl0, pl1):
+/// `taps` visits (input offset in the plane) for each tap of the window inside the input, and
+/// `padded_count` counts the taps inside the padded input.
 template <class F>
-void pool_each(const window& w, std::int64_t planes, F&& f) {
+void pool_planes(const window& w, std::int64_t pl0, std::int64_t pl1, F& f) {
   const std::int64_t D = w.in[0], H = w.in[1], W = w.in[2];
   const std::int64_t OD = w.out[0], OH = w.out[1], OW = w.out[2];
   // Columns [lo, hi) have every tap inside the input (and so inside the padded input): no divisions.
   std::int64_t lo = 0, hi = 0;
   interior(w, 2, lo, hi);
-  for (std::int64_t pl = 0; pl < planes; ++pl) {
+  for (std::int64_t pl = pl0; pl < pl1; ++pl) {
     std::int64_t o = pl * OD * OH * OW;
     for (std::int64_t od = 0; od < OD; ++od) {
       std::int64_t kd0, kd1, pd0, pd1;
@@ -79,6 +81,22 @@ void pool_each(const window& w, std::int64_t planes, F&& f) {
       }
     }
   }
+}
+
+/// pool_planes over every plane; where the pooling is large enough, the planes are shared out
+/// among the kernels' threads (kernels/threads.hpp): f must only write its output element.
+template <class F>
+void pool_each(const window& w, std::int64_t planes, F&& f) {
+  const double work = static_cast<double>(planes) * static_cast<double>(w.out_size()) * static_cast<double>(w.k[0] * w.k[1] * w.k[2]);
+  const int width = kernel_width(work);
+  if (width <= 1 || planes < 2) return pool_planes(w, 0, planes, f);
+  const std::int64_t parts = planes < 4 * width ? planes : 4 * width;
+  auto part = [&](std::int64_t i) {
+    std::int64_t pl0 = 0, pl1 = 0;
+    part_range(planes, parts, i, pl0, pl1);
+    pool_planes(w, pl0, pl1, f);
+  };
+  run_parts(parts, part);
 }
 
 }  // namespace detail
