@@ -177,7 +177,10 @@ loaded load(const std::string& path, const std::string& params_path, const limit
   switch (f) {
     case format::onnx: {
       const std::size_t size = bytes.size();
-      if (!keep_ir) {  // mapped again, its pages given back as the weights are copied: held once
+      // A regular file is mapped again, its pages given back as the weights are copied: the
+      // weights are held once. A pipe (/dev/stdin) keeps the bytes read.
+      std::error_code ec;
+      if (!keep_ir && std::filesystem::is_regular_file(path, ec)) {
         std::vector<std::byte>().swap(bytes);
         return {check(rv::onnx::load_file(path, onnx_options(lim)), path), f, size, {}};
       }

@@ -646,13 +646,14 @@ rv::executable load_onnx(const py::object& src, const py::object& upper_bounds) 
       opt.upper_bounds.emplace_back(py::cast<std::string>(k), static_cast<std::int64_t>(bound));
     }
   }
-  if (PyUnicode_Check(src.ptr()) || py::hasattr(src, "__fspath__")) {
-    // A path: mapped (onnx::load_file), each weight's pages given back once it is copied, so the
-    // weights are held once while the model loads. Python's open() first, for its own errors
-    // (FileNotFoundError, IsADirectoryError, PermissionError).
+  if ((PyUnicode_Check(src.ptr()) || py::hasattr(src, "__fspath__")) &&
+      py::cast<bool>(py::module_::import("os.path").attr("isfile")(src))) {
+    // A regular file: mapped (onnx::load_file), each weight's pages given back once it is copied,
+    // so the weights are held once while the model loads. Python's open() first, for its own
+    // errors (PermissionError); anything else (missing, a directory, a pipe) is read below.
     py::module_::import("builtins").attr("open")(src, "rb").attr("close")();
-    const std::string path = py::cast<std::string>(py::module_::import("os").attr("fsdecode")(src));
-    return unwrap(rv::onnx::load_file(path, opt));
+    const py::bytes encoded = py::module_::import("os").attr("fsencode")(src);  // any bytes the system takes
+    return unwrap(rv::onnx::load_file(std::string(encoded), opt));
   }
   const py::bytes bytes = bytes_of(src, "relaxvm.onnx.load");
   return unwrap(rv::onnx::load(span_of(bytes), opt));

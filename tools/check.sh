@@ -44,10 +44,14 @@ stage() {  # name, command...: runs one stage, notes whether it failed, and retu
   fi
 }
 
-setup() {  # dir, compiler, meson options...
-  local dir=$1 cxx=$2
+setup() {  # dir, compiler, meson options...: a directory made by an earlier version of this script
+  local dir=$1 cxx=$2  # gets the options this one passes (an edit loop's build-gcc, an old build-clang)
   shift 2
-  [ -d "$dir" ] || CXX=$cxx meson setup "$dir" "$@" >/dev/null
+  if [ -d "$dir" ]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    CXX=$cxx meson setup "$dir" "$@" >/dev/null
+  fi
 }
 
 run() {  # name, compiler, extra meson options...

@@ -465,6 +465,18 @@ TEST_CASE("MaxPool: integer types, column-major indices, errors") {
   CHECK(message(k::LpPool_out(x, k::notset, 0, 0.0, rv::shape{2, 2}, rv::shape(), rv::shape(), rv::shape(), y)).find("onnx.LpPool: p must be positive") == 0);
   rv::tensor x2 = rv::tensor::empty(rv::shape{1, 4}, rv::dtype::float32());
   CHECK(message(k::AveragePool_out(x2, k::notset, 0, 0, rv::shape{2}, rv::shape(), rv::shape(), rv::shape(), y)).find("the input has 2 dimensions") != std::string::npos);
+  // Windows whose sizes would overflow int64 in the offsets and tap counts (undefined in C++) are
+  // refused: every kernel dim, stride, dilation and pad is at most 2^30.
+  constexpr std::int64_t t40 = std::int64_t{1} << 40, t41 = std::int64_t{1} << 41;
+  rv::tensor x5 = rv::tensor::empty(rv::shape{1, 1, 1, 1, 1}, rv::dtype::float32());
+  rv::tensor y5 = rv::tensor::empty(rv::shape{1, 1, 1, 1, 1}, rv::dtype::float32());
+  CHECK(message(k::MaxPool_out(x5, k::notset, 0, 0, rv::shape{1, t40, t40}, rv::shape{1, t41, t41}, rv::shape{0, t40, t40, 0, t40, t40},
+                               rv::shape(), y5, rv::tensor()))
+            .find("onnx.MaxPool: the kernel's dimension 1 is 1099511627776; it must be at most 1073741824") == 0);
+  CHECK(message(k::MaxPool_out(x5, k::notset, 0, 0, rv::shape{1, 1, 1}, rv::shape{1, t41, 1}, rv::shape(), rv::shape(), y5, rv::tensor()))
+            .find("strides has 2199023255552; each must be at most 1073741824") != std::string::npos);
+  CHECK(message(k::AveragePool_out(x5, k::notset, 0, 0, rv::shape{1, 1, 1}, rv::shape(), rv::shape{0, 0, t40, 0, 0, 0}, rv::shape(), y5))
+            .find("pads has a value over 1073741824") != std::string::npos);
 }
 
 TEST_CASE("Pools: empty tensors") {

@@ -203,7 +203,9 @@ inline status resolve_transpose(std::string_view fn, std::span<const std::int64_
     const int j = o + i;
     if (op[j] >= w.s[j] && op[j] >= w.d[j])
       return value_error(fn, ": output_padding ", op[j], " must be less than the stride or the dilation");
-    const std::int64_t full = w.s[j] * (w.in[j] - 1) + op[j] + w.extent(j);
+    std::int64_t full = 0;  // s * (in - 1) + output_padding + extent; an empty input may have any dims
+    if (!relaxvm::detail::checked_mul(w.s[j], w.in[j] - 1, full) || !relaxvm::detail::checked_add(full, op[j] + w.extent(j), full))
+      return value_error(fn, ": the output's spatial dimension ", i, " does not fit in int64");
     const bool same = auto_pad == same_upper || auto_pad == same_lower;
     if (!os.empty() || same) {
       w.out[j] = !os.empty() ? os[static_cast<std::size_t>(i)] : w.in[j] * w.s[j];
@@ -217,6 +219,7 @@ inline status resolve_transpose(std::string_view fn, std::span<const std::int64_
         w.pb[j] = p[static_cast<std::size_t>(i)];
         w.pe[j] = p[static_cast<std::size_t>(i + n)];
         if (w.pb[j] < 0 || w.pe[j] < 0) return value_error(fn, ": pads has a negative value");
+        if (w.pb[j] > max_window_value || w.pe[j] > max_window_value) return value_error(fn, ": pads has a value over ", max_window_value);
       }
       w.out[j] = full - w.pb[j] - w.pe[j];
       if (w.out[j] < 0) return value_error(fn, ": the pads (", w.pb[j] + w.pe[j], ") exceed the output (", full, ") along spatial dimension ", i);

@@ -40,6 +40,15 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+// Without exceptions std::thread's constructor aborts when the system refuses a thread: there the
+// workers are POSIX threads, whose refusal is a return code (the pool then has fewer workers).
+#if !defined(__cpp_exceptions) && __has_include(<pthread.h>)
+#define RELAXVM_DETAIL_POOL_PTHREADS 1
+#include <new>
+#include <pthread.h>
+#else
+#define RELAXVM_DETAIL_POOL_PTHREADS 0
+#endif
 #endif
 
 namespace relaxvm::RELAXVM_ABI::kernels {
@@ -129,7 +138,19 @@ class kernel_pool {
       for (int i = 0; i < n; ++i) threads_.emplace_back([this, seen] { work(seen); });
     } catch (...) {  // std::system_error or std::bad_alloc: fewer workers
     }
-#else
+#elif RELAXVM_DETAIL_POOL_PTHREADS
+    threads_.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      auto* arg = new (std::nothrow) start{this, seen};
+      pthread_t t;
+      if (arg == nullptr) break;
+      if (pthread_create(&t, nullptr, &start::run, arg) != 0) {
+        delete arg;
+        break;
+      }
+      threads_.push_back(t);
+    }
+#else  // no exceptions and no POSIX threads: a refused thread aborts in the standard library
     threads_.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) threads_.emplace_back([this, seen] { work(seen); });
 #endif
@@ -182,7 +203,11 @@ class kernel_pool {
       stop_ = true;
     }
     wake_.notify_all();
+#if RELAXVM_DETAIL_POOL_PTHREADS
+    for (pthread_t t : threads_) pthread_join(t, nullptr);
+#else
     for (std::thread& t : threads_) t.join();
+#endif
     threads_.clear();
     std::lock_guard<std::mutex> lock(m_);
     stop_ = false;
@@ -190,7 +215,21 @@ class kernel_pool {
 
   std::mutex m_;
   std::condition_variable wake_, left_;
+#if RELAXVM_DETAIL_POOL_PTHREADS
+  struct start {  // a POSIX worker's argument
+    kernel_pool* pool;
+    std::uint64_t seen;
+    static void* run(void* p) noexcept {
+      const start s = *static_cast<start*>(p);
+      delete static_cast<start*>(p);
+      s.pool->work(s.seen);
+      return nullptr;
+    }
+  };
+  std::vector<pthread_t> threads_;
+#else
   std::vector<std::thread> threads_;
+#endif
   int target_ = 0;
   part_fn fn_ = nullptr;
   void* ctx_ = nullptr;

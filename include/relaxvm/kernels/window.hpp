@@ -35,8 +35,12 @@ struct window {
   std::int64_t extent(int i) const { return (k[i] - 1) * d[i] + 1; }
 };
 
-/// An int list attribute of `n` values (`dflt` each when the list is empty), each at least `lo`,
-/// written to out[3 - n ...] (the padded layout).
+/// The largest kernel dim, stride, dilation and pad a window takes (2^30): with the taps' product
+/// checked too, every offset and count the kernels compute from them fits in int64.
+inline constexpr std::int64_t max_window_value = std::int64_t{1} << 30;
+
+/// An int list attribute of `n` values (`dflt` each when the list is empty), each at least `lo`
+/// and at most max_window_value, written to out[3 - n ...] (the padded layout).
 inline status read_list(std::string_view fn, std::string_view what, const shape& v, int n, std::int64_t dflt, std::int64_t lo,
                         std::int64_t* out) {
   const std::span<const std::int64_t> d = v.dims();
@@ -45,6 +49,7 @@ inline status read_list(std::string_view fn, std::string_view what, const shape&
   for (int i = 0; i < n; ++i) {
     const std::int64_t x = d.empty() ? dflt : d[static_cast<std::size_t>(i)];
     if (x < lo) return value_error(fn, ": ", what, " has ", x, "; each must be at least ", lo);
+    if (x > max_window_value) return value_error(fn, ": ", what, " has ", x, "; each must be at most ", max_window_value);
     out[max_spatial - n + i] = x;
   }
   return {};
@@ -65,7 +70,12 @@ inline status begin_window(std::string_view fn, std::span<const std::int64_t> sp
     w.in[o + i] = spatial[static_cast<std::size_t>(i)];
     w.k[o + i] = kernel[static_cast<std::size_t>(i)];
     if (w.k[o + i] < 1) return value_error(fn, ": the kernel's dimension ", i, " is ", w.k[o + i], "; it must be at least 1");
+    if (w.k[o + i] > max_window_value)
+      return value_error(fn, ": the kernel's dimension ", i, " is ", w.k[o + i], "; it must be at most ", max_window_value);
   }
+  std::int64_t taps = 1;
+  if (!relaxvm::detail::checked_mul(w.k[0], w.k[1], taps) || !relaxvm::detail::checked_mul(taps, w.k[2], taps))
+    return value_error(fn, ": the kernel has more taps than int64 counts");
   RELAXVM_TRY(read_list(fn, "strides", strides, n, 1, 1, w.s));
   return read_list(fn, "dilations", dilations, n, 1, 1, w.d);
 }
@@ -96,6 +106,8 @@ inline status resolve_window(std::string_view fn, std::span<const std::int64_t> 
       w.pb[j] = p[static_cast<std::size_t>(i)];
       w.pe[j] = p[static_cast<std::size_t>(i + n)];
       if (w.pb[j] < 0 || w.pe[j] < 0) return value_error(fn, ": pads has a negative value");
+      if (w.pb[j] > max_window_value || w.pe[j] > max_window_value)
+        return value_error(fn, ": pads has a value over ", max_window_value);
     }
     const std::int64_t span = w.in[j] + w.pb[j] + w.pe[j] - ek;
     if (span < 0)

@@ -213,13 +213,13 @@ class graph_importer {
     }
     RELAXVM_TRY_ASSIGN(entry * cond, c.input(0));
     if (cond->dt != relaxvm::dtype::bool_()) return c.fail("the condition is ", cond->dt, "; If takes bool");
-    std::int64_t count = 1;
+    // One element: every known dim 1 (no product, which could overflow); dims known only at run
+    // time are matched to 1 there.
     bool known = true;
     for (const ir::sym& d : cond->dims) {
-      if (d.is_const()) count *= d.ref().value;
-      else known = false;
+      if (!d.is_const()) known = false;
+      else if (d.ref().value != 1) return c.fail("the condition has a dimension of ", d.ref().value, "; If takes one element");
     }
-    if (known && count != 1) return c.fail("the condition holds ", count, " elements; If takes one");
     if (cond->is_constant()) {
       RELAXVM_TRY_ASSIGN(tensor t, cond->value());
       const int k = *static_cast<const std::uint8_t*>(t.raw_data()) != 0 ? 0 : 1;  // a bool is one byte
@@ -228,6 +228,7 @@ class graph_importer {
 
     // The if_ is outside any dataflow block: end this one, making what is read after it visible.
     RELAXVM_TRY_ASSIGN(ir::var cv, st_.operand_of(*cond));
+    if (!known) cv = (*df_)->match_cast(cv, tensor_struct(std::vector<ir::sym>(cond->dims.size(), ir::sym(1)), cond->dt));
     (*df_)->output(cv);
     for (std::string_view name : st_.take_recent()) {
       const entry* e = st_.find(name);

@@ -48,14 +48,19 @@ class mapped_file {
   }
   ~mapped_file() { unmap(); }
 
-  /// Opens `path`, a regular file.
+  /// Opens `path`, a regular file. While it is mapped the file must not shrink: reading a page
+  /// past a new end is SIGBUS, as with every mapped file (replace a model by renaming a new file
+  /// over it, which keeps the old one whole, not by writing into it).
   static result<mapped_file> open(const std::string& path) {
     mapped_file f;
 #if RELAXVM_DETAIL_ONNX_MMAP
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return runtime_error("onnx: cannot open '", path, "': ", std::strerror(errno));
+    // A FIFO would block open() until a writer came: look first, and never wait (O_NONBLOCK).
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (::stat(path.c_str(), &st) != 0) return runtime_error("onnx: cannot open '", path, "': ", std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return runtime_error("onnx: '", path, "' is not a regular file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return runtime_error("onnx: cannot open '", path, "': ", std::strerror(errno));
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since
       ::close(fd);
       return runtime_error("onnx: '", path, "' is not a regular file");
     }

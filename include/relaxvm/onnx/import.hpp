@@ -166,11 +166,17 @@ class import_state {
   /// first time a kernel takes it).
   result<ir::var> operand_of(entry& e) {
     if (e.what == entry::kind::tensor || e.emitted) return e.v;
-    if (!e.name.empty()) recent_.push_back(e.name);
-    if (scopes_ > 0) {
-      undo u;
-      u.emitted = &e;  // entries do not move: the map's nodes are stable, and undone in reverse order
-      undo_.push_back(std::move(u));
+    // Only the map's own entries are remembered: a converter's local copy of an entry (a Slice's
+    // starts read at run time, ConstantOfShape's shape) dies with its call, and undoing it when
+    // the branch closes would write through a dangling pointer.
+    const auto it = e.name.empty() ? values_.end() : values_.find(e.name);
+    if (it != values_.end() && &it->second == &e) {
+      recent_.push_back(e.name);
+      if (scopes_ > 0) {
+        undo u;
+        u.emitted = &e;  // the map's nodes do not move, and are undone in reverse order
+        undo_.push_back(std::move(u));
+      }
     }
     if (e.is_constant() && e.data != nullptr && !e.host.defined()) {
       // A weight goes from the file straight into the IR constant's bytes (no tensor between),
