@@ -228,7 +228,7 @@ class graph_importer {
 
     // The if_ is outside any dataflow block: end this one, making what is read after it visible.
     RELAXVM_TRY_ASSIGN(ir::var cv, st_.operand_of(*cond));
-    if (!known) cv = (*df_)->match_cast(cv, tensor_struct(std::vector<ir::sym>(cond->dims.size(), ir::sym(1)), cond->dt));
+    if (!known) cv = st_.fn().match_cast(cv, tensor_struct(std::vector<ir::sym>(cond->dims.size(), ir::sym(1)), cond->dt));
     (*df_)->output(cv);
     for (std::string_view name : st_.take_recent()) {
       const entry* e = st_.find(name);
