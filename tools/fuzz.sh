@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of fuzz/ with clang 16 (ASan, UBSan, LeakSanitizer) and runs each
 # for SECONDS (default 60): first over every past finding in fuzz/regressions/<target>/ (each must
 # pass now), then from the seed corpus that fuzz/make_corpus writes. A finding stops the script
-# with a failure; its input is in build-fuzz/findings-<target>-*: add it to fuzz/regressions/.
+# with a failure; its input is in BUILD_DIR/findings-<target>-*: add it to fuzz/regressions/.
 #
 #   tools/fuzz.sh [SECONDS] [BUILD_DIR]
 #
