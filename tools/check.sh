@@ -2,9 +2,9 @@
 # Builds and runs every test: with g++ 12, and with clang 16 under AddressSanitizer (with
 # LeakSanitizer) and UndefinedBehaviorSanitizer. Both use -Wall -Wextra -Werror, and both run the
 # unit tests and the compile-fail tests; g++ also builds the tests with -fno-exceptions -fno-rtti and
-# runs the single-header tests, the examples, packaging and the firmware suite; then the thread test
-# (tests/threads/) with clang 16 under ThreadSanitizer,
-# the examples again and the benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
+# runs the single-header tests, packaging and the firmware suite (with --quick, the examples too);
+# then the thread test (tests/threads/) with clang 16 under ThreadSanitizer, the examples and the
+# benchmarks (a short run) at -O3 (the build tools/bench.sh uses),
 # and each libFuzzer target for 5 seconds (tools/fuzz.sh; built in the sanitizer build).
 # Installs the Debian packages it needs first.
 #
@@ -85,7 +85,11 @@ fi
 # The test builds do not optimize and keep no debug information (clang keeps line tables for the
 # sanitizers' reports): compiling is most of this script's time; g++ -O1 costs 1.7x -O0 per test
 # file, -O2 -g 2x more (clang with ASan: 4x). The -O3 build below keeps the optimizer's warnings.
-run gcc g++ -Doptimization=0 -Ddebug=false -Dbench=false
+# The full run builds and runs the examples once, in the -O3 build below; --quick (the edit loop)
+# runs them here.
+gcc_examples=false
+if [ $quick -eq 1 ]; then gcc_examples=true; fi
+run gcc g++ -Doptimization=0 -Ddebug=false -Dbench=false -Dexamples=$gcc_examples
 if [ $quick -eq 1 ]; then
   echo
   if [ ${#failed[@]} -eq 0 ]; then
@@ -99,9 +103,9 @@ if [ $quick -eq 1 ]; then
 fi
 # The firmware suite (arm-none-eabi-g++ and QEMU) does not depend on the host compiler: once is enough.
 test_args=(--no-suite firmware)
-# The -fno-exceptions variants already ran in the g++ build, the benchmarks run in the -O3 build,
-# and the examples in both: the sanitizer build skips them (it builds every test and the library
-# code the examples call).
+# The -fno-exceptions variants already ran in the g++ build, and the benchmarks and the examples
+# run in the -O3 build: the sanitizer build skips them (it builds every test and the library code
+# the examples call).
 # It also builds the libFuzzer targets (fuzz/, run at the end): with -fsanitize=fuzzer-no-link
 # everywhere they share its objects (the compiled libraries) instead of a build of their own.
 run clang clang++-16 -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=0 -Ddebug=false \
