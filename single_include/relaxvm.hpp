@@ -2955,6 +2955,7 @@ namespace relaxvm::RELAXVM_ABI {
 /// The register file function `f` needs as written: its inputs and every register it names (special
 /// registers and numbers no register file could hold excepted). For a formalized program this is
 /// what formalize() computes.
+template <class Unused = void>  // instantiated where used
 constexpr std::int64_t used_register_file_size(const exec_view& v, const func_info& f) {
   std::int64_t size = f.num_args;
   auto use = [&](std::int64_t r) {
@@ -2985,6 +2986,7 @@ constexpr std::int64_t used_register_file_size(const exec_view& v, const func_in
 /// renamed register, so that it can never alias a defined one. (The reference's Formalize lets
 /// such reads alias, and its checker then accepts them.) The layout's instruction stream must be
 /// well formed (the builder's always is).
+template <class Unused = void>  // instantiated where used (the builder's finish(), io/text.hpp)
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;
@@ -3095,7 +3097,13 @@ namespace relaxvm::RELAXVM_ABI {
 
 template <class> class basic_executable;
 using executable = basic_executable<void>;  // io/executable.hpp; get() names it only when instantiated
-class exec_builder;
+template <class Unused = void>
+class basic_exec_builder;
+/// The builder. A class template only so that a translation unit pays for the members it uses: in
+/// separate compilation (base/config.hpp) the compiled library holds the code of
+/// basic_exec_builder<void>, and a user's translation unit generates none of it (it still reads
+/// the members it calls, as constant evaluation needs them).
+using exec_builder = basic_exec_builder<void>;
 
 /// Customization point: how a C++ value becomes a constant. Specialize with
 /// `static std::int64_t add(exec_builder&, const T&)`; runtime/constant.hpp does so for values,
@@ -3111,12 +3119,13 @@ struct build_output {
   constexpr bool ok() const { return message.empty(); }
 };
 
-class exec_builder {
+template <class Unused>
+class basic_exec_builder {
  public:
   /// Ends its function when it goes out of scope.
   class [[nodiscard]] function_scope {
    public:
-    constexpr explicit function_scope(exec_builder* b, std::source_location where = std::source_location::current())
+    constexpr explicit function_scope(basic_exec_builder* b, std::source_location where = std::source_location::current())
         : b_(b), where_(where) {}
     constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)), where_(o.where_) {}
     function_scope(const function_scope&) = delete;
@@ -3129,11 +3138,11 @@ class exec_builder {
     }
 
    private:
-    exec_builder* b_;
+    basic_exec_builder* b_;
     std::source_location where_;  // of the function() call: an empty function is reported there
   };
 
-  constexpr exec_builder() = default;
+  constexpr basic_exec_builder() = default;
 
   // ---- functions -------------------------------------------------------------------------
 
@@ -3494,7 +3503,7 @@ class exec_builder {
   constexpr build_output finish() && {
     build_output out;
     if (unfinished(out)) return out;
-    out.layout = static_cast<exec_builder&&>(*this).formalized();
+    out.layout = static_cast<basic_exec_builder&&>(*this).formalized();
     return verified(static_cast<build_output&&>(out));
   }
 
@@ -3516,7 +3525,7 @@ class exec_builder {
   }
   template <class E = executable>
   E get() && {
-    return static_cast<exec_builder&&>(*this).try_get<E>().value();
+    return static_cast<basic_exec_builder&&>(*this).template try_get<E>().value();
   }
   /// The non-throwing form of get().
   template <class E = executable>
@@ -3525,7 +3534,7 @@ class exec_builder {
   }
   template <class E = executable>
   result<E> try_get() && {
-    return to_result<E>(static_cast<exec_builder&&>(*this).finish());
+    return to_result<E>(static_cast<basic_exec_builder&&>(*this).finish());
   }
 
  private:
@@ -3701,6 +3710,8 @@ class exec_builder {
   std::source_location error_at_;   // the builder call that made it
   detail::text dropped_;            // later failures
 };
+
+RELAXVM_EXTERN_TEMPLATE(class basic_exec_builder<void>)
 
 // ---- constant_traits for the types the bytecode layer knows ----------------------------------
 
@@ -5198,7 +5209,7 @@ class basic_executable {
   }
 
  private:
-  friend class exec_builder;  // get() wraps what finish() verified
+  template <class> friend class basic_exec_builder;  // get() wraps what finish() verified
   explicit basic_executable(build_output out);
 
   struct storage {
@@ -9123,17 +9134,7 @@ class basic_registry {
   }
   /// Registers an existing closure under `name`. A name can be registered once; remove() it first
   /// to replace it.
-  status try_add(std::string_view name, closure c) {
-    if (name.empty()) return detail::value_error("registry: a function needs a non-empty name");
-    if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
-    if (!c.is_packed())
-      return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
-    // Every VM made from this registry copies the closure, possibly on another thread.
-    c.share();
-    if (!funcs_.try_emplace(name, std::move(c)).second)
-      return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
-    return {};
-  }
+  status try_add(std::string_view name, closure c);
   basic_registry& add(std::string_view name, closure c) {
     try_add(name, std::move(c)).value();
     return *this;
@@ -9150,10 +9151,7 @@ class basic_registry {
   const closure* find(std::string_view name) const {
     return funcs_.find(name);
   }
-  result<closure> try_get(std::string_view name) const {
-    if (const closure* c = find(name)) return *c;
-    return detail::value_error("registry: no function is registered as '", name, "'");
-  }
+  result<closure> try_get(std::string_view name) const;
   closure get(std::string_view name) const { return try_get(name).value(); }
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// Removes `name`; returns whether it was there. VMs already made keep what they resolved.
@@ -9161,12 +9159,7 @@ class basic_registry {
     return funcs_.erase(name);
   }
   std::size_t size() const { return funcs_.size(); }
-  std::vector<std::string_view> names() const {
-    std::vector<std::string_view> out;
-    out.reserve(funcs_.size());
-    for (const auto& [name, fn] : funcs_) out.push_back(name);
-    return out;
-  }
+  std::vector<std::string_view> names() const;
 
  private:
   template <class Entry>
@@ -9180,6 +9173,31 @@ class basic_registry {
 
   detail::flat_map<std::string, closure> funcs_;  // by name
 };
+
+// Out of the class: in separate compilation (base/config.hpp) the compiled library holds them.
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL status basic_registry::try_add(std::string_view name, closure c) {
+  if (name.empty()) return detail::value_error("registry: a function needs a non-empty name");
+  if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
+  if (!c.is_packed())
+    return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
+  // Every VM made from this registry copies the closure, possibly on another thread.
+  c.share();
+  if (!funcs_.try_emplace(name, std::move(c)).second)
+    return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
+  return {};
+}
+RELAXVM_DECL result<closure> basic_registry::try_get(std::string_view name) const {
+  if (const closure* c = find(name)) return *c;
+  return detail::value_error("registry: no function is registered as '", name, "'");
+}
+RELAXVM_DECL std::vector<std::string_view> basic_registry::names() const {
+  std::vector<std::string_view> out;
+  out.reserve(funcs_.size());
+  for (const auto& [name, fn] : funcs_) out.push_back(name);
+  return out;
+}
+#endif
 
 }  // namespace relaxvm
 
@@ -9854,6 +9872,333 @@ inline std::string describe_difference(const tensor& a, const tensor& b, const t
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ---- begin relaxvm/vm/options.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// What a virtual_machine is made with (vm_options: limits, devices, allocation and call-site
+// settings, where print writes) and the instrument hook's types (call_event, instrument_fn).
+#ifndef RELAXVM_VM_OPTIONS_HPP
+#define RELAXVM_VM_OPTIONS_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+
+namespace relaxvm::RELAXVM_ABI {
+
+/// What the instrument hook is told about one Call.
+struct call_event {
+  std::string_view callee;      ///< the called function's name
+  std::int64_t callee_index;    ///< its index in the function table
+  bool callee_is_vm_function;   ///< bytecode (true) or packed (false)
+  std::string_view caller;      ///< the function making the call
+  std::int64_t instruction;     ///< the Call's index within the caller
+  bool before;                  ///< true before the call, false after it
+  std::span<const value> args;  ///< the arguments (valid during the hook only)
+  const value* result;          ///< after the call: its result; before: nullptr
+};
+
+enum class instrument_action { proceed, skip };
+
+/// Called before and after every Call. Returning skip from the "before" call skips the callee
+/// (and the "after" call); the destination register then receives null.
+using instrument_fn = std::function<instrument_action(const call_event&)>;
+
+struct vm_options {
+  /// Frames (VM function calls) alive at once, across re-entrant invocations.
+  std::int64_t max_call_depth = 4096;
+  /// Register slots (16 bytes each) all live frames may use together: 2^24 slots is 256 MiB. It
+  /// bounds what an untrusted program can make the VM allocate.
+  std::int64_t max_stack_slots = std::int64_t{1} << 24;
+  /// Instructions one invocation may run, re-entrant calls from its kernels included; 0: no
+  /// limit. Running past it is an error (with where the VM was), and the VM stays usable: it
+  /// stops untrusted programs that would loop forever. set_instruction_budget changes it. A call
+  /// of a VM function also costs one instruction per 8 register slots it sets up (and clears
+  /// when it returns), so a budget bounds the time of programs with huge register files too.
+  std::int64_t max_instructions = 0;
+  /// Bytes of C++ stack that re-entrant invocations may use beyond where the outermost one
+  /// began: a closure called through vm.builtin.invoke_closure or a kernel calling back into
+  /// the VM runs on the C++ stack (calls between VM functions do not). Past it the call is an
+  /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
+  /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
+  std::size_t max_native_stack = std::size_t{256} << 10;
+  /// Bytes the VM's allocations may hold at once: tensors and storages from its devices (all of
+  /// them, kept allocations included; counted as requested, until freed, wherever they went) and
+  /// the objects (tuples, closures, shapes, tensor records) its running invocation has made
+  /// and not freed; 0: no limit. A storage that would go past it is an error naming the request
+  /// before the device's allocator is asked; an object that goes past it stops the invocation at
+  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it
+  /// for a VM made with one (a VM made without has nothing counting its memory, and costs nothing).
+  std::int64_t max_memory = 0;
+  /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
+  /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
+  /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
+  /// is that the VM holds the last allocation of each such instruction until its next run (one
+  /// of another size is given back first); release_kept() gives them all back. Nothing is kept
+  /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
+  /// everything it does not return.
+  bool reuse_allocations = true;
+  /// Ask each packed function that can (closure_object::prepare; the shape and memory builtins
+  /// do) for a version of each of its call sites that takes the program's fixed arguments
+  /// (immediates, constants) as checked, once, when the VM is made. Results and errors are the
+  /// same either way; false runs every call through the general path (for tests and comparisons).
+  bool prepare_calls = true;
+  /// Where vm.builtin.print writes; standard output when empty.
+  std::function<void(std::string_view)> print;
+  /// The devices, each with its allocator; the last is the host (shape heaps live there), the
+  /// first is where set_input puts arguments. Empty: one host device, cpu:0, with a pooled
+  /// allocator of its own. Every device must be a host (cpu) device; ids may differ.
+  std::vector<device_allocator> devices;
+};
+
+}  // namespace relaxvm
+
+#endif  // RELAXVM_VM_OPTIONS_HPP
+// ---- end relaxvm/vm/options.hpp ----
+
+namespace relaxvm::RELAXVM_ABI {
+
+namespace detail {
+// The machine inside: vm_impl.hpp defines it, with the members below that reach it. Header-only,
+// this header includes that one; in separate compilation only the compiled library does
+// (RELAXVM_DEFINES_CORE), so a translation unit that makes and calls a VM parses neither the
+// machine nor its loop.
+template <class Unused>
+class basic_vm_impl;
+
+/// What save_function stores: the function and the arguments bound after the call's own.
+struct vm_saved_function {
+  std::int64_t index;
+  std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
+  bool include_return;
+};
+}  // namespace detail
+
+template <class Unused = void>
+class basic_virtual_machine;
+
+/// A function of a virtual_machine, found once by name: vm["main"](x, y). It follows its VM
+/// when the VM is moved; once the VM is destroyed every use is an error (from try_call a result,
+/// from the others a throw or RELAXVM_ON_ERROR), never a use of freed memory. It does not keep
+/// the VM alive: the VM's devices and buffers are its owner's to free.
+template <class Unused = void>
+class basic_vm_function {
+  using impl = detail::basic_vm_impl<Unused>;
+
+ public:
+  basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
+                    std::shared_ptr<const detail::vm_saved_function> saved = nullptr)
+      : vm_(vm ? std::move(vm) : no_vm()), index_(index), saved_(std::move(saved)) {}
+
+  result<value> try_call(std::span<const value> args) const;
+  template <class... Args>
+  value operator()(Args&&... args) const {
+    std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
+    return try_call(a).value();
+  }
+  std::string_view name() const;
+  std::int64_t index() const { return index_; }
+
+ private:
+  result<impl*> try_vm() const {
+    if (*vm_ == nullptr) return destroyed();
+    return *vm_;
+  }
+  // The cell of a handle made without a VM: never set, so that try_call reads a cell always.
+  static const std::shared_ptr<impl*>& no_vm() {
+    static const std::shared_ptr<impl*> none = std::make_shared<impl*>(nullptr);
+    return none;
+  }
+  RELAXVM_NOINLINE static error destroyed() {
+    return detail::value_error("vm_function: its virtual_machine was destroyed");
+  }
+
+  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle), never null
+  std::int64_t index_;
+  std::shared_ptr<const detail::vm_saved_function> saved_;  // made by save_function, or null
+  friend class basic_virtual_machine<Unused>;
+};
+using vm_function = basic_vm_function<>;
+
+/// Runs an executable: see the top of this file. `virtual_machine` is the name to use.
+template <class Unused>
+class basic_virtual_machine {
+  using impl = detail::basic_vm_impl<Unused>;
+  using vm_function = basic_vm_function<Unused>;
+
+ public:
+  /// Resolves every packed function of `exe` in `reg`; throws relaxvm::error (kind value)
+  /// naming each one that is missing and the instruction that needs it.
+  basic_virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {});
+  /// The non-throwing form of the constructor.
+  static result<basic_virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {});
+
+  /// Calls function `name` (a vm function, or a packed function of the executable).
+  result<value> try_invoke(std::string_view name, std::span<const value> args);
+  value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
+  value invoke(std::string_view name, std::initializer_list<value> args) {
+    return try_invoke(name, std::span<const value>(args.begin(), args.size())).value();
+  }
+
+  /// Function `name`: a saved function (save_function) if one has that name, else the
+  /// executable's.
+  result<vm_function> try_function(std::string_view name) const;
+  vm_function function(std::string_view name) const { return try_function(name).value(); }
+  vm_function operator[](std::string_view name) const { return function(name); }
+
+  /// Calls a closure made by this VM's program (or any packed closure).
+  result<value> try_invoke_closure(const closure& c, std::span<const value> args);
+  value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
+
+  /// Number of arguments of vm function `name`, or of a saved function: those its caller passes
+  /// (the reference returns the number of parameter names instead, 0 for functions built without
+  /// them).
+  result<std::int64_t> try_function_arity(std::string_view name) const;
+  std::int64_t function_arity(std::string_view name) const { return try_function_arity(name).value(); }
+  /// The parameter names of vm function `name` (empty when it was built without them); for a
+  /// saved function, those its caller passes.
+  result<std::vector<std::string_view>> try_param_names(std::string_view name) const;
+  std::vector<std::string_view> param_names(std::string_view name) const {
+    return try_param_names(name).value();
+  }
+
+  // ---- the stateful API, like the reference's ----------------------------------------------
+
+  /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
+  /// there (also inside tuples).
+  status try_set_input(std::string_view func, std::span<const value> args);
+  void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
+  void set_input(std::string_view func, std::initializer_list<value> args) {
+    set_input(func, std::span<const value>(args.begin(), args.size()));
+  }
+
+  /// Calls func with the arguments set_input stored (a function without parameters needs none)
+  /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
+  status try_invoke_stateful(std::string_view func);
+  void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
+
+  /// The result of the last invoke_stateful(func); `index` walks into nested tuples.
+  result<value> try_get_output(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return *v;
+  }
+  value get_output(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+  /// The number of items of the output (or of the tuple `index` leads to); -1 when it is not a tuple.
+  result<std::int64_t> try_get_output_arity(std::string_view func, std::span<const std::int64_t> index = {}) const {
+    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
+    return v->kind() == value_kind::tuple ? v->as<tuple>().size() : std::int64_t{-1};
+  }
+  std::int64_t get_output_arity(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
+    return try_get_output_arity(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
+  }
+
+  /// Makes `save_name` call `func` with `args` appended after the call's own arguments (all of
+  /// them, usually: a ready-made call for benchmarks). The saved name shadows a function of the
+  /// executable with that name. Without include_return the call returns null.
+  status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
+                           std::span<const value> args);
+  void save_function(std::string_view func, std::string_view save_name, bool include_return,
+                     std::initializer_list<value> args) {
+    try_save_function(func, save_name, include_return, std::span<const value>(args.begin(), args.size())).value();
+  }
+
+  /// Installs (or with an empty function, removes) the hook called around every Call.
+  void set_instrument(instrument_fn fn);
+  /// The hook set_instrument installed (empty when none).
+  instrument_fn instrument() const;
+  /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
+  void set_instruction_budget(std::int64_t n);
+  /// The bytes the VM's allocations may hold at once from now on (vm_options::max_memory), for
+  /// a VM made with a budget; an error for one made without (nothing counts its memory) or for
+  /// a budget that is not positive.
+  status try_set_memory_budget(std::int64_t bytes);
+  void set_memory_budget(std::int64_t bytes) { try_set_memory_budget(bytes).value(); }
+  /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
+  /// storages the program no longer uses go back to their allocators.
+  void release_kept();
+
+  const executable& exec() const;
+  /// The options the VM was made with (its devices and limits do not change, except the
+  /// instruction budget).
+  const vm_options& options() const;
+  /// The context builtins see (for calling builtins directly from C++).
+  vm_context& context();
+
+  // Declared here, defined where the machine is (vm_impl.hpp): destroying the machine needs it.
+  basic_virtual_machine(basic_virtual_machine&&) noexcept;
+  basic_virtual_machine& operator=(basic_virtual_machine&&) noexcept;
+  ~basic_virtual_machine();
+
+ private:
+  explicit basic_virtual_machine(std::unique_ptr<impl> made) : impl_(std::move(made)) {}
+
+  // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
+  // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
+  result<impl*> try_vm() const {
+    if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
+    return impl_.get();
+  }
+  impl& vm() const { return *try_vm().value(); }
+  /// The index of the executable's function `name` in `vm`.
+  static result<std::int64_t> find(const impl& vm, std::string_view name);
+
+  /// How many arguments a saved function supplies itself (0 for a function of the executable).
+  static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
+
+  result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
+    RELAXVM_TRY(try_vm());  // a moved-from VM has no state
+    const value* v = outputs_.find(func);
+    if (!v)
+      return detail::value_error("get_output: No output saved for call of \"", func,
+                                 "\"; use `invoke_stateful` to call it first.");
+    for (std::int64_t i : index) {
+      if (v->kind() != value_kind::tuple)
+        return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
+      const tuple_object* o = static_cast<const tuple_object*>(v->get_object());
+      const std::int64_t n = o ? o->size : 0;
+      if (i < 0 || i >= n) return detail::value_error("get_output: index ", i, " is out of range for a tuple of ", n, " items");
+      v = &o->fields()[i];
+    }
+    return v;
+  }
+  std::unique_ptr<impl> impl_;
+  // The stateful API's state. Held by shared_ptr, and each call holds its own reference: a kernel
+  // that replaces a saved function or an input while a call uses it cannot free the arguments
+  // under that call.
+  detail::flat_map<std::string, std::shared_ptr<const detail::vm_saved_function>> saved_;
+  detail::flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs_;
+  detail::flat_map<std::string, value> outputs_;
+};
+using virtual_machine = basic_virtual_machine<>;
+RELAXVM_EXTERN_TEMPLATE(class basic_vm_function<void>)
+RELAXVM_EXTERN_TEMPLATE(class basic_virtual_machine<void>)
+
+}  // namespace relaxvm
+
+#if RELAXVM_DEFINES_CORE
+// ---- begin relaxvm/vm/vm_impl.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+// The machine inside virtual_machine (virtual_machine.hpp): the decoded program, the frames and
+// the loop, and the members of virtual_machine and vm_function that reach them. Header-only,
+// virtual_machine.hpp includes this file; in separate compilation only the compiled library does
+// (src/core.cpp), so a user's translation unit neither parses nor compiles the machine.
+#ifndef RELAXVM_VM_VM_IMPL_HPP
+#define RELAXVM_VM_VM_IMPL_HPP
+
+#include <array>
+#include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <memory>
@@ -10449,91 +10794,6 @@ class decoded_program {
 
 #endif  // RELAXVM_VM_DECODED_PROGRAM_HPP
 // ---- end relaxvm/vm/decoded_program.hpp ----
-// ---- begin relaxvm/vm/options.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-// What a virtual_machine is made with (vm_options: limits, devices, allocation and call-site
-// settings, where print writes) and the instrument hook's types (call_event, instrument_fn).
-#ifndef RELAXVM_VM_OPTIONS_HPP
-#define RELAXVM_VM_OPTIONS_HPP
-
-#include <cstddef>
-#include <cstdint>
-#include <span>
-#include <string_view>
-#include <vector>
-
-
-namespace relaxvm::RELAXVM_ABI {
-
-/// What the instrument hook is told about one Call.
-struct call_event {
-  std::string_view callee;      ///< the called function's name
-  std::int64_t callee_index;    ///< its index in the function table
-  bool callee_is_vm_function;   ///< bytecode (true) or packed (false)
-  std::string_view caller;      ///< the function making the call
-  std::int64_t instruction;     ///< the Call's index within the caller
-  bool before;                  ///< true before the call, false after it
-  std::span<const value> args;  ///< the arguments (valid during the hook only)
-  const value* result;          ///< after the call: its result; before: nullptr
-};
-
-enum class instrument_action { proceed, skip };
-
-/// Called before and after every Call. Returning skip from the "before" call skips the callee
-/// (and the "after" call); the destination register then receives null.
-using instrument_fn = std::function<instrument_action(const call_event&)>;
-
-struct vm_options {
-  /// Frames (VM function calls) alive at once, across re-entrant invocations.
-  std::int64_t max_call_depth = 4096;
-  /// Register slots (16 bytes each) all live frames may use together: 2^24 slots is 256 MiB. It
-  /// bounds what an untrusted program can make the VM allocate.
-  std::int64_t max_stack_slots = std::int64_t{1} << 24;
-  /// Instructions one invocation may run, re-entrant calls from its kernels included; 0: no
-  /// limit. Running past it is an error (with where the VM was), and the VM stays usable: it
-  /// stops untrusted programs that would loop forever. set_instruction_budget changes it. A call
-  /// of a VM function also costs one instruction per 8 register slots it sets up (and clears
-  /// when it returns), so a budget bounds the time of programs with huge register files too.
-  std::int64_t max_instructions = 0;
-  /// Bytes of C++ stack that re-entrant invocations may use beyond where the outermost one
-  /// began: a closure called through vm.builtin.invoke_closure or a kernel calling back into
-  /// the VM runs on the C++ stack (calls between VM functions do not). Past it the call is an
-  /// error, before the stack can overflow. The default suits threads with 1 MiB of stack or more
-  /// (under AddressSanitizer, 4 MiB); lower it for smaller ones.
-  std::size_t max_native_stack = std::size_t{256} << 10;
-  /// Bytes the VM's allocations may hold at once: tensors and storages from its devices (all of
-  /// them, kept allocations included; counted as requested, until freed, wherever they went) and
-  /// the objects (tuples, closures, shapes, tensor records) its running invocation has made
-  /// and not freed; 0: no limit. A storage that would go past it is an error naming the request
-  /// before the device's allocator is asked; an object that goes past it stops the invocation at
-  /// its next instruction with the same error. The VM stays usable. set_memory_budget changes it
-  /// for a VM made with one (a VM made without has nothing counting its memory, and costs nothing).
-  std::int64_t max_memory = 0;
-  /// Let the allocation builtins keep what each Call instruction made (a storage, a tensor, a
-  /// shape, the shape heap) for that instruction's next run, and hand it out again when the program no
-  /// longer holds it: a program run again with the same shapes then allocates nothing. The cost
-  /// is that the VM holds the last allocation of each such instruction until its next run (one
-  /// of another size is given back first); release_kept() gives them all back. Nothing is kept
-  /// from an arena (allocator::reuses_any_order). False: each run allocates afresh and frees
-  /// everything it does not return.
-  bool reuse_allocations = true;
-  /// Ask each packed function that can (closure_object::prepare; the shape and memory builtins
-  /// do) for a version of each of its call sites that takes the program's fixed arguments
-  /// (immediates, constants) as checked, once, when the VM is made. Results and errors are the
-  /// same either way; false runs every call through the general path (for tests and comparisons).
-  bool prepare_calls = true;
-  /// Where vm.builtin.print writes; standard output when empty.
-  std::function<void(std::string_view)> print;
-  /// The devices, each with its allocator; the last is the host (shape heaps live there), the
-  /// first is where set_input puts arguments. Empty: one host device, cpu:0, with a pooled
-  /// allocator of its own. Every device must be a host (cpu) device; ids may differ.
-  std::vector<device_allocator> devices;
-};
-
-}  // namespace relaxvm
-
-#endif  // RELAXVM_VM_OPTIONS_HPP
-// ---- end relaxvm/vm/options.hpp ----
 // ---- begin relaxvm/vm/value_stack.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 // value_stack: the memory of virtual_machine's frames. Slots are taken from the top of a stack of
@@ -10609,7 +10869,7 @@ namespace detail {
 // The VM, its functions and the machine inside are class templates (of a parameter nobody sets)
 // so that a translation unit which includes relaxvm.hpp but makes no VM does not compile their
 // bodies: about 0.6 s of g++ -O0 time per translation unit. Use the names below.
-template <class Unused = void>
+template <class Unused>
 class basic_vm_impl final : public vm_context {
  public:
   using program = decoded_program<Unused>;
@@ -10663,11 +10923,7 @@ class basic_vm_impl final : public vm_context {
   const executable& exec() const { return exe_; }
 
   // ---- the stateful API's calls (its state is basic_virtual_machine's) ----
-  struct saved_function {
-    std::int64_t index;
-    std::vector<value> args;  // bound after the call's own arguments (then a packed callee's own)
-    bool include_return;
-  };
+  using saved_function = vm_saved_function;
 
   result<value> invoke_saved(std::shared_ptr<const saved_function> f, std::span<const value> args);
 
@@ -11195,75 +11451,30 @@ RELAXVM_EXTERN_TEMPLATE(class basic_vm_impl<void>)
 
 }  // namespace detail
 
-template <class Unused = void>
-class basic_virtual_machine;
+// ---- virtual_machine and vm_function: the members that reach the machine ----
 
-/// A function of a virtual_machine, found once by name: vm["main"](x, y). It follows its VM
-/// when the VM is moved; once the VM is destroyed every use is an error (from try_call a result,
-/// from the others a throw or RELAXVM_ON_ERROR), never a use of freed memory. It does not keep
-/// the VM alive: the VM's devices and buffers are its owner's to free.
-template <class Unused = void>
-class basic_vm_function {
-  using impl = detail::basic_vm_impl<Unused>;
-
- public:
-  basic_vm_function(std::shared_ptr<impl*> vm, std::int64_t index,
-                    std::shared_ptr<const typename impl::saved_function> saved = nullptr)
-      : vm_(vm ? std::move(vm) : no_vm()), index_(index), saved_(std::move(saved)) {}
-
-  result<value> try_call(std::span<const value> args) const {
+template <class Unused>
+auto basic_vm_function<Unused>::try_call(std::span<const value> args) const -> result<value> {
     impl* const vm = *vm_;
     if (RELAXVM_UNLIKELY(vm == nullptr)) return destroyed();
     return saved_ ? vm->invoke_saved(saved_, args) : vm->invoke_index(index_, args);
   }
-  template <class... Args>
-  value operator()(Args&&... args) const {
-    std::array<value, sizeof...(Args)> a{value(std::forward<Args>(args))...};
-    return try_call(a).value();
-  }
-  std::string_view name() const { return try_vm().value()->entry(index_).name; }
-  std::int64_t index() const { return index_; }
 
- private:
-  result<impl*> try_vm() const {
-    if (*vm_ == nullptr) return destroyed();
-    return *vm_;
-  }
-  // The cell of a handle made without a VM: never set, so that try_call reads a cell always.
-  static const std::shared_ptr<impl*>& no_vm() {
-    static const std::shared_ptr<impl*> none = std::make_shared<impl*>(nullptr);
-    return none;
-  }
-  RELAXVM_NOINLINE static error destroyed() {
-    return detail::value_error("vm_function: its virtual_machine was destroyed");
-  }
-
-  std::shared_ptr<impl*> vm_;  // the VM's handle cell (basic_vm_impl::handle), never null
-  std::int64_t index_;
-  std::shared_ptr<const typename impl::saved_function> saved_;  // made by save_function, or null
-  friend class basic_virtual_machine<Unused>;
-};
-using vm_function = basic_vm_function<>;
-
-/// Runs an executable: see the top of this file. `virtual_machine` is the name to use.
 template <class Unused>
-class basic_virtual_machine {
-  using impl = detail::basic_vm_impl<Unused>;
-  using vm_function = basic_vm_function<Unused>;
+auto basic_vm_function<Unused>::name() const -> std::string_view { return try_vm().value()->entry(index_).name; }
 
- public:
-  /// Resolves every packed function of `exe` in `reg`; throws relaxvm::error (kind value)
-  /// naming each one that is missing and the instruction that needs it.
-  basic_virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts = {})
-      : impl_(impl::create(exe, reg, std::move(opts)).value()) {}
-  /// The non-throwing form of the constructor.
-  static result<basic_virtual_machine> create(const executable& exe, const basic_registry& reg, vm_options opts = {}) {
+template <class Unused>
+basic_virtual_machine<Unused>::basic_virtual_machine(const executable& exe, const basic_registry& reg, vm_options opts)
+    : impl_(impl::create(exe, reg, std::move(opts)).value()) {}
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::create(const executable& exe, const basic_registry& reg, vm_options opts) -> result<basic_virtual_machine> {
     RELAXVM_TRY_ASSIGN(auto made, impl::create(exe, reg, std::move(opts)));
     return basic_virtual_machine(std::move(made));
   }
 
-  /// Calls function `name` (a vm function, or a packed function of the executable).
-  result<value> try_invoke(std::string_view name, std::span<const value> args) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_invoke(std::string_view name, std::span<const value> args) -> result<value> {
 
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     // The VM itself, not a handle (whose copy would cost a reference count per call).
@@ -11271,57 +11482,40 @@ class basic_virtual_machine {
     RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
     return vm->invoke_index(i, args);
   }
-  value invoke(std::string_view name, std::span<const value> args) { return try_invoke(name, args).value(); }
-  value invoke(std::string_view name, std::initializer_list<value> args) {
-    return try_invoke(name, std::span<const value>(args.begin(), args.size())).value();
-  }
 
-  /// Function `name`: a saved function (save_function) if one has that name, else the
-  /// executable's.
-  result<vm_function> try_function(std::string_view name) const {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_function(std::string_view name) const -> result<basic_vm_function<Unused>> {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     if (const auto* saved = saved_.find(name)) return vm_function(vm->handle(), (*saved)->index, *saved);
     RELAXVM_TRY_ASSIGN(std::int64_t i, find(*vm, name));
     return vm_function(vm->handle(), i);
   }
-  vm_function function(std::string_view name) const { return try_function(name).value(); }
-  vm_function operator[](std::string_view name) const { return function(name); }
 
-  /// Calls a closure made by this VM's program (or any packed closure).
-  result<value> try_invoke_closure(const closure& c, std::span<const value> args) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_invoke_closure(const closure& c, std::span<const value> args) -> result<value> {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     return vm->invoke_closure(c, args);
   }
-  value invoke_closure(const closure& c, std::span<const value> args) { return try_invoke_closure(c, args).value(); }
 
-  /// Number of arguments of vm function `name`, or of a saved function: those its caller passes
-  /// (the reference returns the number of parameter names instead, 0 for functions built without
-  /// them).
-  result<std::int64_t> try_function_arity(std::string_view name) const {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_function_arity(std::string_view name) const -> result<std::int64_t> {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = vm().entry(f.index());
     if (e.kind != func_kind::vm) return detail::value_error("function_arity: '", name, "' is a packed function");
     return e.num_args - saved_count(f);
   }
-  std::int64_t function_arity(std::string_view name) const { return try_function_arity(name).value(); }
-  /// The parameter names of vm function `name` (empty when it was built without them); for a
-  /// saved function, those its caller passes.
-  result<std::vector<std::string_view>> try_param_names(std::string_view name) const {
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_param_names(std::string_view name) const -> result<std::vector<std::string_view>> {
     RELAXVM_TRY_ASSIGN(vm_function f, try_function(name));
     const auto& e = vm().entry(f.index());
     std::vector<std::string_view> out;
     for (std::int64_t i = 0; i < vm().info(e).params_count - saved_count(f); ++i) out.push_back(vm().param_name(e, i));
     return out;
   }
-  std::vector<std::string_view> param_names(std::string_view name) const {
-    return try_param_names(name).value();
-  }
 
-  // ---- the stateful API, like the reference's ----------------------------------------------
-
-  /// Stores the arguments for invoke_stateful(func). Tensors not on the first device are copied
-  /// there (also inside tuples).
-  status try_set_input(std::string_view func, std::span<const value> args) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_set_input(std::string_view func, std::span<const value> args) -> status {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("set_input: Unknown function: ", func);
@@ -11338,14 +11532,9 @@ class basic_virtual_machine {
     inputs_[func] = std::make_shared<const std::vector<value>>(std::move(stored));
     return {};
   }
-  void set_input(std::string_view func, std::span<const value> args) { try_set_input(func, args).value(); }
-  void set_input(std::string_view func, std::initializer_list<value> args) {
-    set_input(func, std::span<const value>(args.begin(), args.size()));
-  }
 
-  /// Calls func with the arguments set_input stored (a function without parameters needs none)
-  /// and keeps its result for get_output. The inputs stay, so the call can be repeated.
-  status try_invoke_stateful(std::string_view func) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_invoke_stateful(std::string_view func) -> status {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("invoke_stateful: Unknown function: ", func);
@@ -11358,30 +11547,10 @@ class basic_virtual_machine {
     outputs_[func] = std::move(out);
     return {};
   }
-  void invoke_stateful(std::string_view func) { try_invoke_stateful(func).value(); }
 
-  /// The result of the last invoke_stateful(func); `index` walks into nested tuples.
-  result<value> try_get_output(std::string_view func, std::span<const std::int64_t> index = {}) const {
-    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
-    return *v;
-  }
-  value get_output(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
-    return try_get_output(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
-  }
-  /// The number of items of the output (or of the tuple `index` leads to); -1 when it is not a tuple.
-  result<std::int64_t> try_get_output_arity(std::string_view func, std::span<const std::int64_t> index = {}) const {
-    RELAXVM_TRY_ASSIGN(const value* v, saved_output(func, index));
-    return v->kind() == value_kind::tuple ? v->as<tuple>().size() : std::int64_t{-1};
-  }
-  std::int64_t get_output_arity(std::string_view func, std::initializer_list<std::int64_t> index = {}) const {
-    return try_get_output_arity(func, std::span<const std::int64_t>(index.begin(), index.size())).value();
-  }
-
-  /// Makes `save_name` call `func` with `args` appended after the call's own arguments (all of
-  /// them, usually: a ready-made call for benchmarks). The saved name shadows a function of the
-  /// executable with that name. Without include_return the call returns null.
-  status try_save_function(std::string_view func, std::string_view save_name, bool include_return,
-                           std::span<const value> args) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_save_function(std::string_view func, std::string_view save_name, bool include_return,
+                           std::span<const value> args) -> status {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     const std::int64_t i = vm->find(func);
     if (i < 0) return detail::value_error("save_function: Unknown function: ", func);
@@ -11395,85 +11564,53 @@ class basic_virtual_machine {
     saved_.insert_or_assign(save_name, std::make_shared<const typename impl::saved_function>(std::move(f)));
     return {};
   }
-  void save_function(std::string_view func, std::string_view save_name, bool include_return,
-                     std::initializer_list<value> args) {
-    try_save_function(func, save_name, include_return, std::span<const value>(args.begin(), args.size())).value();
-  }
 
-  /// Installs (or with an empty function, removes) the hook called around every Call.
-  void set_instrument(instrument_fn fn) { vm().set_instrument(std::move(fn)); }
-  /// The hook set_instrument installed (empty when none).
-  instrument_fn instrument() const { return vm().instrument(); }
-  /// Instructions each invocation may run from now on (vm_options::max_instructions); 0: no limit.
-  void set_instruction_budget(std::int64_t n) { vm().set_instruction_budget(n); }
-  /// The bytes the VM's allocations may hold at once from now on (vm_options::max_memory), for
-  /// a VM made with a budget; an error for one made without (nothing counts its memory) or for
-  /// a budget that is not positive.
-  status try_set_memory_budget(std::int64_t bytes) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::set_instrument(instrument_fn fn) -> void { vm().set_instrument(std::move(fn)); }
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::instrument() const -> instrument_fn { return vm().instrument(); }
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::set_instruction_budget(std::int64_t n) -> void { vm().set_instruction_budget(n); }
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::try_set_memory_budget(std::int64_t bytes) -> status {
     RELAXVM_TRY_ASSIGN(impl* vm, try_vm());
     return vm->set_memory_budget(bytes);
   }
-  void set_memory_budget(std::int64_t bytes) { try_set_memory_budget(bytes).value(); }
-  /// Drops what the allocation builtins kept for the next run (vm_options::reuse_allocations):
-  /// storages the program no longer uses go back to their allocators.
-  void release_kept() { vm().release_kept(); }
 
-  const executable& exec() const { return vm().exec(); }
-  /// The options the VM was made with (its devices and limits do not change, except the
-  /// instruction budget).
-  const vm_options& options() const { return vm().options(); }
-  /// The context builtins see (for calling builtins directly from C++).
-  vm_context& context() { return vm(); }
+template <class Unused>
+auto basic_virtual_machine<Unused>::release_kept() -> void { vm().release_kept(); }
 
- private:
-  explicit basic_virtual_machine(std::unique_ptr<impl> made) : impl_(std::move(made)) {}
+template <class Unused>
+auto basic_virtual_machine<Unused>::exec() const -> const executable& { return vm().exec(); }
 
-  // A moved-from virtual_machine has no implementation: every use is an error (from try_ forms
-  // a result, from the others a throw or RELAXVM_ON_ERROR), never a null dereference.
-  result<impl*> try_vm() const {
-    if (!impl_) return detail::value_error("virtual_machine: this VM was moved from; use the one it was moved to");
-    return impl_.get();
-  }
-  impl& vm() const { return *try_vm().value(); }
-  /// The index of the executable's function `name` in `vm`.
-  static result<std::int64_t> find(const impl& vm, std::string_view name) {
+template <class Unused>
+auto basic_virtual_machine<Unused>::options() const -> const vm_options& { return vm().options(); }
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::context() -> vm_context& { return vm(); }
+
+template <class Unused>
+auto basic_virtual_machine<Unused>::find(const impl& vm, std::string_view name) -> result<std::int64_t> {
     const std::int64_t i = vm.find(name);
     if (i < 0) return detail::value_error("virtual_machine: the executable has no function '", name, "'");
     return i;
   }
 
-  /// How many arguments a saved function supplies itself (0 for a function of the executable).
-  static std::int64_t saved_count(const vm_function& f) { return f.saved_ ? static_cast<std::int64_t>(f.saved_->args.size()) : 0; }
-
-  result<const value*> saved_output(std::string_view func, std::span<const std::int64_t> index) const {
-    RELAXVM_TRY(try_vm());  // a moved-from VM has no state
-    const value* v = outputs_.find(func);
-    if (!v)
-      return detail::value_error("get_output: No output saved for call of \"", func,
-                                 "\"; use `invoke_stateful` to call it first.");
-    for (std::int64_t i : index) {
-      if (v->kind() != value_kind::tuple)
-        return detail::value_error("get_output: Attempted to index into an object that is not a tuple.");
-      const tuple_object* o = static_cast<const tuple_object*>(v->get_object());
-      const std::int64_t n = o ? o->size : 0;
-      if (i < 0 || i >= n) return detail::value_error("get_output: index ", i, " is out of range for a tuple of ", n, " items");
-      v = &o->fields()[i];
-    }
-    return v;
-  }
-  std::unique_ptr<impl> impl_;
-  // The stateful API's state. Held by shared_ptr, and each call holds its own reference: a kernel
-  // that replaces a saved function or an input while a call uses it cannot free the arguments
-  // under that call.
-  detail::flat_map<std::string, std::shared_ptr<const typename impl::saved_function>> saved_;
-  detail::flat_map<std::string, std::shared_ptr<const std::vector<value>>> inputs_;
-  detail::flat_map<std::string, value> outputs_;
-};
-using virtual_machine = basic_virtual_machine<>;
-RELAXVM_EXTERN_TEMPLATE(class basic_vm_function<void>)
-RELAXVM_EXTERN_TEMPLATE(class basic_virtual_machine<void>)
+template <class Unused>
+basic_virtual_machine<Unused>::basic_virtual_machine(basic_virtual_machine&&) noexcept = default;
+template <class Unused>
+auto basic_virtual_machine<Unused>::operator=(basic_virtual_machine&&) noexcept -> basic_virtual_machine& = default;
+template <class Unused>
+basic_virtual_machine<Unused>::~basic_virtual_machine() = default;
 
 }  // namespace relaxvm
+
+#endif  // RELAXVM_VM_VM_IMPL_HPP
+// ---- end relaxvm/vm/vm_impl.hpp ----
+#endif
 
 #endif  // RELAXVM_VM_VIRTUAL_MACHINE_HPP
 // ---- end relaxvm/vm/virtual_machine.hpp ----

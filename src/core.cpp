@@ -9,6 +9,7 @@
 
 namespace relaxvm::RELAXVM_ABI {
 
+template class basic_exec_builder<void>;
 template class basic_executable<void>;
 template class detail::basic_vm_impl<void>;
 template class basic_vm_function<void>;

@@ -16,6 +16,10 @@ docs/configuration.md), and how many times less the second costs.
     tools/include_cost.py --runs 9 --cxx g++  # one compiler
     tools/include_cost.py --header relaxvm/ops.hpp --no-program
 
+With --pch, the user's translation unit again in both modes, with <relaxvm.hpp> precompiled once
+for it with the same flags (g++'s .gch, clang's -include-pch; tests/packaging/cmake_consumer shows
+CMake's target_precompile_headers doing it): what the edit loop costs once the header is parsed.
+
 Run it on an otherwise idle machine: the figures are CPU time, but a busy machine slows a
 compiler's memory traffic too.
 """
@@ -36,25 +40,44 @@ STD_HEADERS = ["algorithm", "array", "atomic", "bit", "charconv", "concepts", "c
                "vector", "dlpack/dlpack.h"]
 
 
-def measure(cxx, source, include_dir, runs, flags=("-O0",)):
-    """The fastest of `runs` compilations of `source`: (CPU seconds, peak KiB of that run)."""
+def timed(cmd):
+    """Runs a compiler command: (CPU seconds, peak KiB) of it and what it ran."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # wait4 gives this child's own usage (the compiler driver and what it ran).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr.read().decode()}")
+    proc.stderr.close()
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def measure(cxx, source, include_dir, runs, flags=("-O0",), pch=False):
+    """The fastest of `runs` compilations of `source`: (CPU seconds, peak KiB of that run). With
+    `pch`, <relaxvm.hpp> is precompiled first, with the same flags, and `source` includes it as
+    its first line; the precompilation is not counted."""
     best = None
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "tu.cpp")
+        common = [cxx, "-std=c++20", *flags, "-I" + include_dir]
+        cmd = common + ["-c", src, "-o", os.path.join(tmp, "tu.o")]
+        if pch:
+            header = os.path.join(tmp, "relaxvm_pch.hpp")
+            with open(header, "w") as f:
+                f.write("#include <relaxvm.hpp>\n")
+            source = source.replace("#include <relaxvm.hpp>", '#include "relaxvm_pch.hpp"', 1)
+            if "clang" in os.path.basename(cxx):
+                timed(common + ["-x", "c++-header", header, "-o", header + ".pch"])
+                cmd += ["-include-pch", header + ".pch"]
+            else:
+                timed(common + ["-x", "c++-header", header, "-o", header + ".gch"])
+                cmd += ["-Winvalid-pch", "-Werror"]  # a .gch g++ cannot use is an error, not a silent parse
         with open(src, "w") as f:
             f.write(source)
-        cmd = [cxx, "-std=c++20", *flags, "-I" + include_dir, "-c", src, "-o", os.path.join(tmp, "tu.o")]
         for _ in range(runs):
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            # wait4 gives this child's own usage (the compiler driver and what it ran).
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            if proc.returncode != 0:
-                sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr.read().decode()}")
-            proc.stderr.close()
-            cpu = usage.ru_utime + usage.ru_stime
+            cpu, kib = timed(cmd)
             if best is None or cpu < best[0]:
-                best = (cpu, usage.ru_maxrss)
+                best = (cpu, kib)
     return best
 
 
@@ -66,6 +89,7 @@ def main():
     ap.add_argument("--against", default="nlohmann/json.hpp", help="another library's header, for scale")
     ap.add_argument("--no-program", action="store_true", help="skip the user's translation unit")
     ap.add_argument("--program-opt", default="-O1", help="optimization of the user's translation unit")
+    ap.add_argument("--pch", action="store_true", help="also the user's translation unit with <relaxvm.hpp> precompiled")
     args = ap.parse_args()
     compilers = [c for c in (args.cxx or ["g++", "clang++-16"])]
     include_dir = os.path.join(ROOT, "include")
@@ -100,6 +124,12 @@ def main():
                                    (args.program_opt, "-DRELAXVM_SEPARATE_COMPILATION"))
         print(f"{cxx:<14} {whole_cpu:9.2f} s {whole_kib / 1024:5.0f} MiB {sep_cpu:11.2f} s {sep_kib / 1024:5.0f} MiB "
               f"{whole_cpu / sep_cpu:5.1f}x", flush=True)
+        if args.pch:
+            whole_cpu, whole_kib = measure(cxx, user, include_dir, args.runs, (args.program_opt,), pch=True)
+            sep_cpu, sep_kib = measure(cxx, user, include_dir, args.runs,
+                                       (args.program_opt, "-DRELAXVM_SEPARATE_COMPILATION"), pch=True)
+            print(f"{'  precompiled':<14} {whole_cpu:9.2f} s {whole_kib / 1024:5.0f} MiB {sep_cpu:11.2f} s "
+                  f"{sep_kib / 1024:5.0f} MiB {whole_cpu / sep_cpu:5.1f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ installed inputs change), and then each test builds tests/packaging/main.cpp as 
                       both pkg-config files, the sources of separate compilation, and no DLPack header
   cmake               find_package(relaxvm) from a copy of the prefix moved elsewhere (the package
                       finds its prefix from where it is), targets relaxvm::relaxvm, relaxvm::single and
-                      relaxvm::compiled_core; a request for relaxvm 1.0 is refused (SameMajorVersion)
+                      relaxvm::compiled_core (with <relaxvm.hpp> precompiled: target_precompile_headers);
+                      a request for relaxvm 1.0 is refused (SameMajorVersion)
   cmake_subdirectory  add_subdirectory(<checkout>) (the top-level CMakeLists.txt), relaxvm::relaxvm and
                       relaxvm::compiled_core built and run, relaxvm::single's command checked
   pkg_config          `pkg-config --cflags relaxvm` and relaxvm-single
@@ -269,6 +270,8 @@ def test_cmake(args):
     check(f"{moved}/include" in app and str(prefix) not in app, "relaxvm::relaxvm: -I<moved prefix>/include")
     check(f"{dlpack}/include" in app and f"{dlpack}/include" in single,
           "relaxvm::relaxvm and relaxvm::single: DLPack's include directory (dlpack::dlpack)")
+    check("cmake_pch" in compile_command(build, "main.cpp", "app_compiled"),
+          "app_compiled: <relaxvm.hpp> precompiled (target_precompile_headers)")
     core = compile_command(build, "core.cpp", "relaxvm_compiled_core")
     check(f"{moved}/share/relaxvm/src/core.cpp" in core and "-DRELAXVM_SEPARATE_COMPILATION" in core,
           "relaxvm::compiled_core: <moved prefix>/share/relaxvm/src/core.cpp, -DRELAXVM_SEPARATE_COMPILATION")

@@ -34,7 +34,13 @@ namespace relaxvm::RELAXVM_ABI {
 
 template <class> class basic_executable;
 using executable = basic_executable<void>;  // io/executable.hpp; get() names it only when instantiated
-class exec_builder;
+template <class Unused = void>
+class basic_exec_builder;
+/// The builder. A class template only so that a translation unit pays for the members it uses: in
+/// separate compilation (base/config.hpp) the compiled library holds the code of
+/// basic_exec_builder<void>, and a user's translation unit generates none of it (it still reads
+/// the members it calls, as constant evaluation needs them).
+using exec_builder = basic_exec_builder<void>;
 
 /// Customization point: how a C++ value becomes a constant. Specialize with
 /// `static std::int64_t add(exec_builder&, const T&)`; runtime/constant.hpp does so for values,
@@ -50,12 +56,13 @@ struct build_output {
   constexpr bool ok() const { return message.empty(); }
 };
 
-class exec_builder {
+template <class Unused>
+class basic_exec_builder {
  public:
   /// Ends its function when it goes out of scope.
   class [[nodiscard]] function_scope {
    public:
-    constexpr explicit function_scope(exec_builder* b, std::source_location where = std::source_location::current())
+    constexpr explicit function_scope(basic_exec_builder* b, std::source_location where = std::source_location::current())
         : b_(b), where_(where) {}
     constexpr function_scope(function_scope&& o) noexcept : b_(std::exchange(o.b_, nullptr)), where_(o.where_) {}
     function_scope(const function_scope&) = delete;
@@ -68,11 +75,11 @@ class exec_builder {
     }
 
    private:
-    exec_builder* b_;
+    basic_exec_builder* b_;
     std::source_location where_;  // of the function() call: an empty function is reported there
   };
 
-  constexpr exec_builder() = default;
+  constexpr basic_exec_builder() = default;
 
   // ---- functions -------------------------------------------------------------------------
 
@@ -433,7 +440,7 @@ class exec_builder {
   constexpr build_output finish() && {
     build_output out;
     if (unfinished(out)) return out;
-    out.layout = static_cast<exec_builder&&>(*this).formalized();
+    out.layout = static_cast<basic_exec_builder&&>(*this).formalized();
     return verified(static_cast<build_output&&>(out));
   }
 
@@ -455,7 +462,7 @@ class exec_builder {
   }
   template <class E = executable>
   E get() && {
-    return static_cast<exec_builder&&>(*this).try_get<E>().value();
+    return static_cast<basic_exec_builder&&>(*this).template try_get<E>().value();
   }
   /// The non-throwing form of get().
   template <class E = executable>
@@ -464,7 +471,7 @@ class exec_builder {
   }
   template <class E = executable>
   result<E> try_get() && {
-    return to_result<E>(static_cast<exec_builder&&>(*this).finish());
+    return to_result<E>(static_cast<basic_exec_builder&&>(*this).finish());
   }
 
  private:
@@ -640,6 +647,8 @@ class exec_builder {
   std::source_location error_at_;   // the builder call that made it
   detail::text dropped_;            // later failures
 };
+
+RELAXVM_EXTERN_TEMPLATE(class basic_exec_builder<void>)
 
 // ---- constant_traits for the types the bytecode layer knows ----------------------------------
 

@@ -19,6 +19,7 @@ namespace relaxvm::RELAXVM_ABI {
 /// The register file function `f` needs as written: its inputs and every register it names (special
 /// registers and numbers no register file could hold excepted). For a formalized program this is
 /// what formalize() computes.
+template <class Unused = void>  // instantiated where used
 constexpr std::int64_t used_register_file_size(const exec_view& v, const func_info& f) {
   std::int64_t size = f.num_args;
   auto use = [&](std::int64_t r) {
@@ -49,6 +50,7 @@ constexpr std::int64_t used_register_file_size(const exec_view& v, const func_in
 /// renamed register, so that it can never alias a defined one. (The reference's Formalize lets
 /// such reads alias, and its checker then accepts them.) The layout's instruction stream must be
 /// well formed (the builder's always is).
+template <class Unused = void>  // instantiated where used (the builder's finish(), io/text.hpp)
 constexpr void formalize(exec_layout& l) {
   for (func_info& f : l.funcs) {
     if (f.kind != func_kind::vm) continue;

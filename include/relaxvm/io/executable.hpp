@@ -113,7 +113,7 @@ class basic_executable {
   }
 
  private:
-  friend class exec_builder;  // get() wraps what finish() verified
+  template <class> friend class basic_exec_builder;  // get() wraps what finish() verified
   explicit basic_executable(build_output out);
 
   struct storage {

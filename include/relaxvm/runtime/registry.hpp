@@ -34,17 +34,7 @@ class basic_registry {
   }
   /// Registers an existing closure under `name`. A name can be registered once; remove() it first
   /// to replace it.
-  status try_add(std::string_view name, closure c) {
-    if (name.empty()) return detail::value_error("registry: a function needs a non-empty name");
-    if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
-    if (!c.is_packed())
-      return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
-    // Every VM made from this registry copies the closure, possibly on another thread.
-    c.share();
-    if (!funcs_.try_emplace(name, std::move(c)).second)
-      return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
-    return {};
-  }
+  status try_add(std::string_view name, closure c);
   basic_registry& add(std::string_view name, closure c) {
     try_add(name, std::move(c)).value();
     return *this;
@@ -61,10 +51,7 @@ class basic_registry {
   const closure* find(std::string_view name) const {
     return funcs_.find(name);
   }
-  result<closure> try_get(std::string_view name) const {
-    if (const closure* c = find(name)) return *c;
-    return detail::value_error("registry: no function is registered as '", name, "'");
-  }
+  result<closure> try_get(std::string_view name) const;
   closure get(std::string_view name) const { return try_get(name).value(); }
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// Removes `name`; returns whether it was there. VMs already made keep what they resolved.
@@ -72,12 +59,7 @@ class basic_registry {
     return funcs_.erase(name);
   }
   std::size_t size() const { return funcs_.size(); }
-  std::vector<std::string_view> names() const {
-    std::vector<std::string_view> out;
-    out.reserve(funcs_.size());
-    for (const auto& [name, fn] : funcs_) out.push_back(name);
-    return out;
-  }
+  std::vector<std::string_view> names() const;
 
  private:
   template <class Entry>
@@ -91,6 +73,31 @@ class basic_registry {
 
   detail::flat_map<std::string, closure> funcs_;  // by name
 };
+
+// Out of the class: in separate compilation (base/config.hpp) the compiled library holds them.
+#if RELAXVM_DEFINES_CORE
+RELAXVM_DECL status basic_registry::try_add(std::string_view name, closure c) {
+  if (name.empty()) return detail::value_error("registry: a function needs a non-empty name");
+  if (!c.defined()) return detail::value_error("registry: '", name, "' is an undefined closure");
+  if (!c.is_packed())
+    return detail::value_error("registry: '", name, "' is a vm function; only packed functions can be registered");
+  // Every VM made from this registry copies the closure, possibly on another thread.
+  c.share();
+  if (!funcs_.try_emplace(name, std::move(c)).second)
+    return detail::value_error("registry: '", name, "' is already registered; remove() it first to replace it");
+  return {};
+}
+RELAXVM_DECL result<closure> basic_registry::try_get(std::string_view name) const {
+  if (const closure* c = find(name)) return *c;
+  return detail::value_error("registry: no function is registered as '", name, "'");
+}
+RELAXVM_DECL std::vector<std::string_view> basic_registry::names() const {
+  std::vector<std::string_view> out;
+  out.reserve(funcs_.size());
+  for (const auto& [name, fn] : funcs_) out.push_back(name);
+  return out;
+}
+#endif
 
 }  // namespace relaxvm
 
