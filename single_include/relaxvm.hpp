@@ -1345,7 +1345,8 @@ class trivial_vector {
 
   constexpr trivial_vector() noexcept = default;
   constexpr trivial_vector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
-  template <std::forward_iterator It>
+  template <class It>
+    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
   constexpr trivial_vector(It first, It last) {
     assign(first, last);
   }
@@ -1421,7 +1422,8 @@ class trivial_vector {
     }
     size_ = n;
   }
-  template <std::forward_iterator It>
+  template <class It>
+    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
   constexpr void assign(It first, It last) {
     const auto n = static_cast<size_type>(std::distance(first, last));
     if (n > capacity_) {
@@ -1436,7 +1438,8 @@ class trivial_vector {
     append_n(first, n);
   }
   /// Inserts [first, last) before `pos`; returns an iterator to the first inserted element.
-  template <std::forward_iterator It>
+  template <class It>
+    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
   constexpr T* insert(const T* pos, It first, It last) {
     const auto at = static_cast<size_type>(pos - data_);
     const auto n = static_cast<size_type>(std::distance(first, last));
@@ -1507,7 +1510,14 @@ class trivial_vector {
   // (The source may overlap the destination when a vector is assigned part of itself.)
   template <class It>
   static constexpr void copy_into(T* out, It first, size_type n) {
-    if constexpr (std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, T>) {
+    // Pointers, as the layout's callers pass, are told apart first: the iterator concepts cost
+    // every translation unit a good part of a tenth of a second per element type to check.
+    if constexpr (std::is_same_v<It, const T*> || std::is_same_v<It, T*>) {
+      if (!std::is_constant_evaluated()) {
+        if (n > 0) std::memmove(static_cast<void*>(out), static_cast<const void*>(first), n * sizeof(T));
+        return;
+      }
+    } else if constexpr (std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, T>) {
       if (!std::is_constant_evaluated()) {
         if (n > 0) std::memmove(static_cast<void*>(out), static_cast<const void*>(std::to_address(first)), n * sizeof(T));
         return;
