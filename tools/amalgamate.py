@@ -41,18 +41,37 @@ def resolve(name: str, including: pathlib.Path) -> pathlib.Path:
     raise SystemExit(f"amalgamate: {including.relative_to(ROOT)} includes \"{name}\", which is not under include/")
 
 
-def inline(path: pathlib.Path, seen: set, out: list) -> None:
+CONDITIONAL_BEGIN = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b")
+CONDITIONAL_END = re.compile(r"^\s*#\s*endif\b")
+GUARD = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*$")
+
+
+def inline(path: pathlib.Path, seen: set, out: list, conditional: bool = False) -> None:
+    """Inlines `path` and what it includes. `seen` holds the headers inlined where they are always
+    compiled; a header first reached inside an #if (vm/vm_impl.hpp, which only the compiled library
+    reads in separate compilation) is inlined there and again where it is next reached outside
+    one: its include guard keeps the second copy out when the first was compiled."""
     if path in seen:
         return
-    seen.add(path)
+    if not conditional:
+        seen.add(path)
     rel = path.relative_to(ROOT / "include").as_posix()
     out.append(f"// ---- begin {rel} ----\n")
+    depth = 0  # open #if blocks in this file, its include guard not counted
+    guard = None
     for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
         m = INCLUDE.match(line)
         if m:
-            inline(resolve(m.group(1), path), seen, out)
-        else:
-            out.append(line)
+            inline(resolve(m.group(1), path), seen, out, conditional or depth > 0)
+            continue
+        out.append(line)
+        if guard is None and depth == 0 and (g := GUARD.match(line)):
+            guard = g.group(1)  # the first #ifndef, before any other #if, is the include guard
+        elif CONDITIONAL_BEGIN.match(line):
+            guard = guard or ""  # a file whose first conditional is another #if has no guard
+            depth += 1
+        elif CONDITIONAL_END.match(line) and depth > 0:
+            depth -= 1
     if out and not out[-1].endswith("\n"):
         out.append("\n")
     out.append(f"// ---- end {rel} ----\n")

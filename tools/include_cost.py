@@ -65,6 +65,8 @@ def measure(cxx, source, include_dir, runs, flags=("-O0",), pch=False):
             header = os.path.join(tmp, "relaxvm_pch.hpp")
             with open(header, "w") as f:
                 f.write("#include <relaxvm.hpp>\n")
+            if "#include <relaxvm.hpp>" not in source:
+                sys.exit("include_cost.py --pch: the program does not include <relaxvm.hpp>")
             source = source.replace("#include <relaxvm.hpp>", '#include "relaxvm_pch.hpp"', 1)
             if "clang" in os.path.basename(cxx):
                 timed(common + ["-x", "c++-header", header, "-o", header + ".pch"])

@@ -113,8 +113,9 @@
 // everything is header-only. RELAXVM_DECL marks those functions: inline when header-only, external
 // otherwise. RELAXVM_EXTERN_TEMPLATE(class X<void>) declares the explicit instantiation of a class
 // template for the default configuration that the library holds (src/core.cpp), so a user's
-// translation unit compiles none of its out-of-class members. The core's definitions of
-// RELAXVM_DECL functions are compiled where RELAXVM_DEFINES_CORE is 1: every header-only
+// translation unit compiles none of its out-of-class members and generates no code for its
+// inline ones. The core's definitions of RELAXVM_DECL functions, and headers only the library
+// needs (vm/vm_impl.hpp), are compiled where RELAXVM_DEFINES_CORE is 1: every header-only
 // translation unit, and src/core.cpp alone in separate compilation.
 #ifdef RELAXVM_SEPARATE_COMPILATION
 #define RELAXVM_DECL

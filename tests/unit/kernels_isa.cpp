@@ -17,22 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "../support/random_tensor.hpp"
+
 namespace rv = relaxvm;
 namespace k = relaxvm::kernels;
 
 namespace {
 
-using dims_t = std::vector<std::int64_t>;
-
-rv::shape shp(const dims_t& d) { return rv::shape(std::span<const std::int64_t>(d)); }
-
-template <class T>
-rv::tensor random_tensor(const dims_t& d, std::mt19937& rng) {
-  rv::tensor t = rv::tensor::empty(shp(d), rv::dtype_of<T>());
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(std::is_floating_point_v<T> ? u(rng) : u(rng) * 50);
-  return t;
-}
+using relaxvm_test::dims_t;
+using relaxvm_test::random_tensor;
+using relaxvm_test::shp;
 
 // The instruction sets above portable that this CPU and build run.
 std::vector<k::kernel_isa> wider_isas() {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// vm/virtual_machine.hpp: the interpreter.
+// vm/virtual_machine.hpp and vm/vm_impl.hpp: the interpreter.
 #include <doctest/doctest.h>
 
 #include <atomic>

@@ -5,9 +5,7 @@
 #define RELAXVM_BASE_TEXT_BUILDER_HPP
 
 #include "config.hpp"
-#if RELAXVM_HEAP
-#include <charconv>  // to_chars for doubles (run time only)
-#endif
+
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -162,19 +160,11 @@ class text {
 
 #if RELAXVM_HEAP
 /// Appends the shortest text that reads back as exactly `v` ("2.5", "1e+20", "-0", "nan", "inf").
-/// Run time only: std::to_chars is not constexpr for floating point in C++20.
-inline void append_double(text& out, double v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
-}
-
+/// Run time only: std::to_chars is not constexpr for floating point in C++20. Defined below with
+/// the core (in separate compilation, in the compiled library: <charconv> is not read elsewhere).
+RELAXVM_DECL void append_double(text& out, double v);
 /// The shortest text that reads back as exactly the float `v`.
-inline void append_float(text& out, float v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
-}
+RELAXVM_DECL void append_float(text& out, float v);
 #else
 /// Firmware mode (RELAXVM_HEAP=0): six decimals, without the tables of std::to_chars (tens of
 /// KiB of flash).
@@ -203,6 +193,27 @@ inline void append_double(text& out, double v) {
 }
 inline void append_float(text& out, float v) { append_double(out, static_cast<double>(v)); }
 #endif
+
+}  // namespace relaxvm::detail
+
+#if RELAXVM_HEAP && RELAXVM_DEFINES_CORE
+#include <charconv>
+
+namespace relaxvm::RELAXVM_ABI::detail {
+RELAXVM_DECL void append_double(text& out, double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+RELAXVM_DECL void append_float(text& out, float v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+}  // namespace relaxvm::detail
+#endif
+
+namespace relaxvm::RELAXVM_ABI::detail {
 
 /// Concatenates the arguments into a text: cat("expected ", 3, " arguments").
 template <class... Args>

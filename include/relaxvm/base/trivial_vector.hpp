@@ -46,7 +46,7 @@ class trivial_vector {
   constexpr trivial_vector() noexcept = default;
   constexpr trivial_vector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
   template <class It>
-    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
+    requires(std::is_same_v<It, const T*> || std::is_same_v<It, T*> || std::forward_iterator<It>)  // see copy_into
   constexpr trivial_vector(It first, It last) {
     assign(first, last);
   }
@@ -123,7 +123,7 @@ class trivial_vector {
     size_ = n;
   }
   template <class It>
-    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
+    requires(std::is_same_v<It, const T*> || std::is_same_v<It, T*> || std::forward_iterator<It>)  // see copy_into
   constexpr void assign(It first, It last) {
     const auto n = static_cast<size_type>(std::distance(first, last));
     if (n > capacity_) {
@@ -139,7 +139,7 @@ class trivial_vector {
   }
   /// Inserts [first, last) before `pos`; returns an iterator to the first inserted element.
   template <class It>
-    requires(std::is_pointer_v<It> || std::forward_iterator<It>)  // pointers skip the concept: see copy_into
+    requires(std::is_same_v<It, const T*> || std::is_same_v<It, T*> || std::forward_iterator<It>)  // see copy_into
   constexpr T* insert(const T* pos, It first, It last) {
     const auto at = static_cast<size_type>(pos - data_);
     const auto n = static_cast<size_type>(std::distance(first, last));

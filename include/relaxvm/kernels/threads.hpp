@@ -89,16 +89,26 @@ inline std::atomic<bool> kernel_pool_made{false};
 // The threads in use; 0 until the first call reads the environment.
 inline std::atomic<int> kernel_threads_slot{0};
 
-inline bool acquire_kernel_pool() noexcept { return !kernel_pool_busy.exchange(true, std::memory_order_acquire); }
-inline void release_kernel_pool() noexcept { kernel_pool_busy.store(false, std::memory_order_release); }
+// Counts the pool's releases (and its closing): what a thread waiting for the pool sleeps on
+// (std::atomic::wait, a futex under Linux), so that it does not spin while a call runs.
+inline std::atomic<std::uint32_t> kernel_pool_released{0};
 
-// Waits for the pool to be free (a call in flight ends); false once the pool is gone.
+inline bool acquire_kernel_pool() noexcept { return !kernel_pool_busy.exchange(true, std::memory_order_acquire); }
+inline void release_kernel_pool() noexcept {
+  kernel_pool_busy.store(false, std::memory_order_release);
+  kernel_pool_released.fetch_add(1, std::memory_order_release);
+  kernel_pool_released.notify_all();
+}
+
+// Waits, asleep, for the pool to be free (a call in flight ends); false once the pool is gone.
 inline bool acquire_kernel_pool_wait() noexcept {
-  while (!acquire_kernel_pool()) {
+  for (;;) {
+    // Read before trying: a release between the try and the wait changes it, and the wait returns.
+    const std::uint32_t seen = kernel_pool_released.load(std::memory_order_acquire);
+    if (acquire_kernel_pool()) return true;
     if (kernel_pool_closed.load(std::memory_order_acquire)) return false;
-    std::this_thread::yield();
+    kernel_pool_released.wait(seen, std::memory_order_acquire);
   }
-  return true;
 }
 
 class kernel_pool {
@@ -111,8 +121,11 @@ class kernel_pool {
   // At exit: waits for a call in flight, joins the workers and keeps the pool marked busy, so
   // that a kernel called afterwards runs alone.
   ~kernel_pool() {
-    while (kernel_pool_busy.exchange(true, std::memory_order_acquire)) std::this_thread::yield();
+    if (!acquire_kernel_pool_wait()) return;  // (closed already: a second destructor never runs)
     kernel_pool_closed.store(true, std::memory_order_release);
+    // Waiters wake and see the pool closed; it stays busy, so no call uses it again.
+    kernel_pool_released.fetch_add(1, std::memory_order_release);
+    kernel_pool_released.notify_all();
     stop_all();
   }
 
