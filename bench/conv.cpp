@@ -61,6 +61,33 @@ rv::tensor filled(std::vector<std::int64_t> dims, std::mt19937& rng) {
   return t;
 }
 
+// A case's inputs (random, in the order x, w, b) and attributes, and its output's size.
+struct prepared {
+  prepared(const conv_case& c, std::mt19937& rng)
+      : oh((c.h + 2 * c.pad - c.kh) / c.stride + 1), ow((c.w + 2 * c.pad - c.kw) / c.stride + 1),
+        x(filled({1, c.c, c.h, c.w}, rng)), w(filled({c.m, c.c / c.group, c.kh, c.kw}, rng)), b(filled({c.m}, rng)),
+        strides{c.stride, c.stride}, pads{c.pad, c.pad, c.pad, c.pad}, group(c.group), m(c.m) {}
+  rv::tensor output() const { return rv::tensor::empty(rv::shape{1, m, oh, ow}, rv::dtype::float32()); }
+  /// One Conv into `y`, timed (ms appended to `ms`); false (the error printed) when it fails.
+  bool timed(const char* name, const rv::tensor& y, std::vector<double>& ms) const {
+    const auto t0 = bench::clock_type::now();
+    const rv::status st = run(y);
+    const auto t1 = bench::clock_type::now();
+    if (!st.ok()) {
+      std::printf("%s: %s\n", name, std::string(st.error().message()).c_str());
+      return false;
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    return true;
+  }
+  rv::status run(const rv::tensor& y) const { return k::Conv_out(x, w, b, k::notset, group, strides, pads, dil, y); }
+
+  std::int64_t oh, ow;
+  rv::tensor x, w, b;
+  rv::shape strides, pads, dil;
+  std::int64_t group, m;
+};
+
 // The naive convolution (NCHW, one image), for the check.
 void naive(const conv_case& c, const float* x, const float* w, const float* b, float* y, std::int64_t oh_n, std::int64_t ow_n) {
   const std::int64_t cg = c.c / c.group, mg = c.m / c.group;
@@ -88,26 +115,15 @@ int compare_threads(int runs, int threads) {
   std::printf("kernels: %s, 1 thread against %d (alternating runs)\n", k::kernel_isa_name(k::kernel_isa_in_use()), threads);
   std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "1: best", "1: median", "T: best", "T: median", "speed-up");
   for (const conv_case& c : bench_cases) {
-    const std::int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
-    rv::tensor x = filled({1, c.c, c.h, c.w}, rng), w = filled({c.m, c.c / c.group, c.kh, c.kw}, rng), b = filled({c.m}, rng);
-    rv::tensor y1 = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
-    rv::tensor yt = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
-    const std::int64_t s[] = {c.stride, c.stride}, p[] = {c.pad, c.pad, c.pad, c.pad};
-    const rv::shape strides(std::span<const std::int64_t>(s, 2)), pads(std::span<const std::int64_t>(p, 4)), dil;
+    const prepared in(c, rng);
+    const rv::tensor y1 = in.output(), yt = in.output();
     std::vector<double> ms[2];
     for (int r = 0; r < runs; ++r)
       for (int side = 0; side < 2; ++side) {
         k::set_kernel_threads(side == 0 ? 1 : threads);
         const rv::tensor& y = side == 0 ? y1 : yt;
-        (void)k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);  // untimed: new workers start
-        const auto t0 = bench::clock_type::now();
-        const rv::status st = k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);
-        const auto t1 = bench::clock_type::now();
-        if (!st.ok()) {
-          std::printf("%s: %s\n", c.name, std::string(st.error().message()).c_str());
-          return 1;
-        }
-        ms[side].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        (void)in.run(y);  // untimed: new workers start
+        if (!in.timed(c.name, y, ms[side])) return 1;
       }
     k::set_kernel_threads(1);
     if (std::memcmp(y1.raw_data(), yt.raw_data(), static_cast<std::size_t>(y1.nbytes())) != 0) {
@@ -137,24 +153,14 @@ int main(int argc, char** argv) {
   std::printf("%-48s %9s %9s %9s %9s %9s\n", "case", "MFLOP", "best ms", "GFLOP/s", "median ms", "GFLOP/s");
   int bad = 0;
   for (const conv_case& c : bench_cases) {
-    const std::int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
-    rv::tensor x = filled({1, c.c, c.h, c.w}, rng), w = filled({c.m, c.c / c.group, c.kh, c.kw}, rng), b = filled({c.m}, rng);
-    rv::tensor y = rv::tensor::empty(rv::shape{1, c.m, oh, ow}, rv::dtype::float32());
-    const std::int64_t s[] = {c.stride, c.stride}, p[] = {c.pad, c.pad, c.pad, c.pad};
-    const rv::shape strides(std::span<const std::int64_t>(s, 2)), pads(std::span<const std::int64_t>(p, 4)), dil;
+    const prepared in(c, rng);
+    const rv::tensor y = in.output();
+    const std::int64_t oh = in.oh, ow = in.ow;
     std::vector<double> ms;
-    for (int r = 0; r < runs; ++r) {
-      const auto t0 = bench::clock_type::now();
-      const rv::status st = k::Conv_out(x, w, b, k::notset, c.group, strides, pads, dil, y);
-      const auto t1 = bench::clock_type::now();
-      if (!st.ok()) {
-        std::printf("%s: %s\n", c.name, std::string(st.error().message()).c_str());
-        return 1;
-      }
-      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
+    for (int r = 0; r < runs; ++r)
+      if (!in.timed(c.name, y, ms)) return 1;
     std::vector<float> want(static_cast<std::size_t>(y.numel()));
-    naive(c, x.data<float>(), w.data<float>(), b.data<float>(), want.data(), oh, ow);
+    naive(c, in.x.data<float>(), in.w.data<float>(), in.b.data<float>(), want.data(), oh, ow);
     double err = 0;
     for (std::size_t i = 0; i < want.size(); ++i) err = std::fmax(err, std::fabs(want[i] - y.data<float>()[i]) / (1 + std::fabs(want[i])));
     if (err > 1e-4) {
