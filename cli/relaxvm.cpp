@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -77,20 +78,21 @@ struct limits {
   std::vector<std::string> kernel_libraries;  // --kernels: shared libraries with more kernels
 };
 
+[[noreturn]] void too_large(const std::string& path, std::uint64_t limit) {
+  fail("'" + path + "' is larger than --max-file-size (" + std::to_string(limit) + " bytes); raise it to read the file");
+}
+
 // The whole file, refused past `limit` bytes: what a file holds is what is allocated for it, and
 // /dev/zero or a pipe has no size to check first, so the reading stops one byte past the limit.
 std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open '" + path + "'");
-  const auto too_large = [&] {
-    fail("'" + path + "' is larger than --max-file-size (" + std::to_string(limit) + " bytes); raise it to read the file");
-  };
   constexpr std::uint64_t chunk = std::uint64_t{1} << 20;
   std::vector<std::byte> out;
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec && size > limit) too_large();
+    if (!ec && size > limit) too_large(path, limit);
     // Room for the last read, which finds the end: growing past a reservation of exactly the
     // size would copy the whole file into a block twice its size (2x the file, resident).
     if (!ec) out.reserve(static_cast<std::size_t>(size) + chunk);
@@ -102,12 +104,13 @@ std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit) {
     out.resize(have + want);
     in.read(reinterpret_cast<char*>(out.data() + have), static_cast<std::streamsize>(want));
     out.resize(have + static_cast<std::size_t>(in.gcount()));
-    if (out.size() > limit) too_large();
+    if (out.size() > limit) too_large(path, limit);
     if (!in) break;
   }
   if (in.bad()) fail("cannot read '" + path + "'");
   return out;
 }
+
 void write_file(const std::string& path, std::span<const std::byte> bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -134,16 +137,59 @@ std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
   return v;
 }
 
-format detect(std::span<const std::byte> bytes, const std::string& path) {
-  if (bytes.size() >= rv::binary::magic.size() &&
-      std::equal(rv::binary::magic.begin(), rv::binary::magic.end(), bytes.begin(),
+// The format an executable's first 16 bytes name (relaxvm's and TVM's magic numbers), if any.
+std::optional<format> magic_format(std::span<const std::byte> head) {
+  if (head.size() >= rv::binary::magic.size() &&
+      std::equal(rv::binary::magic.begin(), rv::binary::magic.end(), head.begin(),
                  [](std::uint8_t m, std::byte b) { return std::to_integer<std::uint8_t>(b) == m; }))
     return format::relaxvm;
-  if (bytes.size() >= 8 && u64_at(bytes, 0) == rv::tvm::vm_bytecode_magic) return format::tvm_relay;
-  if (bytes.size() >= 16 && u64_at(bytes, 8) == rv::tvm::vm_bytecode_magic) return format::tvm_relax;
+  if (head.size() >= 8 && u64_at(head, 0) == rv::tvm::vm_bytecode_magic) return format::tvm_relay;
+  if (head.size() >= 16 && u64_at(head, 8) == rv::tvm::vm_bytecode_magic) return format::tvm_relax;
+  return std::nullopt;
+}
+
+format detect(std::span<const std::byte> bytes, const std::string& path) {
+  if (const std::optional<format> f = magic_format(bytes)) return *f;
   // ONNX files have no magic number: a ModelProto that reads, with a graph, is one.
   if (const rv::result<rv::onnx::model_info> m = rv::onnx::parse_model(bytes); m.ok()) return format::onnx;
   fail("'" + path + "' is not a file relaxvm reads (neither relaxvm's magic bytes, nor TVM's VM bytecode magic, nor an ONNX model)");
+}
+
+// A program file the tool loads, read once however often it is looked at (its format told from
+// its bytes, then loaded; `info` on an ONNX model also parses it for the listing). An executable
+// (relaxvm's or TVM's magic number in its first bytes) is read into memory. Any other regular
+// file, an ONNX model or nothing the tool reads, is mapped, as onnx::load_file maps it: its
+// weights then give their pages back as they are copied into the program (onnx::load_mapped).
+// Anything else (a pipe, /dev/stdin, /dev/zero) is read, up to the limit: it can be read once.
+struct input_file {
+  std::string path;
+  rv::onnx::mapped_file mapped;
+  std::vector<std::byte> read;  // when not mapped
+  bool is_mapped = false;
+  std::span<const std::byte> bytes() const { return is_mapped ? mapped.bytes() : std::span<const std::byte>(read); }
+};
+
+input_file open_input(const std::string& path, std::uint64_t limit) {
+  input_file in{path, {}, {}, false};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    in.read = read_file(path, limit);
+    return in;
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limit) too_large(path, limit);
+  std::array<std::byte, 16> head{};
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("cannot open '" + path + "'");
+  f.read(reinterpret_cast<char*>(head.data()), head.size());
+  if (magic_format(std::span<const std::byte>(head.data(), static_cast<std::size_t>(f.gcount())))) {
+    in.read = read_file(path, limit);
+    return in;
+  }
+  in.mapped = check(rv::onnx::mapped_file::open(path, ""));
+  if (in.mapped.bytes().size() > limit) too_large(path, limit);  // it grew since
+  in.is_mapped = true;
+  return in;
 }
 
 struct loaded {
@@ -168,8 +214,9 @@ rv::onnx::options onnx_options(const limits& lim) {
 }
 
 // keep_ir: also keep an ONNX model's imported program (`text` prints it).
-loaded load(const std::string& path, const std::string& params_path, const limits& lim, bool keep_ir = false) {
-  std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+loaded load(const input_file& in, const std::string& params_path, const limits& lim, bool keep_ir = false) {
+  const std::string& path = in.path;
+  const std::span<const std::byte> bytes = in.bytes();
   const format f = detect(bytes, path);
   if (!params_path.empty() && f != format::tvm_relay)
     fail("--params is for TVM Relay executables; '" + path + "' is a " + std::string(format_name(f)));
@@ -177,17 +224,12 @@ loaded load(const std::string& path, const std::string& params_path, const limit
     fail("--upper-bound is for ONNX models; '" + path + "' is a " + std::string(format_name(f)));
   switch (f) {
     case format::onnx: {
-      const std::size_t size = bytes.size();
-      // A regular file is mapped again, its pages given back as the weights are copied: the
-      // weights are held once. A pipe (/dev/stdin) keeps the bytes read.
-      std::error_code ec;
-      if (!keep_ir && std::filesystem::is_regular_file(path, ec)) {
-        std::vector<std::byte>().swap(bytes);
-        return {check(rv::onnx::load_file(path, onnx_options(lim)), path), f, size, {}};
-      }
+      if (!keep_ir && in.is_mapped) return {check(rv::onnx::load_mapped(in.mapped, onnx_options(lim)), path), f, bytes.size(), {}};
       rv::ir::module m = check(rv::onnx::import(bytes, onnx_options(lim)), path);
       rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);
-      return {std::move(exe), f, bytes.size(), std::move(m)};
+      std::optional<rv::ir::module> ir;
+      if (keep_ir) ir = std::move(m);
+      return {std::move(exe), f, bytes.size(), std::move(ir)};
     }
     case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size(), {}};
     case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size(), {}};
@@ -198,6 +240,9 @@ loaded load(const std::string& path, const std::string& params_path, const limit
     }
   }
   fail("unreachable");
+}
+loaded load(const std::string& path, const std::string& params_path, const limits& lim, bool keep_ir = false) {
+  return load(open_input(path, lim.max_file_size), params_path, lim, keep_ir);
 }
 
 // ---- inputs ---------------------------------------------------------------------------------
@@ -427,8 +472,9 @@ rv::registry kernels(const std::vector<std::string>& libraries) {
 // ---- commands -------------------------------------------------------------------------------
 
 // An ONNX model's inputs, outputs, named dimensions, operators and planned memory.
-void onnx_info(const std::string& path, const limits& lim) {
-  const std::vector<std::byte> bytes = read_file(path, lim.max_file_size);
+void onnx_info(const input_file& in, const limits& lim) {
+  const std::string& path = in.path;
+  const std::span<const std::byte> bytes = in.bytes();
   const rv::onnx::model_info m = check(rv::onnx::parse_model(bytes), path);
   std::printf("%s: ONNX model, %zu bytes, IR version %lld, producer '%.*s %.*s'\n", path.c_str(), bytes.size(),
               static_cast<long long>(m.ir_version), static_cast<int>(m.producer_name.size()), m.producer_name.data(),
@@ -481,12 +527,13 @@ void onnx_info(const std::string& path, const limits& lim) {
 }
 
 void info(const std::string& path, const std::string& params, const limits& lim) {
-  if (detect(read_file(path, lim.max_file_size), path) == format::onnx) {
+  const input_file in = open_input(path, lim.max_file_size);
+  if (detect(in.bytes(), path) == format::onnx) {
     if (!params.empty()) fail("--params is for TVM Relay executables; '" + path + "' is an ONNX model");
-    onnx_info(path, lim);
+    onnx_info(in, lim);
     return;
   }
-  const loaded l = load(path, params, lim);
+  const loaded l = load(in, params, lim);
   std::printf("%s: %s, %zu bytes\n", path.c_str(), std::string(format_name(l.kind)).c_str(), l.bytes);
   std::printf("%s", l.exe.stats(rv::constant_style::typed).c_str());
   const auto warnings = l.exe.warnings();

@@ -22,6 +22,7 @@
 
 #include "relaxvm.hpp"
 #include "relaxvm/lower.hpp"
+#include "relaxvm/onnx/file.hpp"
 #include "relaxvm/onnx/model.hpp"
 #include "relaxvm/onnx/options.hpp"
 #include "relaxvm/onnx/tensor.hpp"
@@ -48,6 +49,10 @@ RELAXVM_DECL result<executable> load(std::span<const std::byte> bytes, const opt
 /// weight's pages go back to the system once the weight is copied into the program, so loading
 /// holds the weights about once (ResNet-18, a 46.7 MB file: docs/onnx.md has the peak).
 RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt = {});
+
+/// load_file() of a file already mapped (mapped_file::open, onnx/file.hpp): for a caller that
+/// looks at the bytes first (the command-line tool tells a model from an executable by them).
+RELAXVM_DECL result<executable> load_mapped(const mapped_file& file, const options& opt = {});
 
 }  // namespace relaxvm::onnx
 

@@ -32,12 +32,19 @@ def cap_address_space(gib):
     return None if sanitized else cap
 
 
-def run(tool, *args, status=0, cwd=None, memory_gib=4):
-    r = subprocess.run([tool, *args], capture_output=True, text=True, errors='replace', timeout=120, cwd=cwd,
+def run(tool, *args, status=0, cwd=None, memory_gib=4, piped=None):
+    """Runs the tool; `piped`: the path of a file whose bytes go to its standard input through a
+    pipe (which, unlike a file given as < FILE, can be read once)."""
+    stdin = None
+    if piped is not None:
+        with open(piped, 'rb') as f:
+            stdin = f.read()
+    r = subprocess.run([tool, *args], capture_output=True, input=stdin, timeout=120, cwd=cwd,
                        preexec_fn=cap_address_space(memory_gib))
+    out, err = r.stdout.decode(errors='replace'), r.stderr.decode(errors='replace')
     if r.returncode != status:
-        failures.append(f"relaxvm {' '.join(args)}: exit {r.returncode}, expected {status}\n{r.stdout}{r.stderr}")
-    return r.stdout, r.stderr
+        failures.append(f"relaxvm {' '.join(args)}: exit {r.returncode}, expected {status}\n{out}{err}")
+    return out, err
 
 
 def expect(cond, what, detail=""):
@@ -90,6 +97,8 @@ def main():
         # info, text, cpp, verify
         out, _ = run(tool, 'info', prog)
         expect('relaxvm executable' in out and 'verified: yes, 1 warning' in out and 'unused' in out, 'info', out)
+        out, _ = run(tool, 'info', '/dev/stdin', piped=prog)
+        expect('relaxvm executable' in out and 'verified: yes, 1 warning' in out, 'info on a piped executable', out)
         out, _ = run(tool, 'text', prog)
         expect('@main:\n  call  ops.add          in: %0, %1       dst: %2\n' in out, 'text', out)
         out, _ = run(tool, 'cpp', prog)
@@ -351,6 +360,11 @@ def main():
         out, _ = run(tool, 'info', mlp)
         expect('ONNX model' in out and 'Gemm x3' in out and 'symbolic dims: none' in out and 'planned memory:' in out,
                'info on an ONNX model', out)
+        # A pipe can be read once: the format is told and the model loaded from the same bytes.
+        out, _ = run(tool, 'info', '/dev/stdin', piped=mlp)
+        expect('/dev/stdin: ONNX model' in out and 'Gemm x3' in out and 'planned memory:' in out, 'info on a piped ONNX model', out)
+        out, _ = run(tool, 'run', '/dev/stdin', os.path.join(onnx_dir, 'mlp.input.npy'), piped=mlp)
+        expect('shape=[1, 10]' in out, 'run a piped ONNX model', out)
         out, _ = run(tool, 'info', dyn)
         expect('symbolic dims: batch' in out and 'not bounded' in out, 'info: a dynamic batch', out)
         out, _ = run(tool, 'info', dyn, '--upper-bound', 'batch=8')

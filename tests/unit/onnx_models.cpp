@@ -5,6 +5,7 @@
 // and with upper bounds its planned memory is finite and enough.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -102,6 +103,18 @@ TEST_CASE("onnx::load_file gives load()'s program from the mapped file; the weig
 
   CHECK(onnx::load_file(path + ".missing").error().message().find("onnx: cannot open '" + path + ".missing'") == 0);
   CHECK(onnx::load_file(RELAXVM_ONNX_FIXTURES).error().message() == "onnx: '" + std::string(RELAXVM_ONNX_FIXTURES) + "' is not a regular file");
+
+  // A file mapped first (to look at its bytes) loads into the same program; its errors can
+  // name another caller, or none.
+  rv::result<onnx::mapped_file> mapped = onnx::mapped_file::open(path);
+  REQUIRE(mapped.ok());
+  CHECK(std::ranges::equal(mapped->bytes(), bytes));
+  rv::result<rv::executable> from_mapped = onnx::load_mapped(*mapped);
+  REQUIRE_MESSAGE(from_mapped.ok(), from_mapped.error().message());
+  CHECK(from_mapped->as_text() == from_bytes->as_text());
+  CHECK(onnx::mapped_file::open(path + ".missing", "").error().message().find("cannot open '" + path + ".missing'") == 0);
+  CHECK(onnx::mapped_file::open(RELAXVM_ONNX_FIXTURES, "tool").error().message() ==
+        "tool: '" + std::string(RELAXVM_ONNX_FIXTURES) + "' is not a regular file");
 }
 TEST_CASE("LeNet-5 (Conv, MaxPool, Flatten, Gemm) gives torch's outputs") { check_model("lenet"); }
 TEST_CASE("a keyword-spotting DS-CNN (depthwise-separable convolutions, GlobalAveragePool) gives torch's outputs") {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// An .onnx file's bytes for onnx::load_file: mapped read-only where the system has mmap (POSIX),
-// so that the pages of each weight can be given back once the importer has copied it (a model's
-// weights are then in memory once while it loads, not twice); read into memory elsewhere.
+// A file's bytes for onnx::load_file and onnx::load_mapped: mapped read-only where the system has
+// mmap (POSIX), so that the pages of each weight can be given back once the importer has copied it
+// (a model's weights are then in memory once while it loads, not twice); read into memory elsewhere.
+// The command-line tool maps every file it reads this way, so that telling an ONNX model from an
+// executable and then loading it reads the file once.
 #ifndef RELAXVM_ONNX_FILE_HPP
 #define RELAXVM_ONNX_FILE_HPP
 
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,7 +31,7 @@
 #define RELAXVM_DETAIL_ONNX_MMAP 0
 #endif
 
-namespace relaxvm::RELAXVM_ABI::onnx::detail {
+namespace relaxvm::RELAXVM_ABI::onnx {
 
 /// A whole file's bytes, read-only, for as long as this lives.
 class mapped_file {
@@ -50,19 +53,21 @@ class mapped_file {
 
   /// Opens `path`, a regular file. While it is mapped the file must not shrink: reading a page
   /// past a new end is SIGBUS, as with every mapped file (replace a model by renaming a new file
-  /// over it, which keeps the old one whole, not by writing into it).
-  static result<mapped_file> open(const std::string& path) {
+  /// over it, which keeps the old one whole, not by writing into it). An error's message starts
+  /// with `who` and ": " ("onnx: cannot open 'm.onnx': ..."), or with nothing when `who` is empty.
+  static result<mapped_file> open(const std::string& path, std::string_view who = "onnx") {
+    const std::string_view sep = who.empty() ? "" : ": ";
     mapped_file f;
 #if RELAXVM_DETAIL_ONNX_MMAP
     // A FIFO would block open() until a writer came: look first, and never wait (O_NONBLOCK).
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return runtime_error("onnx: cannot open '", path, "': ", std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) return runtime_error("onnx: '", path, "' is not a regular file");
+    if (::stat(path.c_str(), &st) != 0) return runtime_error(who, sep, "cannot open '", path, "': ", std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return runtime_error(who, sep, "'", path, "' is not a regular file");
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return runtime_error("onnx: cannot open '", path, "': ", std::strerror(errno));
+    if (fd < 0) return runtime_error(who, sep, "cannot open '", path, "': ", std::strerror(errno));
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since
       ::close(fd);
-      return runtime_error("onnx: '", path, "' is not a regular file");
+      return runtime_error(who, sep, "'", path, "' is not a regular file");
     }
     f.size_ = static_cast<std::size_t>(st.st_size);
     if (f.size_ > 0) {
@@ -70,19 +75,19 @@ class mapped_file {
       if (p == MAP_FAILED) {
         const int err = errno;
         ::close(fd);
-        return runtime_error("onnx: cannot map '", path, "' (", f.size_, " bytes): ", std::strerror(err));
+        return runtime_error(who, sep, "cannot map '", path, "' (", f.size_, " bytes): ", std::strerror(err));
       }
       f.map_ = static_cast<const std::byte*>(p);
     }
     ::close(fd);  // the mapping keeps the file
 #else
     std::FILE* in = std::fopen(path.c_str(), "rb");
-    if (in == nullptr) return runtime_error("onnx: cannot open '", path, "'");
+    if (in == nullptr) return runtime_error(who, sep, "cannot open '", path, "'");
     std::byte buf[1 << 16];
     for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;) f.read_.insert(f.read_.end(), buf, buf + n);
     const bool bad = std::ferror(in) != 0;
     std::fclose(in);
-    if (bad) return runtime_error("onnx: cannot read '", path, "'");
+    if (bad) return runtime_error(who, sep, "cannot read '", path, "'");
     f.size_ = f.read_.size();
 #endif
     return f;
@@ -121,6 +126,6 @@ class mapped_file {
   std::vector<std::byte> read_;  // without mmap
 };
 
-}  // namespace relaxvm::onnx::detail
+}  // namespace relaxvm::onnx
 
 #endif  // RELAXVM_ONNX_FILE_HPP

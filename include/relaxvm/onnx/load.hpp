@@ -262,15 +262,19 @@ RELAXVM_DECL result<executable> load(std::span<const std::byte> bytes, const opt
   return ir::try_build(std::move(m), plan);  // the weights move into the executable's pool
 }
 
-RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt) {
-  RELAXVM_TRY_ASSIGN(detail::mapped_file file, detail::mapped_file::open(path));
+RELAXVM_DECL result<executable> load_mapped(const mapped_file& file, const options& opt) {
   options with_release = opt;
   if (with_release.weight_copied == nullptr) {  // a caller's own hook is kept; pages then stay
-    with_release.weight_copied = [](std::span<const std::byte> proto, void* f) { static_cast<const detail::mapped_file*>(f)->release(proto); };
-    with_release.weight_copied_context = &file;
+    with_release.weight_copied = [](std::span<const std::byte> proto, void* f) { static_cast<const mapped_file*>(f)->release(proto); };
+    with_release.weight_copied_context = const_cast<mapped_file*>(&file);  // the hook reads it as const
   }
   RELAXVM_TRY_ASSIGN(ir::module m, import(file.bytes(), with_release));
   return ir::try_build(std::move(m), plan);
+}
+
+RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt) {
+  RELAXVM_TRY_ASSIGN(mapped_file file, mapped_file::open(path));
+  return load_mapped(file, opt);
 }
 
 }  // namespace relaxvm::onnx
