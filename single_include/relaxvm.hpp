@@ -5372,7 +5372,6 @@ RELAXVM_EXTERN_TEMPLATE(class basic_executable<void>)
 #ifndef RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
-#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>

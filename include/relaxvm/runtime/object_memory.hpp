@@ -8,7 +8,6 @@
 #ifndef RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 #define RELAXVM_RUNTIME_OBJECT_MEMORY_HPP
 
-#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -20,6 +19,7 @@
 
 #include "../base/config.hpp"  // RELAXVM_ABI
 #include "../base/error.hpp"
+#include "../base/std_parts.hpp"  // std::min, std::max without the rest of <algorithm>
 
 #if RELAXVM_OBJECT_CACHE && defined(RELAXVM_ASAN)
 #include <sanitizer/asan_interface.h>
