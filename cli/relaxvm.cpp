@@ -47,6 +47,11 @@
 #include <relaxvm/io/npy.hpp>
 #include <relaxvm/plugin.hpp>
 
+#if RELAXVM_DETAIL_ONNX_MMAP  // onnx/file.hpp: this system maps files
+#include <signal.h>
+#include <unistd.h>
+#endif
+
 #include "cpp.hpp"
 #include "embed.hpp"
 
@@ -155,12 +160,13 @@ format detect(std::span<const std::byte> bytes, const std::string& path) {
   fail("'" + path + "' is not a file relaxvm reads (neither relaxvm's magic bytes, nor TVM's VM bytecode magic, nor an ONNX model)");
 }
 
-// A program file the tool loads, read once however often it is looked at (its format told from
-// its bytes, then loaded; `info` on an ONNX model also parses it for the listing). An executable
-// (relaxvm's or TVM's magic number in its first bytes) is read into memory. Any other regular
-// file, an ONNX model or nothing the tool reads, is mapped, as onnx::load_file maps it: its
-// weights then give their pages back as they are copied into the program (onnx::load_mapped).
-// Anything else (a pipe, /dev/stdin, /dev/zero) is read, up to the limit: it can be read once.
+// A program file the tool loads, its bytes read once however often they are looked at (its
+// format told from them, then loaded; `info` on an ONNX model also parses them for the listing).
+// An executable (relaxvm's or TVM's magic number in its first 16 bytes) is read into memory. Any
+// other regular file with a size, an ONNX model or nothing the tool reads, is mapped, as
+// onnx::load_file maps it: a model's weights then give their pages back as they are copied into
+// the program (onnx::load_mapped). Anything else (a pipe, /dev/stdin, /dev/zero, a /proc file
+// that says it is empty, a file system that cannot map) is read, up to the limit.
 struct input_file {
   std::string path;
   rv::onnx::mapped_file mapped;
@@ -169,26 +175,49 @@ struct input_file {
   std::span<const std::byte> bytes() const { return is_mapped ? mapped.bytes() : std::span<const std::byte>(read); }
 };
 
+#if RELAXVM_DETAIL_ONNX_MMAP
+// A mapped file that shrinks while it is read raises SIGBUS where a page past its new end is
+// touched: the tool then says so and exits with 1, as for any unreadable file, instead of dying.
+// The message is made before the mapping, so the handler only writes it (async-signal-safe).
+std::string bus_message;
+extern "C" void on_sigbus(int) {
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, bus_message.data(), bus_message.size());
+  ::_exit(1);
+}
+void report_shrinking(const std::string& path) {
+  bus_message = "relaxvm: error: '" + path + "' shrank while it was read; replace a file the tool may be reading by "
+                "renaming a new one over it\n";
+  struct sigaction sa {};
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGBUS, &sa, nullptr);
+}
+#else
+void report_shrinking(const std::string&) {}
+#endif
+
 input_file open_input(const std::string& path, std::uint64_t limit) {
   input_file in{path, {}, {}, false};
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    in.read = read_file(path, limit);
-    return in;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const std::uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (regular && !ec && size > limit) too_large(path, limit);
+  if (regular && !ec && size > 0) {
+    std::array<std::byte, 16> head{};
+    std::ifstream f(path, std::ios::binary);
+    if (!f) fail("cannot open '" + path + "'");
+    f.read(reinterpret_cast<char*>(head.data()), head.size());
+    if (!magic_format(std::span<const std::byte>(head.data(), static_cast<std::size_t>(f.gcount())))) {
+      report_shrinking(path);
+      if (rv::result<rv::onnx::mapped_file> m = rv::onnx::mapped_file::open(path, ""); m.ok()) {
+        in.mapped = std::move(*m);
+        if (in.mapped.bytes().size() > limit) too_large(path, limit);  // it grew since
+        in.is_mapped = true;
+        return in;
+      }
+    }
   }
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > limit) too_large(path, limit);
-  std::array<std::byte, 16> head{};
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail("cannot open '" + path + "'");
-  f.read(reinterpret_cast<char*>(head.data()), head.size());
-  if (magic_format(std::span<const std::byte>(head.data(), static_cast<std::size_t>(f.gcount())))) {
-    in.read = read_file(path, limit);
-    return in;
-  }
-  in.mapped = check(rv::onnx::mapped_file::open(path, ""));
-  if (in.mapped.bytes().size() > limit) too_large(path, limit);  // it grew since
-  in.is_mapped = true;
+  in.read = read_file(path, limit);
   return in;
 }
 
@@ -224,12 +253,13 @@ loaded load(const input_file& in, const std::string& params_path, const limits& 
     fail("--upper-bound is for ONNX models; '" + path + "' is a " + std::string(format_name(f)));
   switch (f) {
     case format::onnx: {
-      if (!keep_ir && in.is_mapped) return {check(rv::onnx::load_mapped(in.mapped, onnx_options(lim)), path), f, bytes.size(), {}};
+      if (!keep_ir) {
+        const rv::onnx::options o = onnx_options(lim);
+        return {check(in.is_mapped ? rv::onnx::load_mapped(in.mapped, o) : rv::onnx::load(bytes, o), path), f, bytes.size(), {}};
+      }
       rv::ir::module m = check(rv::onnx::import(bytes, onnx_options(lim)), path);
-      rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);
-      std::optional<rv::ir::module> ir;
-      if (keep_ir) ir = std::move(m);
-      return {std::move(exe), f, bytes.size(), std::move(ir)};
+      rv::executable exe = check(rv::ir::try_build(m, rv::onnx::plan), path);  // copies the weights: `m` is kept
+      return {std::move(exe), f, bytes.size(), std::move(m)};
     }
     case format::relaxvm: return {check(rv::executable::try_load(bytes), path), f, bytes.size(), {}};
     case format::tvm_relax: return {check(rv::tvm::load_relax(bytes), path), f, bytes.size(), {}};

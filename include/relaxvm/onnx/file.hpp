@@ -2,8 +2,8 @@
 // A file's bytes for onnx::load_file and onnx::load_mapped: mapped read-only where the system has
 // mmap (POSIX), so that the pages of each weight can be given back once the importer has copied it
 // (a model's weights are then in memory once while it loads, not twice); read into memory elsewhere.
-// The command-line tool maps every file it reads this way, so that telling an ONNX model from an
-// executable and then loading it reads the file once.
+// The command-line tool maps a file without an executable's magic number this way, so that
+// telling an ONNX model from other files and then loading it reads the file once.
 #ifndef RELAXVM_ONNX_FILE_HPP
 #define RELAXVM_ONNX_FILE_HPP
 
