@@ -706,9 +706,24 @@ int main(int argc, char** argv) {
   std::vector<std::string> npy_files;
   std::string ns = "weights";
 
+  // CLI11's sizes take "-1" as 2^64 - 1 and a number past 2^64 as some other number, without a
+  // word: a limit given so is refused. (A transform, so that it runs before AsSizeValue's: CLI11
+  // runs an option's transforms last added first.)
+  const CLI::Validator size_in_range(
+      [](std::string& s) -> std::string {
+        const std::size_t at = s.find_first_not_of(" \t");
+        if (at == std::string::npos) return {};
+        if (s[at] == '-') return "a size cannot be negative: " + s;
+        std::uint64_t n = 0;
+        if (std::from_chars(s.data() + at, s.data() + s.size(), n).ec == std::errc::result_out_of_range)
+          return "the number in " + s + " is past 2^64 - 1";
+        return {};
+      },
+      "", "SIZE");
   auto add_file_limit = [&](CLI::App* c) {
     c->add_option("--max-file-size", lim.max_file_size, "refuse files larger than this (bytes, or 64MiB, 2GiB, ...)")
         ->transform(CLI::AsSizeValue(false))
+        ->transform(size_in_range)
         ->capture_default_str();
   };
   auto add_file = [&](CLI::App* c) {
@@ -731,6 +746,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     c->add_option("--max-memory", lim.max_memory, "the most the VM may allocate (bytes, or 512MiB, 4GiB, ...; 0: no limit)")
         ->transform(CLI::AsSizeValue(false))
+        ->transform(size_in_range)
         ->capture_default_str();
   };
   CLI::App* info_cmd = app.add_subcommand("info", "format, size, functions, constants and warnings");

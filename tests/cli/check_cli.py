@@ -171,6 +171,13 @@ def main():
         _, err = run(tool, 'info', prog, '--max-file-size', '100', status=1)
         expect('is larger than --max-file-size (100 bytes)' in err, 'a file over --max-file-size', err)
         run(tool, 'info', prog, '--max-file-size', '1MiB')
+        # A limit that is negative or past 2^64 - 1 is a usage error, not "no limit".
+        for limit, why in [('-1', 'a size cannot be negative'), ('18446744073709551616', 'is past 2^64 - 1'),
+                           ('99999999999999999999KiB', 'is past 2^64 - 1')]:
+            _, err = run(tool, 'info', prog, '--max-file-size', limit, status=2)
+            expect(why in err, f'--max-file-size {limit} is refused', err)
+        _, err = run(tool, 'run', prog, '[1]', '[2]', '--max-memory', '-1', status=2)
+        expect('a size cannot be negative' in err, '--max-memory -1 is refused', err)
         wide = os.path.join(tmp, 'wide.npy')  # 8 KiB, more than prog.rvx
         run(tool, 'run', prog, '-f', 'unused', '[' + ', '.join(['1'] * 2048) + ']', '1', '-o', wide)
         _, err = run(tool, 'run', prog, '-f', 'unused', wide, '1', '--max-file-size', '4KiB', status=1)
