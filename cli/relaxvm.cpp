@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -90,11 +91,13 @@ struct limits {
 // The whole file, refused past `limit` bytes: what a file holds is what is allocated for it, and
 // /dev/zero or a pipe has no size to check first, so the reading stops one byte past the limit.
 std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("'" + path + "' is a directory, not a file");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open '" + path + "'");
+  if (!in) fail("cannot open '" + path + "'" + (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   constexpr std::uint64_t chunk = std::uint64_t{1} << 20;
   std::vector<std::byte> out;
-  std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > limit) too_large(path, limit);
@@ -204,10 +207,10 @@ input_file open_input(const std::string& path, std::uint64_t limit) {
   if (regular && !ec && size > limit) too_large(path, limit);
   if (regular && !ec && size > 0) {
     std::array<std::byte, 16> head{};
-    std::ifstream f(path, std::ios::binary);
-    if (!f) fail("cannot open '" + path + "'");
+    std::ifstream f(path, std::ios::binary);  // one that cannot be opened reads nothing: read_file says why
     f.read(reinterpret_cast<char*>(head.data()), head.size());
-    if (!magic_format(std::span<const std::byte>(head.data(), static_cast<std::size_t>(f.gcount())))) {
+    const auto got = static_cast<std::size_t>(f.gcount());
+    if (got > 0 && !magic_format(std::span<const std::byte>(head.data(), got))) {
       report_shrinking(path);
       if (rv::result<rv::onnx::mapped_file> m = rv::onnx::mapped_file::open(path, ""); m.ok()) {
         in.mapped = std::move(*m);

@@ -114,7 +114,9 @@ def main():
         _, err = run(tool, 'verify', junk, status=1)
         expect(err.startswith('relaxvm: error: ') and 'junk.rvx' in err, 'a truncated file is an error', err)
         _, err = run(tool, 'info', os.path.join(tmp, 'missing.rvx'), status=1)
-        expect("cannot open" in err, 'a missing file', err)
+        expect("cannot open" in err and 'No such file or directory' in err, 'a missing file, and why', err)
+        _, err = run(tool, 'info', tmp, status=1)
+        expect('is a directory, not a file' in err, 'a directory', err)
         with open(os.path.join(tmp, 'text.txt'), 'w') as f:
             f.write('hello, not an executable')
         _, err = run(tool, 'info', os.path.join(tmp, 'text.txt'), status=1)
