@@ -268,8 +268,7 @@ RELAXVM_DECL result<executable> load_mapped(const mapped_file& file, const optio
     with_release.weight_copied = [](std::span<const std::byte> proto, void* f) { static_cast<const mapped_file*>(f)->release(proto); };
     with_release.weight_copied_context = const_cast<mapped_file*>(&file);  // the hook reads it as const
   }
-  RELAXVM_TRY_ASSIGN(ir::module m, import(file.bytes(), with_release));
-  return ir::try_build(std::move(m), plan);
+  return load(file.bytes(), with_release);
 }
 
 RELAXVM_DECL result<executable> load_file(const std::string& path, const options& opt) {
